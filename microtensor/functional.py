@@ -1,0 +1,104 @@
+"""Functional forms of the ops (`import microtensor.functional as F`), as `torch.nn.functional`.
+
+Each function checks its arguments, then runs one primitive op from `microtensor/ops/`.
+"""
+import numbers
+
+import numpy as np
+
+from . import random
+from .ops import embedding as _embedding
+from .ops import dropout as _dropout
+from .ops import layer_norm as _layer_norm
+from .ops import loss as _loss
+from .ops import pointwise
+from .tensor import Tensor
+
+
+def _tensor(x, name):
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (np.ndarray, numbers.Number, list)):
+        return Tensor(x)
+    raise TypeError(f"{name} must be a Tensor or numpy array; got {type(x).__name__}")
+
+
+def _ids(ids, name):
+    """An integer numpy array from a Tensor, array or list (token ids, targets, indices)."""
+    ids = np.asarray(ids.data if isinstance(ids, Tensor) else ids)
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(f"{name} must hold integers; got dtype {ids.dtype}")
+    return ids
+
+
+def relu(x):
+    """max(x, 0) elementwise."""
+    return pointwise.ReLU()(_tensor(x, "x"))
+
+
+def gelu(x, approximate="none"):
+    """x·Φ(x) elementwise (Hendrycks & Gimpel 2016); approximate="tanh" for GPT-2's form."""
+    return pointwise.GELU(approximate)(_tensor(x, "x"))
+
+
+def softmax(x, axis=-1):
+    """exp(x)/Σexp(x) along `axis`; an all −inf row gives zeros (notes 3.1–3.3)."""
+    return _tensor(x, "x").softmax(axis)
+
+
+def log_softmax(x, axis=-1):
+    """x − logsumexp(x) along `axis`, computed stably."""
+    return _tensor(x, "x").log_softmax(axis)
+
+
+def masked_fill(x, mask, value):
+    """`value` where the boolean `mask` is True (blocked), x elsewhere; mask broadcasts."""
+    return _tensor(x, "x").masked_fill(mask, value)
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize x over its last dims `normalized_shape` (int or tuple), then scale and shift.
+
+    Shapes: x [..., *normalized_shape]; weight and bias [*normalized_shape] or None.
+    Raises ValueError if x's trailing dims are not `normalized_shape`.
+    """
+    x = _tensor(x, "x")
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if x.shape[x.ndim - len(shape):] != shape:
+        raise ValueError(f"layer_norm: normalized_shape {shape} does not match the last dims "
+                         f"of x, shape {x.shape}")
+    affine = [t for t in (weight, bias) if t is not None]
+    op = _layer_norm.LayerNorm(len(shape), eps, weight is not None, bias is not None)
+    return op(x, *affine)
+
+
+def cross_entropy(logits, targets, ignore_index=-100, reduction="mean"):
+    """Cross-entropy loss of `logits` against integer class `targets` (as torch's).
+
+    Shapes: logits [N, C] with targets [N], or logits [B, T, C] with targets [B, T].
+    reduction: "mean" over non-ignored targets, "sum", or "none" (shape of targets).
+    Raises ValueError on mismatched shapes or a target outside [0, C).
+    """
+    logits, targets = _tensor(logits, "logits"), _ids(targets, "targets")
+    if logits.ndim < 2 or targets.shape != logits.shape[:-1]:
+        raise ValueError(f"cross_entropy: logits {logits.shape} need targets of shape "
+                         f"{logits.shape[:-1]}; got {targets.shape}")
+    flat = logits.reshape(-1, logits.shape[-1]) if logits.ndim > 2 else logits
+    op = _loss.CrossEntropy(targets.reshape(-1), ignore_index, reduction)
+    out = op(flat)
+    return out.reshape(targets.shape) if reduction == "none" and targets.ndim > 1 else out
+
+
+def embedding(indices, weight):
+    """Rows of `weight` [V, D] picked by integer `indices` [...] -> [..., D]."""
+    return _embedding.Embedding(_ids(indices, "indices"))(_tensor(weight, "weight"))
+
+
+def dropout(x, p, training=True):
+    """Zero each element with probability p and scale the rest by 1/(1−p); identity if not training."""
+    if not 0 <= p < 1:
+        raise ValueError(f"dropout: p must be in [0, 1); got {p}")
+    x = _tensor(x, "x")
+    if not training or p == 0:
+        return x
+    return _dropout.Dropout(p, random.generator())(x)

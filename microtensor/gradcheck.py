@@ -1,0 +1,58 @@
+"""Check `backward()` against central finite differences, (f(x+ε) − f(x−ε)) / 2ε, element by element."""
+import numpy as np
+
+from .autograd import no_grad
+
+
+class GradcheckError(AssertionError):
+    """Raised when an analytic gradient disagrees with the numerical one."""
+
+
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    """Compare autograd and finite-difference gradients of `fn(*inputs)` for every input that requires grad.
+
+    Args:
+        fn: callable returning a one-element Tensor.
+        inputs: sequence of Tensors (float64 where they require grad) and other arguments.
+        eps, atol, rtol: step size and tolerance: |analytic − numeric| ≤ atol + rtol·|numeric|.
+    Returns:
+        True when every element agrees.
+    Raises:
+        TypeError: an input requiring grad is not float64 (float32 is too coarse for ε).
+        GradcheckError: names the input, the element and both values.
+    """
+    inputs = list(inputs)
+    checked = [i for i, t in enumerate(inputs) if getattr(t, "requires_grad", False)]
+    for i in checked:
+        if inputs[i].dtype != np.float64:
+            raise TypeError(f"gradcheck: input {i} is {inputs[i].dtype}; use float64 "
+                            "(e.g. Tensor(x, dtype='float64', requires_grad=True))")
+    saved_grads = [inputs[i].grad for i in checked]
+    for i in checked:
+        inputs[i].grad = None
+    out = fn(*inputs)
+    if out.data.size != 1:
+        raise ValueError(f"gradcheck: fn must return a one-element tensor; got shape {out.shape}")
+    out.backward()
+    analytic = [inputs[i].grad if inputs[i].grad is not None else np.zeros_like(inputs[i].data)
+                for i in checked]
+    for i, g in zip(checked, saved_grads):
+        inputs[i].grad = g
+
+    for i, expected in zip(checked, analytic):
+        x = inputs[i].data
+        for idx in np.ndindex(x.shape):
+            original = x[idx]
+            with no_grad():
+                x[idx] = original + eps
+                f_plus = float(fn(*inputs).data)
+                x[idx] = original - eps
+                f_minus = float(fn(*inputs).data)
+            x[idx] = original
+            numeric = (f_plus - f_minus) / (2 * eps)
+            if not abs(expected[idx] - numeric) <= atol + rtol * abs(numeric):
+                name = inputs[i].name or f"input {i}"
+                raise GradcheckError(
+                    f"gradcheck: {name}, element {idx}: backward() gives {expected[idx]:.8g}, "
+                    f"finite differences give {numeric:.8g}")
+    return True

@@ -1,0 +1,91 @@
+"""Elementwise arithmetic `+ - * / ** neg` with numpy broadcasting.
+
+Each backward returns the gradient in the broadcast (output) shape; the engine's
+`unbroadcast` step sums it back to each input's shape.
+"""
+from ..autograd import Function
+
+
+class Add(Function):
+    """z = a + b;   ∂L/∂a = g,   ∂L/∂b = g"""
+
+    op = "add"
+
+    def forward(self, a, b):
+        return a + b
+
+    def backward(self, g):
+        return g, g
+
+
+class Sub(Function):
+    """z = a − b;   ∂L/∂a = g,   ∂L/∂b = −g"""
+
+    op = "sub"
+
+    def forward(self, a, b):
+        return a - b
+
+    def backward(self, g):
+        return g, (-g if self.needs_input_grad[1] else None)
+
+
+class Mul(Function):
+    """z = a ⊙ b;   ∂L/∂a = g ⊙ b,   ∂L/∂b = g ⊙ a"""
+
+    op = "mul"
+
+    def forward(self, a, b):
+        self.save(a=a, b=b)
+        return a * b
+
+    def backward(self, g):
+        a, b = self.saved["a"], self.saved["b"]
+        return (g * b if self.needs_input_grad[0] else None,
+                g * a if self.needs_input_grad[1] else None)
+
+
+class Div(Function):
+    """z = a / b;   ∂L/∂a = g / b,   ∂L/∂b = −g ⊙ a / b²"""
+
+    op = "div"
+
+    def forward(self, a, b):
+        self.save(a=a, b=b)
+        return a / b
+
+    def backward(self, g):
+        a, b = self.saved["a"], self.saved["b"]
+        ga = g / b
+        return (ga if self.needs_input_grad[0] else None,
+                -ga * a / b if self.needs_input_grad[1] else None)
+
+
+class Neg(Function):
+    """z = −a;   ∂L/∂a = −g"""
+
+    op = "neg"
+
+    def forward(self, a):
+        return -a
+
+    def backward(self, g):
+        return -g
+
+
+class Pow(Function):
+    """z = aᵖ for a scalar p;   ∂L/∂a = g ⊙ p·aᵖ⁻¹"""
+
+    op = "pow"
+
+    def __init__(self, exponent):
+        super().__init__()
+        self.exponent = exponent
+
+    def forward(self, a):
+        self.save(a=a)
+        return a ** self.exponent
+
+    def backward(self, g):
+        a, p = self.saved["a"], self.exponent
+        return g * p * a ** (p - 1)

@@ -1,0 +1,24 @@
+"""Inverted dropout (Srivastava et al. 2014): zero each element with probability p, scale the rest by 1/(1−p).
+
+z = x ⊙ m / (1 − p) with m ~ Bernoulli(1 − p);   ∂L/∂x = g ⊙ m / (1 − p).
+"""
+import numpy as np
+
+from ..autograd import Function
+
+
+class Dropout(Function):
+    op = "dropout"
+
+    def __init__(self, p, generator):
+        super().__init__()
+        self.p, self.generator = p, generator
+
+    def forward(self, x):
+        keep = self.generator.random(x.shape, dtype=np.float32) >= self.p
+        scale = keep.astype(x.dtype) * (1.0 / (1.0 - self.p))
+        self.save(scale=scale)
+        return x * scale
+
+    def backward(self, g):
+        return g * self.saved["scale"]

@@ -1,0 +1,106 @@
+"""Ops that move elements without changing them: reshape, transpose/permute, indexing, cat.
+
+Their backward moves the gradient back the same way: reshape it back, apply the
+inverse permutation, or scatter it to the positions that were read.
+"""
+import numpy as np
+
+from ..autograd import Function
+
+
+class Reshape(Function):
+    """z = a viewed with a new shape;   ∂L/∂a = g reshaped back"""
+
+    op = "reshape"
+
+    def __init__(self, shape):
+        super().__init__()
+        self.new_shape = tuple(int(n) for n in shape)
+
+    def forward(self, a):
+        self.in_shape = a.shape
+        try:
+            return a.reshape(self.new_shape)
+        except ValueError:
+            raise ValueError(
+                f"cannot reshape a tensor of shape {a.shape} ({a.size} elements) "
+                f"into {self.new_shape}") from None
+
+    def backward(self, g):
+        return g.reshape(self.in_shape)
+
+
+class Permute(Function):
+    """z = a with axes reordered by `dims`;   ∂L/∂a = g with the inverse order"""
+
+    op = "permute"
+
+    def __init__(self, dims, op="permute"):
+        super().__init__()
+        self.dims, self.op = tuple(dims), op
+
+    def forward(self, a):
+        if sorted(d % max(a.ndim, 1) for d in self.dims) != list(range(a.ndim)):
+            raise ValueError(f"{self.op}: dims {self.dims} are not a permutation of "
+                             f"the {a.ndim} axes of a tensor of shape {a.shape}")
+        return a.transpose(self.dims)
+
+    def backward(self, g):
+        return g.transpose(np.argsort([d % g.ndim for d in self.dims]))
+
+
+def _as_index(index):
+    """Turn Tensors inside an index into arrays (ids may come as either)."""
+    from ..tensor import Tensor  # late import: tensor.py imports this module
+
+    parts = index if isinstance(index, tuple) else (index,)
+    parts = tuple(p.data if isinstance(p, Tensor) else p for p in parts)
+    return parts if isinstance(index, tuple) else parts[0]
+
+
+class GetItem(Function):
+    """z = a[index] (basic slicing or integer arrays);   ∂L/∂a = g scattered to a[index]
+
+    With integer arrays an element may be read several times; its gradient is then
+    the sum of those reads, hence `np.add.at` (an unbuffered +=) in backward.
+    """
+
+    op = "getitem"
+
+    def __init__(self, index):
+        super().__init__()
+        self.index = _as_index(index)
+        parts = self.index if isinstance(self.index, tuple) else (self.index,)
+        self.advanced = any(isinstance(p, (list, np.ndarray)) for p in parts)
+
+    def forward(self, a):
+        self.in_shape, self.in_dtype = a.shape, a.dtype
+        try:
+            return a[self.index]
+        except IndexError as error:
+            raise IndexError(f"getitem: {error} (tensor shape {a.shape})") from None
+
+    def backward(self, g):
+        ga = np.zeros(self.in_shape, dtype=self.in_dtype)
+        if self.advanced:
+            np.add.at(ga, self.index, g)
+        else:
+            ga[self.index] = g
+        return ga
+
+
+class Cat(Function):
+    """z = [a₁, a₂, …] joined along `axis`;   ∂L/∂aᵢ = the slice of g that aᵢ filled"""
+
+    op = "cat"
+
+    def __init__(self, axis=0):
+        super().__init__()
+        self.axis = axis
+
+    def forward(self, *arrays):
+        self.sizes = [a.shape[self.axis] for a in arrays]
+        return np.concatenate(arrays, axis=self.axis)
+
+    def backward(self, g):
+        return tuple(np.split(g, np.cumsum(self.sizes)[:-1], axis=self.axis))

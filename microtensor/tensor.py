@@ -1,0 +1,252 @@
+"""The `Tensor`: a numpy array plus the bookkeeping reverse-mode autograd needs.
+
+Names and dtype rules follow PyTorch, where students go next: Python floats become
+float32, Python ints int64, numpy arrays keep their dtype.
+"""
+import numbers
+
+import numpy as np
+
+from . import autograd
+from .ops import arithmetic, matmul, pointwise, reduction, shape, softmax, masking
+
+
+def _as_array(data, dtype):
+    if isinstance(data, Tensor):
+        data = data.data
+    if dtype is not None:
+        return np.array(data, dtype=np.dtype(dtype))
+    if isinstance(data, (np.ndarray, np.generic)):
+        return np.array(data)
+    array = np.array(data)
+    if array.dtype == np.float64:  # a Python float or a list of them
+        return array.astype(np.float32)
+    return array
+
+
+class Tensor:
+    """An n-dimensional array that can record the ops applied to it and differentiate them.
+
+    Args:
+        data: a number, nested list, numpy array or Tensor (copied, as `torch.tensor`).
+        requires_grad: record ops on it so that `backward()` fills `.grad`.
+            Only floating-point tensors may require grad (TypeError otherwise).
+        dtype: numpy dtype to cast to; default follows PyTorch's rules (see module doc).
+        name: a label for error messages and graph pictures.
+    """
+
+    __array_priority__ = 1000  # makes `ndarray + Tensor` call Tensor.__radd__
+
+    def __init__(self, data, requires_grad=False, dtype=None, name=None):
+        self.data = _as_array(data, dtype)
+        self.grad = None
+        self.name = name
+        self._node = None
+        self._retains_grad = False
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, data):
+        """Wrap an op's output array without copying it."""
+        t = cls.__new__(cls)
+        t.data, t.grad, t.name, t._node = data, None, None, None
+        t._retains_grad, t.requires_grad = False, False
+        return t
+
+    def requires_grad_(self, flag=True):
+        if flag and not np.issubdtype(self.dtype, np.floating):
+            raise TypeError(
+                f"only floating-point tensors can require grad; got dtype {self.dtype}"
+                + (f" for '{self.name}'" if self.name else "")
+                + " (integer tensors hold ids, indices or targets)")
+        self.requires_grad = flag
+        return self
+
+    # ---- numpy-like attributes -------------------------------------------------
+    shape = property(lambda self: self.data.shape)
+    ndim = property(lambda self: self.data.ndim)
+    dtype = property(lambda self: self.data.dtype)
+    size = property(lambda self: self.data.size)
+    T = property(lambda self: self._transpose_2d())
+
+    def __len__(self):
+        return len(self.data)
+
+    def __repr__(self):
+        extra = ", requires_grad=True" if self.requires_grad else ""
+        if self._node is not None:
+            extra += f", op={self._node.op}"
+        body = np.array2string(self.data, precision=4, separator=", ", prefix="tensor(")
+        return f"tensor({body}, dtype={self.dtype}{extra})"
+
+    def numpy(self):
+        """The underlying array (shared, not copied); `.detach().numpy()` in PyTorch."""
+        return self.data
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.data.size != 1:
+            raise ValueError(f"item() needs a tensor with one element; got shape {self.shape}")
+        return self.data.item()
+
+    def detach(self):
+        """A tensor with the same data that is cut off from the graph."""
+        return Tensor._make(self.data)
+
+    # ---- autograd ---------------------------------------------------------------
+    def backward(self, grad=None, retain_graph=False):
+        """Compute d(self)/d(leaf) for every leaf that requires grad (notes 3.8).
+
+        Args:
+            grad: dL/d(self), same shape as self; may be omitted for a one-element tensor.
+            retain_graph: keep the saved arrays so that backward can run again.
+        Raises:
+            RuntimeError: self does not require grad.
+            ValueError: self has more than one element and no `grad` was given,
+                or `grad` has the wrong shape.
+        """
+        if not self.requires_grad:
+            raise RuntimeError(
+                "backward() on a tensor that does not require grad: no input of the ops "
+                "that made it had requires_grad=True (or it was made under no_grad())")
+        if grad is None:
+            if self.data.size != 1:
+                raise ValueError(
+                    f"backward() without `grad` needs a scalar (one-element) tensor; got "
+                    f"shape {self.shape}: pass grad= an array of that shape")
+            grad = np.ones_like(self.data)
+        grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad, dtype=self.dtype)
+        if grad.shape != self.shape:
+            raise ValueError(f"backward(grad): grad has shape {grad.shape}; expected {self.shape}")
+        autograd.backward(self, grad, retain_graph=retain_graph)
+
+    def _accumulate_grad(self, g):
+        if self.grad is None:
+            self.grad = np.array(g, dtype=self.dtype)  # a copy: g may be shared with others
+        else:
+            self.grad += g
+
+    def retain_grad(self):
+        """Keep `.grad` on this intermediate tensor after backward()."""
+        self._retains_grad = True
+        return self
+
+    def zero_grad(self):
+        """Forget the accumulated gradient (`.grad = None`, as PyTorch's set_to_none)."""
+        self.grad = None
+
+    # ---- arithmetic (numpy broadcasting; scalars and arrays on either side) ----------
+    def _lift(self, other):
+        if isinstance(other, Tensor):
+            return other
+        if isinstance(other, numbers.Number) and not isinstance(other, (bool, np.bool_)):
+            dtype = self.dtype
+            if isinstance(other, float) and not np.issubdtype(dtype, np.floating):
+                dtype = np.float32
+            return Tensor._make(np.asarray(other, dtype=dtype))
+        return Tensor._make(np.asarray(other))
+
+    def __add__(self, other):
+        return arithmetic.Add()(self, self._lift(other))
+
+    def __radd__(self, other):
+        return arithmetic.Add()(self._lift(other), self)
+
+    def __sub__(self, other):
+        return arithmetic.Sub()(self, self._lift(other))
+
+    def __rsub__(self, other):
+        return arithmetic.Sub()(self._lift(other), self)
+
+    def __mul__(self, other):
+        return arithmetic.Mul()(self, self._lift(other))
+
+    def __rmul__(self, other):
+        return arithmetic.Mul()(self._lift(other), self)
+
+    def __truediv__(self, other):
+        return arithmetic.Div()(self, self._lift(other))
+
+    def __rtruediv__(self, other):
+        return arithmetic.Div()(self._lift(other), self)
+
+    def __neg__(self):
+        return arithmetic.Neg()(self)
+
+    def __pow__(self, exponent):
+        if not isinstance(exponent, numbers.Number):
+            raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
+        return arithmetic.Pow(exponent)(self)
+
+    def __matmul__(self, other):
+        return matmul.MatMul()(self, self._lift(other))
+
+    def __rmatmul__(self, other):
+        return matmul.MatMul()(self._lift(other), self)
+
+    # ---- pointwise math ---------------------------------------------------------------
+    def exp(self):
+        return pointwise.Exp()(self)
+
+    def log(self):
+        return pointwise.Log()(self)
+
+    def sqrt(self):
+        return pointwise.Sqrt()(self)
+
+    def tanh(self):
+        return pointwise.Tanh()(self)
+
+    def relu(self):
+        return pointwise.ReLU()(self)
+
+    # ---- reductions -------------------------------------------------------------------
+    def sum(self, axis=None, keepdims=False):
+        return reduction.Sum(axis, keepdims)(self)
+
+    def mean(self, axis=None, keepdims=False):
+        return reduction.Mean(axis, keepdims)(self)
+
+    def max(self, axis=None, keepdims=False):
+        return reduction.Max(axis, keepdims)(self)
+
+    # ---- shapes -----------------------------------------------------------------------
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return shape.Reshape(shape)(self)
+
+    def view(self, *shape):
+        return self.reshape(*shape)
+
+    def transpose(self, dim0, dim1):
+        axes = list(range(self.ndim))
+        axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
+        return shape.Permute(axes, op="transpose")(self)
+
+    def permute(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        return shape.Permute(dims)(self)
+
+    def _transpose_2d(self):
+        if self.ndim != 2:
+            raise ValueError(f".T is for 2-D tensors; got shape {self.shape}: use transpose()")
+        return self.transpose(0, 1)
+
+    def __getitem__(self, index):
+        return shape.GetItem(index)(self)
+
+    # ---- attention building blocks ----------------------------------------------------
+    def masked_fill(self, mask, value):
+        """Replace entries where `mask` is True (blocked) by `value`; mask broadcasts."""
+        return masking.MaskedFill(mask, value)(self)
+
+    def softmax(self, axis=-1):
+        return softmax.Softmax(axis)(self)
+
+    def log_softmax(self, axis=-1):
+        return softmax.LogSoftmax(axis)(self)
+
