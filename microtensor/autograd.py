@@ -40,6 +40,11 @@ def module_scope(path):
         _module_stack.pop()
 
 
+def inside_module():
+    """True while some nn.Module's forward is running."""
+    return bool(_module_stack)
+
+
 def current_module():
     """The dotted path of the innermost module being called, or "" outside any module."""
     return _module_stack[-1] if _module_stack else ""

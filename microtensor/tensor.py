@@ -213,10 +213,11 @@ class Tensor:
         return reduction.Max(axis, keepdims)(self)
 
     # ---- shapes -----------------------------------------------------------------------
-    def reshape(self, *shape):
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return shape.Reshape(shape)(self)
+    def reshape(self, *new_shape):
+        # not `*shape`: that name would hide the `ops.shape` module used below
+        if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
+            new_shape = tuple(new_shape[0])
+        return shape.Reshape(new_shape)(self)
 
     def view(self, *shape):
         return self.reshape(*shape)

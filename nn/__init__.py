@@ -1,0 +1,11 @@
+"""nn: layers, attention, Transformer blocks and optimizers on top of microtensor (PyTorch's torch.nn names)."""
+from . import optim, utils
+from .attention import KVCache, MultiHeadAttention, causal_mask, scaled_dot_product_attention
+from .block import TransformerBlock, residual
+from .feedforward import FeedForward
+from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU
+from .module import Module, ModuleList, Parameter, Sequential
+
+__all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Embedding", "LayerNorm",
+           "Dropout", "ReLU", "GELU", "scaled_dot_product_attention", "causal_mask", "KVCache",
+           "MultiHeadAttention", "FeedForward", "TransformerBlock", "residual", "optim", "utils"]

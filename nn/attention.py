@@ -1,0 +1,169 @@
+"""Scaled dot-product attention and multi-head attention, built from primitive ops so the graph shows every step.
+
+Z = softmax(QKᵀ/√d_k + M) V   (Vaswani et al. 2017, "Attention Is All You Need", §3.2;
+course notes 3.1–3.5). Masks follow the contract: a boolean mask is True where a key is
+*blocked*; a float mask is *added* to the scaled scores.
+"""
+import math
+
+import numpy as np
+
+import microtensor
+import microtensor.functional as F
+from microtensor import Tensor
+
+from .layers import Linear
+from .module import Module
+
+
+def causal_mask(t_q, t_k, offset=0):
+    """Boolean [t_q, t_k], True where key j lies in query i's future: j > i + offset.
+
+    offset=0 is the usual square mask; with a KV cache the t_q new queries sit at the
+    end of t_k keys, so offset = t_k − t_q.
+    """
+    return np.triu(np.ones((t_q, t_k), dtype=bool), k=offset + 1)
+
+
+def _mask_array(mask, name):
+    return np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+
+
+def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0):
+    """Attention of queries over keys: returns (out, weights).
+
+    Shapes: q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]
+    -> out [..., T_q, d_v], weights [..., T_q, T_k] (each row sums to 1 over the keys).
+    attn_mask: boolean (True = blocked) or float (added to the scaled scores), broadcasting
+    against [..., T_q, T_k]; is_causal blocks key j > query i (PyTorch's top-left alignment).
+    A query whose keys are all blocked gets zero weights and a zero output, never NaN.
+    Raises ValueError when the shapes do not fit together.
+    """
+    d_k = q.shape[-1]
+    if k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: need "
+                         "q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]")
+    t_q, t_k = q.shape[-2], k.shape[-2]
+    scores = q @ k.transpose(-2, -1)                       # [..., T_q, T_k]   QKᵀ
+    scores.name = "QKᵀ"
+    s = scores * (1.0 / math.sqrt(d_k))                    # [..., T_q, T_k]   S = QKᵀ/√d_k
+    s.name = "S"
+    blocked = causal_mask(t_q, t_k) if is_causal else None
+    if attn_mask is not None:
+        mask = _mask_array(attn_mask, "attn_mask")
+        if mask.dtype == np.bool_:
+            blocked = mask if blocked is None else blocked | mask
+        else:
+            s = s + mask.astype(s.dtype)                   # the course's QKᵀ/√d_k + M
+            s.name = "S + M"
+    if blocked is not None:
+        s = s.masked_fill(blocked, -math.inf)              # blocked keys get exp(−inf) = 0
+        s.name = "S (masked)"
+    a = s.softmax(axis=-1)                                 # [..., T_q, T_k]   A, rows over keys
+    a.name = "A"
+    weights = a
+    if dropout_p > 0:
+        a = F.dropout(a, dropout_p)
+    z = a @ v                                              # [..., T_q, d_v]   Z = AV
+    z.name = "Z"
+    return z, weights
+
+
+class KVCache:
+    """The keys and values of the positions already decoded, for one attention layer (notes 3.7).
+
+    Generation appends one step's k, v [B, H, T_new, d] and attends over everything
+    cached so far; nothing about the future is known in advance.
+    """
+
+    def __init__(self):
+        self.k = self.v = None
+
+    def __len__(self):
+        return 0 if self.k is None else self.k.shape[-2]
+
+    def append(self, k, v):
+        """Add the new positions; returns all keys and values [B, H, T_past + T_new, d]."""
+        if self.k is None:
+            self.k, self.v = k, v
+        else:
+            self.k = microtensor.cat([self.k, k], axis=-2)
+            self.v = microtensor.cat([self.v, v], axis=-2)
+        return self.k, self.v
+
+
+class MultiHeadAttention(Module):
+    """H attention heads, each with its own slice of the Q/K/V projections, mixed by `out_proj` (notes 3.5).
+
+    Sub-layers q_proj, k_proj, v_proj, out_proj: Linear(D, D) each, so 4D² weights
+    (+4D biases) whatever H is; each head has width d = D / H.
+    `last_attention` keeps the weights [B, H, T_q, T_k] of the last call (a detached Tensor).
+    """
+
+    def __init__(self, d_model, n_heads, dropout=0.0, bias=True):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"MultiHeadAttention: d_model={d_model} is not divisible by "
+                             f"n_heads={n_heads}")
+        self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
+        self.dropout = dropout
+        self.q_proj = Linear(d_model, d_model, bias)
+        self.k_proj = Linear(d_model, d_model, bias)
+        self.v_proj = Linear(d_model, d_model, bias)
+        self.out_proj = Linear(d_model, d_model, bias)
+        self.last_attention = None
+
+    def _split_heads(self, x):
+        b, t, _ = x.shape
+        x = x.reshape(b, t, self.n_heads, self.head_dim)   # [B, T, H, d]
+        return x.transpose(1, 2)                            # [B, H, T, d]
+
+    def forward(self, x, context=None, attn_mask=None, key_padding_mask=None, is_causal=False,
+                kv_cache=None):
+        """x [B, T_q, D]; context [B, T_k, D] for cross-attention (default: x itself).
+
+        attn_mask: bool or float, broadcasting against [B, H, T_q, T_k] (e.g. [T_q, T_k]);
+        key_padding_mask: bool [B, T_k], True at padding keys; is_causal: block future keys;
+        kv_cache: a KVCache to extend (self-attention decoding). Returns [B, T_q, D].
+        """
+        if x.ndim != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"MultiHeadAttention: x must be [B, T, {self.d_model}]; got {x.shape}")
+        source = x if context is None else context
+        b, t_q, _ = x.shape
+        q = self._split_heads(self.q_proj(x))               # [B, H, T_q, d]
+        k = self._split_heads(self.k_proj(source))          # [B, H, T_k, d]
+        v = self._split_heads(self.v_proj(source))          # [B, H, T_k, d]
+        if kv_cache is not None:
+            k, v = kv_cache.append(k, v)                    # [B, H, T_past + T_q, d]
+        t_k = k.shape[2]
+        mask = self._combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, is_causal)
+        dropout_p = self.dropout if self.training else 0.0
+        z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        self.last_attention = weights.detach()              # [B, H, T_q, T_k]
+        z = z.transpose(1, 2)                               # [B, T_q, H, d]
+        z = z.reshape(b, t_q, self.d_model)                 # [B, T_q, D]  heads concatenated
+        out = self.out_proj(z)                              # [B, T_q, D]  heads mixed by W_O
+        return F.dropout(out, self.dropout, self.training)
+
+    @staticmethod
+    def _combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, is_causal):
+        """One mask for the scores [B, H, T_q, T_k]: boolean, or float if attn_mask is float."""
+        blocked = causal_mask(t_q, t_k, offset=t_k - t_q) if is_causal else None
+        if key_padding_mask is not None:
+            pad = _mask_array(key_padding_mask, "key_padding_mask")
+            if pad.dtype != np.bool_ or pad.shape != (b, t_k):
+                raise ValueError(f"key_padding_mask must be boolean [B, T_k] = [{b}, {t_k}] "
+                                 f"(True at padding); got {pad.dtype} {pad.shape}")
+            pad = pad[:, None, None, :]                     # [B, 1, 1, T_k]
+            blocked = pad if blocked is None else blocked | pad
+        if attn_mask is None:
+            return blocked
+        mask = _mask_array(attn_mask, "attn_mask")
+        if mask.dtype == np.bool_:
+            return mask if blocked is None else blocked | mask
+        if blocked is None:
+            return mask
+        return mask + np.where(blocked, -np.inf, 0.0).astype(mask.dtype)
+
+    def extra_repr(self):
+        return f"d_model={self.d_model}, n_heads={self.n_heads}"

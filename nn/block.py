@@ -1,0 +1,55 @@
+"""The decoder-only Transformer block: causal self-attention and a feed-forward network, each inside a residual connection with LayerNorm (notes 3.6).
+
+Pre-norm (GPT-2, nanoGPT):    x = x + Attn(LN₁(x));   x = x + FFN(LN₂(x))
+Post-norm (Vaswani et al. 2017): x = LN₁(x + Attn(x));   x = LN₂(x + FFN(x))
+"""
+from microtensor.ops.arithmetic import Add
+
+from .attention import MultiHeadAttention
+from .feedforward import FeedForward
+from .layers import LayerNorm
+from .module import Module
+
+
+class ResidualAdd(Add):
+    """y = skip + branch, an `add` recorded under its own name so pictures can tell the two edges apart.
+
+    ∂L/∂skip = g (the identity term of I + ∂F/∂x), ∂L/∂branch = g (then on through F).
+    """
+
+    op = "residual_add"
+
+
+def residual(skip, branch):
+    """skip + branch; input 0 is the skip path, input 1 the branch."""
+    return ResidualAdd()(skip, branch)
+
+
+class TransformerBlock(Module):
+    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN; `norm_first` picks pre- or post-norm.
+
+    Sub-modules: ln_1, attn (MultiHeadAttention), ln_2, mlp (FeedForward, d_ff wide).
+    """
+
+    def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True, activation="gelu",
+                 bias=True):
+        super().__init__()
+        self.norm_first = norm_first
+        self.ln_1 = LayerNorm(d_model, bias=bias)
+        self.attn = MultiHeadAttention(d_model, n_heads, dropout=dropout, bias=bias)
+        self.ln_2 = LayerNorm(d_model, bias=bias)
+        self.mlp = FeedForward(d_model, d_ff, activation=activation, dropout=dropout, bias=bias)
+
+    def forward(self, x, key_padding_mask=None, kv_cache=None):
+        def attend(h):
+            return self.attn(h, key_padding_mask=key_padding_mask, is_causal=True,
+                             kv_cache=kv_cache)
+
+        if self.norm_first:
+            x = residual(x, attend(self.ln_1(x)))
+            return residual(x, self.mlp(self.ln_2(x)))
+        x = self.ln_1(residual(x, attend(x)))
+        return self.ln_2(residual(x, self.mlp(x)))
+
+    def extra_repr(self):
+        return f"norm_first={self.norm_first}"

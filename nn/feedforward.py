@@ -1,0 +1,31 @@
+"""The position-wise feed-forward network: Linear(D, d_ff) → activation → Linear(d_ff, D) (Vaswani et al. 2017 §3.3; notes 3.6).
+
+Every position goes through the same two layers on its own; positions only exchange
+information in attention.
+"""
+import microtensor.functional as F
+
+from .layers import Linear
+from .module import Module
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+class FeedForward(Module):
+    """x [..., D] -> [..., D] via `fc` (D → d_ff), the activation, `proj` (d_ff → D), dropout."""
+
+    def __init__(self, d_model, d_ff, activation="relu", dropout=0.0, bias=True):
+        super().__init__()
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"FeedForward: activation must be one of {sorted(_ACTIVATIONS)}; "
+                             f"got {activation!r}")
+        self.activation, self.dropout = activation, dropout
+        self.fc = Linear(d_model, d_ff, bias)
+        self.proj = Linear(d_ff, d_model, bias)
+
+    def forward(self, x):
+        h = _ACTIVATIONS[self.activation](self.fc(x))      # [..., d_ff]
+        return F.dropout(self.proj(h), self.dropout, self.training)
+
+    def extra_repr(self):
+        return f"activation={self.activation!r}"

@@ -1,0 +1,113 @@
+"""The basic layers: `Linear`, `Embedding`, `LayerNorm`, `Dropout`, `ReLU`, `GELU`, each a thin Module around one op.
+
+Initialisation follows PyTorch's defaults, so a student comparing with PyTorch sees the
+same distributions; models/gpt.py re-initialises its weights the GPT-2 way.
+"""
+import math
+
+import numpy as np
+
+import microtensor.functional as F
+from microtensor import random
+
+from .module import Module, Parameter
+
+
+def _uniform(shape, bound):
+    return random.generator().uniform(-bound, bound, size=shape).astype(np.float32)
+
+
+class Linear(Module):
+    """y = x @ weight + bias, with weight [in_features, out_features] (course notation Q = X W_Q, W_Q: [D, d_k]).
+
+    Note: this is the transpose of PyTorch's `nn.Linear.weight`, which is
+    [out_features, in_features] with y = x Wᵀ + b.
+    Shapes: x [..., in_features] -> y [..., out_features]; float32 parameters,
+    initialised U(−1/√in, 1/√in) as PyTorch.
+    """
+
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1 / math.sqrt(in_features)
+        self.weight = Parameter(_uniform((in_features, out_features), bound))
+        self.bias = Parameter(_uniform((out_features,), bound)) if bias else None
+
+    def forward(self, x):
+        if x.shape[-1] != self.in_features:
+            raise ValueError(f"Linear({self.in_features}, {self.out_features}): input has shape "
+                             f"{x.shape}; its last dim must be {self.in_features}")
+        y = x @ self.weight
+        return y + self.bias if self.bias is not None else y
+
+    def extra_repr(self):
+        return f"{self.in_features}, {self.out_features}, bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    """A lookup table: ids [...] (integers) -> weight[ids] [..., embedding_dim]; weight ~ N(0, 1) as PyTorch."""
+
+    def __init__(self, num_embeddings, embedding_dim):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.weight = Parameter(
+            random.generator().standard_normal((num_embeddings, embedding_dim)).astype(np.float32))
+
+    def forward(self, ids):
+        return F.embedding(ids, self.weight)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class LayerNorm(Module):
+    """Normalise over the last dims (`normalized_shape`), then scale by `weight` (ones) and shift by `bias` (zeros).
+
+    Shapes: x [..., *normalized_shape] -> same shape. `bias=False` drops the shift, as
+    nanoGPT's bias-free configuration. (Ba et al. 2016; notes 3.6.)
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, bias=True):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps = shape, eps
+        self.weight = Parameter(np.ones(shape, dtype=np.float32))
+        self.bias = Parameter(np.zeros(shape, dtype=np.float32)) if bias else None
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, bias={self.bias is not None}"
+
+
+class Dropout(Module):
+    """Zeroes elements with probability p while training; the identity in eval mode."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p < 1:
+            raise ValueError(f"Dropout: p must be in [0, 1); got {p}")
+        self.p = p
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class ReLU(Module):
+    def forward(self, x):
+        return F.relu(x)
+
+
+class GELU(Module):
+    """x·Φ(x); approximate="tanh" for GPT-2's tanh form."""
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, self.approximate)

@@ -1,0 +1,165 @@
+"""`Module`, `Parameter` and the containers `Sequential` / `ModuleList`: how layers hold weights and sub-layers (PyTorch's nn.Module API).
+
+A module finds its parameters and sub-modules by looking at its own attributes, in the
+order they were assigned; calling a module runs `forward` inside a scope named by the
+module's path (`blocks.0.attn`), which every op records for the graph pictures.
+"""
+from collections import OrderedDict
+
+import numpy as np
+
+from microtensor import Tensor, autograd
+
+
+class Parameter(Tensor):
+    """A Tensor that is a learnable weight: requires grad, and modules list it in `parameters()`."""
+
+    def __init__(self, data, name=None):
+        super().__init__(data, requires_grad=True, name=name)
+
+
+class Module:
+    """Base class of every layer. Subclasses call `super().__init__()` and define `forward`."""
+
+    def __init__(self):
+        self.training = True
+        self._path = ""
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args, **kwargs):
+        if not autograd.inside_module():
+            self._name_tree()  # an outermost call: paths are relative to this module
+        with autograd.module_scope(self._path):
+            return self.forward(*args, **kwargs)
+
+    def _name_tree(self):
+        """Give each sub-module its dotted path and each parameter its full name (for pictures)."""
+        for path, module in self.named_modules():
+            module._path = path
+        for name, param in self.named_parameters():
+            param.name = name
+
+    # ---- finding parameters and sub-modules -------------------------------------------
+    def named_children(self):
+        """(attribute name, module) for the direct sub-modules, in assignment order."""
+        for name, value in vars(self).items():
+            if isinstance(value, Module):
+                yield name, value
+
+    def named_modules(self, prefix=""):
+        """(dotted path, module) for this module ("") and every module below it."""
+        yield prefix, self
+        for name, child in self.named_children():
+            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+
+    def modules(self):
+        return (m for _, m in self.named_modules())
+
+    def named_parameters(self):
+        """(dotted name, Parameter) for every parameter, each shared one listed once."""
+        seen = set()
+        for path, module in self.named_modules():
+            for name, value in vars(module).items():
+                if isinstance(value, Parameter) and id(value) not in seen:
+                    seen.add(id(value))
+                    yield (f"{path}.{name}" if path else name), value
+
+    def parameters(self):
+        return [p for _, p in self.named_parameters()]
+
+    def num_parameters(self):
+        """Total number of learnable scalars (shared weights counted once)."""
+        return sum(p.size for p in self.parameters())
+
+    def zero_grad(self):
+        for p in self.parameters():
+            p.grad = None
+
+    def train(self, mode=True):
+        """Switch every sub-module to training mode (dropout active); returns self."""
+        for m in self.modules():
+            m.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    # ---- saving and loading -----------------------------------------------------------
+    def state_dict(self):
+        """{parameter name: numpy array copy}, in `named_parameters()` order."""
+        return OrderedDict((name, p.data.copy()) for name, p in self.named_parameters())
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy arrays into the parameters in place (optimizers keep their references).
+
+        Raises KeyError for missing or unexpected names (when `strict`), and ValueError
+        for a shape that differs, naming the parameter and both shapes.
+        """
+        params = dict(self.named_parameters())
+        missing = [n for n in params if n not in state_dict]
+        unexpected = [n for n in state_dict if n not in params]
+        if strict and (missing or unexpected):
+            raise KeyError(f"load_state_dict: missing {missing}, unexpected {unexpected}")
+        for name, array in state_dict.items():
+            if name not in params:
+                continue
+            array = np.asarray(array)
+            if array.shape != params[name].shape:
+                raise ValueError(f"load_state_dict: '{name}' has shape {array.shape} in the "
+                                 f"state dict but {params[name].shape} in the model")
+            params[name].data[...] = array
+
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        children = [f"  ({n}): " + repr(m).replace("\n", "\n  ") for n, m in self.named_children()]
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        return head + (")" if not children else "\n" + "\n".join(children) + "\n)")
+
+
+class Sequential(Module):
+    """Runs its modules one after another: `Sequential(a, b)(x) == b(a(x))`."""
+
+    def __init__(self, *modules):
+        super().__init__()
+        for i, m in enumerate(modules):
+            setattr(self, str(i), m)
+
+    def __iter__(self):
+        return (m for _, m in self.named_children())
+
+    def __len__(self):
+        return sum(1 for _ in self.named_children())
+
+    def __getitem__(self, i):
+        return list(self)[i]
+
+    def forward(self, x):
+        for m in self:
+            x = m(x)
+        return x
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters are registered (`blocks.0...`, `blocks.1...`)."""
+
+    def __init__(self, modules=()):
+        super().__init__()
+        for m in modules:
+            self.append(m)
+
+    def append(self, module):
+        setattr(self, str(len(self)), module)
+        return self
+
+    def __iter__(self):
+        return (m for _, m in self.named_children())
+
+    def __len__(self):
+        return sum(1 for _ in self.named_children())
+
+    def __getitem__(self, i):
+        return list(self)[i]

@@ -1,0 +1,45 @@
+"""AdamW: Adam with decoupled weight decay (Loshchilov & Hutter 2019), PyTorch's update rule.
+
+Decay shrinks the weight directly, p ← p − lr·λ·p, instead of being added to the gradient
+(which Adam would rescale): the "W" in AdamW, and it is multiplied by the learning rate.
+"""
+import numpy as np
+
+from .optimizer import Optimizer
+
+
+class AdamW(Optimizer):
+    """One step, at step count t:
+
+        p ← p − lr·λ·p
+        m ← β₁m + (1 − β₁)g            v ← β₂v + (1 − β₂)g²
+        p ← p − lr · (m / (1 − β₁ᵗ)) / (√(v / (1 − β₂ᵗ)) + ε)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+        if lr < 0 or eps < 0 or weight_decay < 0 or not all(0 <= b < 1 for b in betas):
+            raise ValueError(f"AdamW: need lr, eps, weight_decay >= 0 and betas in [0, 1); got "
+                             f"lr={lr}, betas={betas}, eps={eps}, weight_decay={weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay))
+
+    def step(self):
+        for group in self.param_groups:
+            lr, (beta1, beta2) = group["lr"], group["betas"]
+            eps, wd = group["eps"], group["weight_decay"]
+            for p in self._params_with_grad(group):
+                state = self.state.get(id(p))
+                if state is None:
+                    state = self.state[id(p)] = {
+                        "step": 0, "exp_avg": np.zeros_like(p.data),
+                        "exp_avg_sq": np.zeros_like(p.data)}
+                state["step"] += 1
+                t, m, v, g = state["step"], state["exp_avg"], state["exp_avg_sq"], p.grad
+                if wd:
+                    p.data *= 1 - lr * wd
+                m *= beta1
+                m += (1 - beta1) * g
+                v *= beta2
+                v += (1 - beta2) * (g * g)
+                denom = np.sqrt(v / (1 - beta2 ** t)) + eps
+                p.data -= (lr / (1 - beta1 ** t)) * (m / denom)
