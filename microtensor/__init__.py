@@ -1,10 +1,13 @@
 """microtensor: a reverse-mode tensor autograd engine on numpy, the base of the nn and models packages."""
-from . import functional
+from . import functional, memory
 from .autograd import no_grad, is_grad_enabled
 from .gradcheck import gradcheck, GradcheckError
 from .ops.shape import Cat as _Cat
 from .random import manual_seed, randn
 from .tensor import Tensor
+
+
+memory.keep_freed_memory()
 
 
 def cat(tensors, axis=0):

@@ -11,7 +11,7 @@ import contextlib
 import numpy as np
 
 _grad_enabled = True
-_module_stack = []  # dotted paths of the nn.Module calls we are inside, innermost last
+_scope = ()  # ((path, class name), ...) of the nn.Module calls we are inside, innermost last
 
 
 @contextlib.contextmanager
@@ -31,23 +31,29 @@ def is_grad_enabled():
 
 
 @contextlib.contextmanager
-def module_scope(path):
-    """Tag every op created inside with the module path `path` (pushed by `nn.Module.__call__`)."""
-    _module_stack.append(path)
+def module_scope(path, kind=""):
+    """Tag every op created inside with the module `path` (e.g. "blocks.0.attn") of type `kind`.
+
+    `nn.Module.__call__` opens one around `forward`, so each graph node knows which layer
+    made it: the pictures group nodes by it.
+    """
+    global _scope
+    outer = _scope
+    _scope = outer + ((path, kind),)
     try:
         yield
     finally:
-        _module_stack.pop()
+        _scope = outer
 
 
 def inside_module():
     """True while some nn.Module's forward is running."""
-    return bool(_module_stack)
+    return bool(_scope)
 
 
-def current_module():
-    """The dotted path of the innermost module being called, or "" outside any module."""
-    return _module_stack[-1] if _module_stack else ""
+def current_scope():
+    """((path, class name), ...) of the modules being called, outermost first."""
+    return _scope
 
 
 def unbroadcast(grad, shape):
@@ -64,7 +70,7 @@ def unbroadcast(grad, shape):
         grad = grad.sum(axis=tuple(range(extra)))
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if stretched:
-        grad = grad.sum(axis=stretched, keepdims=True)
+        grad = grad[tuple(slice(0,1) if i in stretched else slice(None) for i in range(grad.ndim))]
     return grad.reshape(shape)
 
 
@@ -83,10 +89,15 @@ class Function:
     def __init__(self):
         self.inputs = ()
         self.saved = {}
-        self.module = ""
+        self.scope = ()  # ((module path, class name), ...) it was created in, outermost first
         self.needs_input_grad = ()
         self.grad_norm = None  # |dL/d(output)|, noted during backward for the pictures
         self.input_grad_norms = ()  # |dL/d(input_i)| arriving at each input
+
+    @property
+    def module(self):
+        """Dotted path of the innermost module this op ran in ("" outside any module)."""
+        return self.scope[-1][0] if self.scope else ""
 
     def save(self, **arrays):
         """Keep arrays for backward; the pictures list their names and shapes."""
@@ -110,13 +121,16 @@ class Function:
         try:
             data = np.asarray(self.forward(*(t.data for t in inputs)))
         except ValueError as error:  # e.g. numpy's broadcast error: name the op and shapes
-            shapes = ", ".join(str(t.shape) for t in inputs)
-            raise ValueError(f"{self.op}: {error} (input shapes: {shapes})") from None
+            message = str(error)
+            if not message.startswith(self.op):  # the op's own checks name it already
+                shapes = ", ".join(str(t.shape) for t in inputs)
+                message = f"{self.op}: {message} (input shapes: {shapes})"
+            raise ValueError(message) from None
         out = Tensor._make(data)
         if _grad_enabled and any(t.requires_grad for t in inputs):
             self.inputs = inputs
             self.needs_input_grad = tuple(t.requires_grad for t in inputs)
-            self.module = current_module()
+            self.scope = _scope
             out.requires_grad = True
             out._node = self
         return out

@@ -43,11 +43,11 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
         x = inputs[i].data
         for idx in np.ndindex(x.shape):
             original = x[idx]
-            with no_grad():
+            with no_grad():  # .item(), not float(): numpy 2 refuses float() of a [1]-shaped array
                 x[idx] = original + eps
-                f_plus = float(fn(*inputs).data)
+                f_plus = fn(*inputs).item()
                 x[idx] = original - eps
-                f_minus = float(fn(*inputs).data)
+                f_minus = fn(*inputs).item()
             x[idx] = original
             numeric = (f_plus - f_minus) / (2 * eps)
             if not abs(expected[idx] - numeric) <= atol + rtol * abs(numeric):

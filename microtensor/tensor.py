@@ -224,6 +224,9 @@ class Tensor:
 
     def transpose(self, dim0, dim1):
         axes = list(range(self.ndim))
+        if not (-self.ndim <= dim0 < self.ndim and -self.ndim <= dim1 < self.ndim):
+            raise IndexError(f"transpose: dims ({dim0}, {dim1}) are out of range for a tensor "
+                             f"of shape {self.shape}")
         axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
         return shape.Permute(axes, op="transpose")(self)
 

@@ -31,7 +31,7 @@ class Module:
     def __call__(self, *args, **kwargs):
         if not autograd.inside_module():
             self._name_tree()  # an outermost call: paths are relative to this module
-        with autograd.module_scope(self._path):
+        with autograd.module_scope(self._path, type(self).__name__):
             return self.forward(*args, **kwargs)
 
     def _name_tree(self):
