@@ -1,0 +1,101 @@
+"""Charts drawn with matplotlib: attention heatmaps, gradient norm across depth, and loss curves.
+
+Each function returns a `matplotlib.figure.Figure` (shown inline in Jupyter; save it with
+`fig.savefig("x.png")`). Figures are built without pyplot so they work with no display.
+"""
+import json
+
+import numpy as np
+from matplotlib.figure import Figure
+
+_VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥"}
+
+
+def printable(chars):
+    """Characters as tick labels: a space, newline or tab becomes a visible symbol."""
+    return [_VISIBLE.get(c, c) for c in chars]
+
+
+def attention_heatmap(weights, chars, layers=None, heads=None, title=None):
+    """A grid of heatmaps of attention weights: one row per layer, one column per head.
+
+    Args:
+        weights: array [L, H, T_q, T_k] (or [H, T_q, T_k], or [T_q, T_k]) of one sequence.
+        chars: the T characters of that sequence (queries down, keys across).
+        layers, heads: the indices to draw (default: all); used for the panel titles.
+    Raises ValueError when the weights' shape does not match the characters.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    while w.ndim < 4:
+        w = w[None]
+    n_layers, n_heads, t_q, t_k = w.shape
+    if len(chars) != t_k:
+        raise ValueError(f"attention_heatmap: {len(chars)} characters but {t_k} keys "
+                         f"(weights shape {np.shape(weights)})")
+    layers = list(range(n_layers)) if layers is None else list(layers)
+    heads = list(range(n_heads)) if heads is None else list(heads)
+    labels = printable(chars)
+    cell = max(2.2, 0.22 * t_k)
+    fig = Figure(figsize=(cell * n_heads + 1.0, cell * n_layers + 0.8), layout="constrained")
+    axes = fig.subplots(n_layers, n_heads, squeeze=False)
+    for i in range(n_layers):
+        for j in range(n_heads):
+            ax = axes[i][j]
+            image = ax.imshow(w[i, j], vmin=0, vmax=1, cmap="viridis")
+            ax.set_title(f"layer {layers[i]}, head {heads[j]}", fontsize=9)
+            ax.set_xticks(range(t_k), labels, fontsize=7)
+            ax.set_yticks(range(t_q), labels[t_k - t_q:], fontsize=7)
+            ax.set_xlabel("key", fontsize=8)
+            ax.set_ylabel("query", fontsize=8)
+    fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def gradient_flow(series, title="Gradient norm along the residual stream at initialisation"):
+    """Lines of ‖∂L/∂x_l‖ at the input of each block l, one line per model (log scale).
+
+    Args:
+        series: {label: [norm at block 0, block 1, ...]}, e.g. pre-norm vs post-norm.
+    """
+    fig = Figure(figsize=(6.4, 4.0), layout="constrained")
+    ax = fig.subplots()
+    for label, norms in series.items():
+        ax.plot(range(len(norms)), norms, marker="o", label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("block index l (0 = nearest the input)")
+    ax.set_ylabel("‖∂L/∂x_l‖ at the block input")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    return fig
+
+
+def read_metrics(path):
+    """The evaluation records of a training run: one JSON object per line of metrics.jsonl."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def loss_curve(metrics, title="Training and validation loss"):
+    """Train and validation loss against iteration, from records with iter/train_loss/val_loss.
+
+    Args:
+        metrics: a path to metrics.jsonl, or the list of records itself.
+    Raises ValueError if there is no record to plot.
+    """
+    records = read_metrics(metrics) if isinstance(metrics, str) else list(metrics)
+    if not records:
+        raise ValueError("loss_curve: no evaluation records to plot")
+    iters = [r["iter"] for r in records]
+    fig = Figure(figsize=(6.4, 4.0), layout="constrained")
+    ax = fig.subplots()
+    ax.plot(iters, [r["train_loss"] for r in records], marker="o", label="train")
+    ax.plot(iters, [r["val_loss"] for r in records], marker="s", label="validation")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("cross-entropy loss (nats per character)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    return fig
