@@ -3,6 +3,7 @@ from . import functional, memory
 from .autograd import no_grad, is_grad_enabled
 from .gradcheck import gradcheck, GradcheckError
 from .ops.shape import Cat as _Cat
+from .profiler import profile
 from .random import manual_seed, randn
 from .tensor import Tensor
 
@@ -25,4 +26,4 @@ def zeros(*shape, requires_grad=False, dtype="float32"):
 
 
 __all__ = ["Tensor", "functional", "no_grad", "is_grad_enabled", "gradcheck", "GradcheckError",
-           "manual_seed", "randn", "cat", "zeros"]
+           "manual_seed", "randn", "cat", "zeros", "profile"]

@@ -12,6 +12,7 @@ import numpy as np
 
 _grad_enabled = True
 _scope = ()  # ((path, class name), ...) of the nn.Module calls we are inside, innermost last
+_profiler = None  # the active microtensor.profile() record, if any
 
 
 @contextlib.contextmanager
@@ -70,7 +71,7 @@ def unbroadcast(grad, shape):
         grad = grad.sum(axis=tuple(range(extra)))
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if stretched:
-        grad = grad[tuple(slice(0,1) if i in stretched else slice(None) for i in range(grad.ndim))]
+        grad = grad.sum(axis=stretched, keepdims=True)
     return grad.reshape(shape)
 
 
@@ -127,6 +128,8 @@ class Function:
                 message = f"{self.op}: {message} (input shapes: {shapes})"
             raise ValueError(message) from None
         out = Tensor._make(data)
+        if _profiler is not None:
+            _profiler.record(self, inputs, data)
         if _grad_enabled and any(t.requires_grad for t in inputs):
             self.inputs = inputs
             self.needs_input_grad = tuple(t.requires_grad for t in inputs)
