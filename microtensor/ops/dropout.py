@@ -21,4 +21,4 @@ class Dropout(Function):
         return x * scale
 
     def backward(self, g):
-        return g
+        return g * self.saved["scale"]
