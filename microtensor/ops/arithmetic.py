@@ -3,6 +3,8 @@
 Each backward returns the gradient in the broadcast (output) shape; the engine's
 `unbroadcast` step sums it back to each input's shape.
 """
+import numpy as np
+
 from ..autograd import Function
 
 
@@ -88,4 +90,6 @@ class Pow(Function):
 
     def backward(self, g):
         a, p = self.saved["a"], self.exponent
+        if p == 0:  # a⁰ = 1 is constant; p·a⁻¹ would give 0·inf = NaN at a = 0
+            return np.zeros_like(g)
         return g * p * a ** (p - 1)

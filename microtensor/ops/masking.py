@@ -29,6 +29,9 @@ class MaskedFill(Function):
         self.mask, self.value = as_mask(mask), float(value)
 
     def forward(self, x):
+        if np.broadcast_shapes(x.shape, self.mask.shape) != x.shape:
+            raise ValueError(f"masked_fill: mask of shape {self.mask.shape} must broadcast to "
+                             f"x's shape {x.shape} without growing it")
         self.save(mask=self.mask)
         return np.where(self.mask, np.asarray(self.value, dtype=x.dtype), x)
 
