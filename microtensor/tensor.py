@@ -35,7 +35,11 @@ class Tensor:
         name: a label for error messages and graph pictures.
     """
 
-    __array_priority__ = 1000  # makes `ndarray + Tensor` call Tensor.__radd__
+    __array_ufunc__ = None  # makes `ndarray + Tensor` call Tensor.__radd__, not numpy's add
+
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(tensor) gives the data (no graph)."""
+        return self.data if dtype is None else self.data.astype(dtype)
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
         self.data = _as_array(data, dtype)

@@ -123,7 +123,9 @@ class MultiHeadAttention(Module):
         """x [B, T_q, D]; context [B, T_k, D] for cross-attention (default: x itself).
 
         attn_mask: bool or float, broadcasting against [B, H, T_q, T_k] (e.g. [T_q, T_k]);
-        key_padding_mask: bool [B, T_k], True at padding keys; is_causal: block future keys;
+        key_padding_mask: bool [B, T_k], True at padding keys; is_causal: block future keys,
+        the last query aligned with the last key (so cached decoding works; the same as
+        PyTorch's top-left alignment whenever T_q == T_k);
         kv_cache: a KVCache to extend (self-attention decoding). Returns [B, T_q, D].
         """
         if x.ndim != 3 or x.shape[-1] != self.d_model:

@@ -14,8 +14,8 @@ from microtensor import Tensor, autograd
 class Parameter(Tensor):
     """A Tensor that is a learnable weight: requires grad, and modules list it in `parameters()`."""
 
-    def __init__(self, data, name=None):
-        super().__init__(data, requires_grad=True, name=name)
+    def __init__(self, data, requires_grad=True):
+        super().__init__(data, requires_grad=requires_grad)
 
 
 class Module:
@@ -92,7 +92,7 @@ class Module:
         return OrderedDict((name, p.data.copy()) for name, p in self.named_parameters())
 
     def load_state_dict(self, state_dict, strict=True):
-        """Copy arrays into the parameters in place (optimizers keep their references).
+        """Copy arrays (or Tensors) into the parameters in place (optimizers keep their references).
 
         Raises KeyError for missing or unexpected names (when `strict`), and ValueError
         for a shape that differs, naming the parameter and both shapes.
@@ -105,7 +105,9 @@ class Module:
         for name, array in state_dict.items():
             if name not in params:
                 continue
-            array = np.asarray(array)
+            # a Tensor value too, as PyTorch's state dicts hold tensors (np.asarray of a
+            # Tensor would build an object array and fail with a cryptic message)
+            array = np.asarray(array.data if isinstance(array, Tensor) else array)
             if array.shape != params[name].shape:
                 raise ValueError(f"load_state_dict: '{name}' has shape {array.shape} in the "
                                  f"state dict but {params[name].shape} in the model")
