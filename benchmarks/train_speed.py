@@ -337,7 +337,7 @@ class Worker:
             cmd += ["--data", str(Path(args.data).resolve())]
         self.proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), env=env, text=True,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.times, self.losses = [], []
+        self.times, self.losses, self.chunk_medians = [], [], []
         self.info = self._recv()
 
     def _recv(self):
@@ -355,6 +355,7 @@ class Worker:
         if record:
             self.times += out["times"]
             self.losses += out["losses"]
+            self.chunk_medians.append(statistics.median(out["times"]))
         return out
 
     def quit(self):
@@ -494,6 +495,13 @@ def main(argv=None) -> int:
             print(f"  note: parameter counts differ ({results['ours']['n_params']:,} vs "
                   f"{results['torch']['n_params']:,}); the models are not the same shape")
         results["ratio_ours_over_torch"] = ratio
+        # Each chunk of ours ran right next to a chunk of torch; the median of
+        # those per-chunk ratios is less sensitive to load that comes and goes.
+        paired = statistics.median(a / b for a, b in zip(workers["ours"].chunk_medians,
+                                                        workers["torch"].chunk_medians))
+        print(f"paired ratio (median over {len(workers['ours'].chunk_medians)} adjacent "
+              f"chunks): {paired:.2f}x")
+        results["paired_ratio_ours_over_torch"] = paired
     if args.json:
         meta = dict(config=args.config, cfg=cfg, steps=args.steps, warmup=args.warmup,
                     chunk=args.chunk, threads=args.threads, data=args.data,
