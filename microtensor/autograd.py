@@ -119,6 +119,9 @@ class Function:
         """Run forward on the inputs' data and, if any input requires grad, record this node."""
         from .tensor import Tensor  # late import: tensor.py imports this module
 
+        record = _grad_enabled and any(t.requires_grad for t in inputs)
+        # set before forward, so that forward can skip saving what no gradient will need
+        self.needs_input_grad = tuple(record and t.requires_grad for t in inputs)
         try:
             data = np.asarray(self.forward(*(t.data for t in inputs)))
         except ValueError as error:  # e.g. numpy's broadcast error: name the op and shapes
@@ -130,9 +133,8 @@ class Function:
         out = Tensor._make(data)
         if _profiler is not None:
             _profiler.record(self, inputs, data)
-        if _grad_enabled and any(t.requires_grad for t in inputs):
+        if record:
             self.inputs = inputs
-            self.needs_input_grad = tuple(t.requires_grad for t in inputs)
             self.scope = _scope
             out.requires_grad = True
             out._node = self

@@ -26,7 +26,7 @@ class OpRecord:
     name: str
     flops: int
     out_shape: tuple
-    saved: dict = field(default_factory=dict)  # {name: (shape, nbytes)} kept for backward
+    saved: dict = field(default_factory=dict)  # {name: (shape, nbytes, id)} kept for backward
 
 
 def matmul_flops(a_shape, b_shape):
@@ -46,7 +46,7 @@ class Profile:
     def record(self, fn, inputs, out):
         flops = (matmul_flops(inputs[0].shape, inputs[1].shape) if fn.op == "matmul"
                  else int(out.size))
-        saved = {k: (np.shape(v), int(getattr(v, "nbytes", 0))) for k, v in fn.saved.items()}
+        saved = {k: (np.shape(v), int(getattr(v, "nbytes", 0)), id(v)) for k, v in fn.saved.items()}
         self.records.append(OpRecord(fn.op, autograd._scope[-1][0] if autograd._scope else "",
                                      "", flops, out.shape, saved))
 
@@ -56,8 +56,13 @@ class Profile:
         return sum(r.flops for r in self._select(op, module, where))
 
     def saved_bytes(self, op=None, module=None, where=None):
-        """Bytes of the arrays kept for backward by the selected records."""
-        return sum(nbytes for r in self._select(op, module, where) for _, nbytes in r.saved.values())
+        """Bytes of the arrays kept for backward by the selected records, each array counted
+        once (softmax and the AV matmul both keep A: it is stored once)."""
+        unique = {}
+        for r in self._select(op, module, where):
+            for _, nbytes, key in r.saved.values():
+                unique[key] = nbytes
+        return sum(unique.values())
 
     def _select(self, op, module, where):
         for r in self.records:
@@ -76,7 +81,7 @@ class Profile:
             t = totals[r.op]
             t[0] += 1
             t[1] += r.flops
-            t[2] += sum(n for _, n in r.saved.values())
+            t[2] += sum(n for _, n, _ in r.saved.values())
         return dict(sorted(((k, tuple(v)) for k, v in totals.items()), key=lambda kv: -kv[1][1]))
 
     def table(self):

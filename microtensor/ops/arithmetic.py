@@ -38,13 +38,14 @@ class Mul(Function):
     op = "mul"
 
     def forward(self, a, b):
-        self.save(a=a, b=b)
+        need_a, need_b = self.needs_input_grad
+        self.save(**({"b": b} if need_a else {}), **({"a": a} if need_b else {}))
         return a * b
 
     def backward(self, g):
-        a, b = self.saved["a"], self.saved["b"]
-        return (g * b if self.needs_input_grad[0] else None,
-                g * a if self.needs_input_grad[1] else None)
+        need_a, need_b = self.needs_input_grad
+        return (g * self.saved["b"] if need_a else None,
+                g * self.saved["a"] if need_b else None)
 
 
 class Div(Function):

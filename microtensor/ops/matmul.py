@@ -26,7 +26,8 @@ class MatMul(Function):
         self.a_shape, self.b_shape = a.shape, b.shape
         a2 = a[None, :] if a.ndim == 1 else a  # [K] -> [1, K]
         b2 = b[:, None] if b.ndim == 1 else b  # [K] -> [K, 1]
-        self.save(a=a2, b=b2)
+        need_a, need_b = self.needs_input_grad  # ∂L/∂A needs B, ∂L/∂B needs A
+        self.save(**({"b": b2} if need_a else {}), **({"a": a2} if need_b else {}))
         z = _matmul(a2, b2)
         if a.ndim == 1:
             z = z[..., 0, :]
@@ -35,20 +36,24 @@ class MatMul(Function):
         return z
 
     def backward(self, g):
-        a, b = self.saved["a"], self.saved["b"]
+        a, b = self.saved.get("a"), self.saved.get("b")  # [..., M, K], [..., K, N]
         if len(self.a_shape) == 1:
             g = np.expand_dims(g, -2 if len(self.b_shape) > 1 else 0)
         if len(self.b_shape) == 1:
             g = g[..., None]
+        need_a, need_b = self.needs_input_grad
         ga = gb = None
-        if self.needs_input_grad[0]:
-            ga = unbroadcast(_matmul(g, _swap_last(b)), a.shape).reshape(self.a_shape)
-        if self.needs_input_grad[1]:
-            if b.ndim == 2 and a.ndim > 2:
+        if need_a:  # ∂L/∂A = G Bᵀ
+            a_shape2 = (1,) + self.a_shape if len(self.a_shape) == 1 else self.a_shape
+            ga = unbroadcast(_matmul(g, _swap_last(b)), a_shape2).reshape(self.a_shape)
+        if need_b:  # ∂L/∂B = Aᵀ G
+            b_ndim2 = max(len(self.b_shape), 2)
+            if b_ndim2 == 2 and a.ndim > 2:
                 # all rows of all batches hit the same weight: one [K, M] @ [M, N] product
                 gb = a.reshape(-1, a.shape[-1]).T @ g.reshape(-1, g.shape[-1])
             else:
-                gb = unbroadcast(_matmul(_swap_last(a), g), b.shape)
+                b_shape2 = self.b_shape + (1,) if len(self.b_shape) == 1 else self.b_shape
+                gb = unbroadcast(_matmul(_swap_last(a), g), b_shape2)
             gb = gb.reshape(self.b_shape)
         return ga, gb
 

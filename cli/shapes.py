@@ -1,0 +1,93 @@
+"""`microtensor shapes`: run one multi-head attention forward and print each tensor's shape, read off the tensors themselves (notes 3.1 and 3.5's closed-book check)."""
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        "shapes", help="print the shapes inside one multi-head attention forward",
+        description="Build nn.MultiHeadAttention(d_model, heads), run it on a random batch "
+                    "and print the shape of W_Q, Q, the per-head Q and K, S, A, the per-head "
+                    "context and the merged output, as recorded in the computation graph. "
+                    "With --kv-seq it is cross-attention: the queries come from the input "
+                    "and the keys and values from a second sequence of that length.")
+    p.add_argument("--batch", metavar="B", type=int, default=2, help="batch size (default: 2)")
+    p.add_argument("--seq", metavar="T", type=int, default=5, help="sequence length (default: 5)")
+    p.add_argument("--d-model", metavar="D", type=int, default=24, help="model width (default: 24)")
+    p.add_argument("--heads", metavar="H", type=int, default=3, help="number of heads (default: 3)")
+    p.add_argument("--kv-seq", metavar="T_K", type=int, default=None,
+                   help="length of the sequence the keys and values come from: cross-attention "
+                        "(default: causal self-attention, T_k = T)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.set_defaults(run=run)
+
+
+def _positive(args, *names):
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1; got {value}")
+
+
+def attention_shapes(batch, seq, d_model, heads, seed=0, kv_seq=None):
+    """([(what, symbolic shape, shape)], A) for one MHA forward, the shapes read from its graph.
+
+    kv_seq=None: causal self-attention over the input; otherwise cross-attention from the
+    input [B, T, D] to a context [B, kv_seq, D].
+    """
+    import microtensor
+    import nn
+    import viz
+
+    microtensor.manual_seed(seed)
+    mha = nn.MultiHeadAttention(d_model, heads)
+    x = microtensor.randn(batch, seq, d_model, requires_grad=True, name="X")
+    if kv_seq is None:
+        out, tk = mha(x, is_causal=True), "T"
+        rows = [("X (input)", "[B, T, D]", x.shape)]
+    else:
+        context = microtensor.randn(batch, kv_seq, d_model, requires_grad=True, name="context")
+        out, tk = mha(x, context=context), "T_k"
+        rows = [("X (queries come from it)", "[B, T, D]", x.shape),
+                ("context (keys and values)", "[B, T_k, D]", context.shape)]
+    nodes, edges = viz.trace(out)
+    by_name = {n.name: n for n in nodes.values() if n.name}
+    feeding = {(e.dst, e.slot): nodes[e.src] for e in edges}
+
+    def op_in(module, op):
+        return next(n for n in nodes.values() if n.module == module and n.op == op)
+
+    qk = by_name["QKᵀ"]
+    out_matmul = op_in("out_proj", "matmul")
+    d = mha.head_dim
+    w_q = mha.q_proj.weight
+    rows += [
+        ("W_Q = q_proj.weight", "[D, D] = [D, H·d]", w_q.shape),
+        ("W_Q of head 0 = W_Q[:, 0:d]", "[D, d]", w_q.data[:, 0:d].shape),
+        ("Q = X W_Q", "[B, T, D]", op_in("q_proj", "matmul").shape),
+        ("Q split into heads", "[B, H, T, d]", feeding[(qk.key, 0)].shape),
+        ("Kᵀ per head", f"[B, H, d, {tk}]", feeding[(qk.key, 1)].shape),
+        ("S = QKᵀ/√d", f"[B, H, T, {tk}]", by_name["S"].shape),
+        ("A = softmax(S) over keys", f"[B, H, T, {tk}]", by_name["A"].shape),
+        ("Z per head = A V", "[B, H, T, d]", by_name["Z"].shape),
+        ("Z merged (heads concatenated)", "[B, T, D]", feeding[(out_matmul.key, 0)].shape),
+        ("output = Z W_O", "[B, T, D]", out.shape),
+    ]
+    return rows, mha.last_attention
+
+
+def run(args):
+    kv_seq = getattr(args, "kv_seq", None)
+    _positive(args, "batch", "seq", "d_model", "heads", "kv_seq")
+    if args.d_model % args.heads:
+        raise ValueError(f"--d-model {args.d_model} is not divisible by --heads {args.heads}")
+    rows, a = attention_shapes(args.batch, args.seq, args.d_model, args.heads, args.seed, kv_seq)
+    kind = ("causal self-attention" if kv_seq is None
+            else f"cross-attention, T_k = {kv_seq} keys and values")
+    print(f"B={args.batch}, T={args.seq}, D={args.d_model}, H={args.heads}, "
+          f"d = D/H = {args.d_model // args.heads}  ({kind})")
+    for what, symbolic, shape in rows:
+        print(f"  {what:<32}{symbolic:<20}{str(list(shape))}")
+    rows_sum, cols_sum = a.data.sum(axis=-1), a.data[0, 0].sum(axis=-2)
+    print(f"softmax runs along the key axis: every row of A sums to 1 (min "
+          f"{rows_sum.min():.6f}, max {rows_sum.max():.6f}); the columns of head 0 sum to "
+          f"{', '.join(f'{c:.3f}' for c in cols_sum)}: over queries it is no distribution")
+    return 0
