@@ -1,0 +1,52 @@
+"""The `microtensor` command: an argparse front end with one module per subcommand (train, sample, ...).
+
+Each subcommand module defines `add_parser(subparsers)`, which registers its flags and
+sets `run`, a function args -> exit status. Adding a subcommand means adding its
+module to COMMANDS. Heavy imports happen inside `run`, so `--help` stays fast.
+"""
+import argparse
+import os
+import sys
+
+from . import flops, sample, shapes, train
+
+COMMANDS = [train, sample, shapes, flops]
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="microtensor",
+        description="Train and sample a character-level GPT built on the microtensor "
+                    "autograd engine.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        command.add_parser(subparsers)
+    return parser
+
+
+def main(argv=None):
+    """Run the command line on argv (default sys.argv[1:]); returns the exit status.
+
+    Bad input (a missing file, an invalid setting) prints one `error:` line to stderr
+    and returns 1; argparse's usage errors return 2; Ctrl-C returns 130. Set the
+    environment variable MICROTENSOR_DEBUG=1 to see the traceback instead.
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # --help (0) or a usage error (2), already printed
+        return stop.code
+    try:
+        return args.run(args) or 0
+    except KeyboardInterrupt:
+        print("microtensor: interrupted", file=sys.stderr)
+        return 130
+    except (OSError, ValueError, RuntimeError) as error:
+        if os.environ.get("MICROTENSOR_DEBUG"):
+            raise
+        print(f"microtensor {args.command}: error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""models: the character-level GPT, its tokenizer, data, checkpoints and training loop, built on `nn` and `microtensor`."""
+from .gpt import GPT, GPTConfig
+from .tokenizer import CharTokenizer
+
+__all__ = ["GPT", "GPTConfig", "CharTokenizer"]

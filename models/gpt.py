@@ -1,0 +1,209 @@
+"""A decoder-only GPT language model: token + position embeddings, a stack of pre-norm Transformer blocks, a tied LM head.
+
+References: Radford et al. 2019, "Language Models are Unsupervised Multitask Learners"
+(GPT-2); Vaswani et al. 2017, "Attention Is All You Need"; Karpathy, nanoGPT `model.py`
+(the same architecture and initialisation, written here from scratch on microtensor).
+"""
+import math
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+import microtensor
+import microtensor.functional as F
+import nn
+from microtensor import Tensor
+
+
+@dataclass
+class GPTConfig:
+    """The shape of a GPT. `n_embd` must be divisible by `n_head`; the MLP is 4 * n_embd wide.
+
+    bias: biases in every Linear and LayerNorm (False is nanoGPT's slightly better, faster choice).
+    norm_first: pre-norm blocks (GPT-2) if True, the 2017 post-norm if False.
+    activation: "gelu" (GPT-2) or "relu" (the 2017 Transformer).
+    """
+
+    vocab_size: int
+    block_size: int
+    n_layer: int
+    n_head: int
+    n_embd: int
+    dropout: float = 0.0
+    bias: bool = True
+    norm_first: bool = True
+    activation: str = "gelu"
+
+    def __post_init__(self):
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"GPTConfig: {name} must be a positive integer; got {value!r}")
+        if self.n_embd % self.n_head:
+            raise ValueError(f"GPTConfig: n_embd={self.n_embd} must be divisible by "
+                             f"n_head={self.n_head} (each head gets n_embd / n_head dims)")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"GPTConfig: dropout must be in [0, 1); got {self.dropout}")
+        if self.activation not in ("gelu", "relu"):
+            raise ValueError(f"GPTConfig: activation must be 'gelu' or 'relu'; "
+                             f"got {self.activation!r}")
+
+    def to_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        """Inverse of `to_dict`; raises ValueError naming unknown or missing fields."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"GPTConfig: unknown fields {unknown}")
+        try:
+            return cls(**d)
+        except TypeError as error:  # a required field is missing
+            raise ValueError(f"GPTConfig: {error}") from None
+
+
+class GPT(nn.Module):
+    """idx [B, T] int -> logits [B, T, vocab_size]: next-token scores at every position.
+
+    Sub-modules: wte (token embedding [V, D]), wpe (position embedding [block_size, D]),
+    drop, blocks (n_layer TransformerBlocks), ln_f (final LayerNorm). The LM head is
+    tied to wte: logits = x @ wte.weight.T, so one [V, D] matrix both reads tokens in
+    and scores them out (Press & Wolf 2017).
+    """
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        c = config
+        self.wte = nn.Embedding(c.vocab_size, c.n_embd)
+        self.wpe = nn.Embedding(c.block_size, c.n_embd)
+        self.drop = nn.Dropout(c.dropout)
+        self.blocks = nn.ModuleList(
+            nn.TransformerBlock(c.n_embd, c.n_head, 4 * c.n_embd, dropout=c.dropout,
+                                norm_first=c.norm_first, activation=c.activation, bias=c.bias)
+            for _ in range(c.n_layer))
+        self.ln_f = nn.LayerNorm(c.n_embd, bias=c.bias)
+        init_gpt2_weights(self, c.n_layer)
+
+    def forward(self, idx, targets=None, kv_caches=None):
+        """Logits for every position, and the mean cross-entropy against `targets` if given.
+
+        Args:
+            idx: int token ids [B, T] (numpy array or Tensor), T <= block_size.
+            targets: int ids [B, T], the next token at each position, or None.
+            kv_caches: one nn.KVCache per block, for generation: idx then holds only the
+                new tokens, which sit at positions len(cache) .. len(cache) + T - 1.
+        Returns:
+            (logits [B, T, vocab_size] float32 Tensor, loss scalar Tensor or None).
+        Raises:
+            ValueError: idx is not 2-D, or the positions run past block_size.
+        """
+        idx = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+        if idx.ndim != 2:
+            raise ValueError(f"GPT: idx must be [B, T] token ids; got shape {idx.shape}")
+        start = len(kv_caches[0]) if kv_caches else 0
+        T = idx.shape[1]
+        if start + T > self.config.block_size:
+            raise ValueError(f"GPT: sequence length {start + T} exceeds block_size "
+                             f"{self.config.block_size}; crop idx to its last "
+                             f"{self.config.block_size} tokens")
+        pos = np.arange(start, start + T)                   # [T]
+        x = self.wte(idx) + self.wpe(pos)                   # [B, T, D]  tokens + positions
+        x = self.drop(x)
+        caches = kv_caches if kv_caches else [None] * len(self.blocks)
+        for block, cache in zip(self.blocks, caches):
+            x = block(x, kv_cache=cache)                    # [B, T, D]
+        x = self.ln_f(x)                                    # [B, T, D]
+        logits = x @ self.wte.weight.T                      # [B, T, V]  tied LM head
+        loss = None if targets is None else F.cross_entropy(logits, targets)
+        return logits, loss
+
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
+        """Extend each row of idx [B, T] by max_new_tokens sampled tokens -> [B, T + max_new_tokens].
+
+        Each step feeds the context, takes the last position's logits / temperature, keeps
+        the top_k largest (top_k=1 is greedy decoding: argmax, no randomness) and samples
+        from the softmax with microtensor's package generator (see `manual_seed`).
+
+        With use_cache, the prompt is run once (prefill) to fill one KVCache per block,
+        then each step runs only the newest token against the cached keys and values.
+        The position embedding only has block_size rows, so once the sequence is longer
+        than block_size the window must slide: every position shifts, the cached keys
+        are no longer valid, and each step falls back to recomputing the last block_size
+        tokens from scratch, as use_cache=False does at every step.
+
+        Runs under no_grad and in the current train/eval mode: call model.eval() first
+        so that dropout is off. Returns the same kind as idx: a Tensor for a Tensor,
+        otherwise an int64 numpy array. Raises ValueError for an empty prompt,
+        temperature <= 0 or top_k < 1.
+        """
+        was_tensor = isinstance(idx, Tensor)
+        idx = np.asarray(idx.data if was_tensor else idx, dtype=np.int64)
+        if idx.ndim != 2 or idx.shape[1] == 0:
+            raise ValueError(f"generate: idx must be [B, T] with T >= 1; got shape {idx.shape}")
+        if temperature <= 0:
+            raise ValueError(f"generate: temperature must be > 0; got {temperature} "
+                             "(use top_k=1 for greedy decoding)")
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"generate: top_k must be >= 1 or None; got {top_k}")
+        block_size = self.config.block_size
+        caches = None
+        with microtensor.no_grad():
+            for _ in range(max_new_tokens):
+                if not use_cache or idx.shape[1] > block_size:
+                    caches = None                           # window slides: recompute
+                    logits, _ = self(idx[:, -block_size:])
+                elif caches is None:                        # prefill the whole prompt
+                    caches = [nn.KVCache() for _ in self.blocks]
+                    logits, _ = self(idx, kv_caches=caches)
+                else:                                       # decode: only the newest token
+                    logits, _ = self(idx[:, -1:], kv_caches=caches)
+                next_id = sample_next(logits.data[:, -1, :], temperature, top_k)  # [B]
+                idx = np.concatenate([idx, next_id[:, None]], axis=1)
+        return Tensor(idx) if was_tensor else idx
+
+    def num_parameters(self, non_embedding=False):
+        """Number of learnable scalars (the tied wte counted once); non_embedding leaves out wpe."""
+        n = sum(p.size for p in self.parameters())
+        return n - self.wpe.weight.size if non_embedding else n
+
+
+def sample_next(logits, temperature=1.0, top_k=None):
+    """One token id per row from logits [B, V] (numpy) -> int64 [B]; top_k=1 is argmax."""
+    if top_k == 1:
+        return logits.argmax(axis=-1).astype(np.int64)
+    z = logits.astype(np.float64) / temperature             # [B, V]
+    if top_k is not None and top_k < z.shape[-1]:
+        kth = np.partition(z, -top_k, axis=-1)[:, -top_k, None]  # [B, 1]  k-th largest
+        z = np.where(z < kth, -np.inf, z)
+    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)                      # [B, V]  softmax
+    u = microtensor.random.generator().random((z.shape[0], 1))  # inverse-CDF sampling
+    ids = (p.cumsum(axis=-1) <= u).sum(axis=-1)         # first i with cumsum[i] > u
+    return np.minimum(ids, z.shape[-1] - 1).astype(np.int64)
+
+
+def init_gpt2_weights(model, n_layer, std=0.02):
+    """GPT-2's initialisation, in place: every Linear and Embedding weight ~ N(0, std²), biases 0.
+
+    The projections that write into the residual stream (attn.out_proj, mlp.proj) get
+    std / sqrt(2 * n_layer): each block adds two of them to the stream, and scaling by
+    1/sqrt(number of additions) keeps its variance from growing with depth (GPT-2 §2.3).
+    LayerNorms keep weight 1, bias 0.
+    """
+    rng = microtensor.random.generator()
+
+    def normal_(param, s):
+        param.data[...] = rng.normal(0.0, s, size=param.shape)
+
+    for _, module in model.named_modules():
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            normal_(module.weight, std)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            module.bias.data[...] = 0.0
+    residual_std = std / math.sqrt(2 * n_layer)
+    for name, param in model.named_parameters():
+        if name.endswith(("attn.out_proj.weight", "mlp.proj.weight")):
+            normal_(param, residual_std)

@@ -1,0 +1,74 @@
+"""A character-level tokenizer: each distinct character of the training text is one token (as nanoGPT's shakespeare_char).
+
+References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py`.
+"""
+import numpy as np
+
+from microtensor import Tensor
+
+
+class CharTokenizer:
+    """Maps characters to integer ids and back; the vocabulary is the sorted set of characters.
+
+    Ids are 0 .. vocab_size-1 in the order of `chars`, so two tokenizers built from texts with
+    the same characters agree.
+    """
+
+    def __init__(self, chars):
+        """chars: the vocabulary, a string or a sequence of one-character strings, no repeats.
+
+        Raises ValueError for an empty vocabulary, a repeated character or a multi-character entry.
+        """
+        chars = list(chars)
+        if not chars:
+            raise ValueError("CharTokenizer: the vocabulary is empty (no characters given)")
+        for ch in chars:
+            if not isinstance(ch, str) or len(ch) != 1:
+                raise ValueError(f"CharTokenizer: vocabulary entries must be single characters; "
+                                 f"got {ch!r}")
+        if len(set(chars)) != len(chars):
+            raise ValueError("CharTokenizer: the vocabulary repeats a character")
+        self.chars = chars
+        self.stoi = {ch: i for i, ch in enumerate(chars)}
+
+    @classmethod
+    def from_text(cls, text):
+        """The tokenizer whose vocabulary is every distinct character of `text`, sorted."""
+        return cls(sorted(set(text)))
+
+    @property
+    def vocab_size(self):
+        """Number of tokens V; ids lie in [0, V)."""
+        return len(self.chars)
+
+    def encode(self, text):
+        """str -> list[int] of length len(text).
+
+        Raises ValueError naming the first character that is not in the vocabulary.
+        """
+        try:
+            return [self.stoi[ch] for ch in text]
+        except KeyError as error:
+            ch = error.args[0]
+            raise ValueError(f"character {ch!r} (U+{ord(ch):04X}) at position {text.index(ch)} "
+                             f"is not in the tokenizer's vocabulary of {self.vocab_size} "
+                             "characters") from None
+
+    def decode(self, ids):
+        """ids (list, numpy array or Tensor of ints, any shape flattened) -> str.
+
+        Raises ValueError for an id outside [0, vocab_size).
+        """
+        if isinstance(ids, Tensor):
+            ids = ids.data
+        if isinstance(ids, np.ndarray):
+            ids = ids.reshape(-1).tolist()
+        out = []
+        for i in ids:
+            if not 0 <= i < self.vocab_size:
+                raise ValueError(f"token id {i} is outside the vocabulary [0, {self.vocab_size})")
+            out.append(self.chars[i])
+        return "".join(out)
+
+    def __repr__(self):
+        return f"CharTokenizer(vocab_size={self.vocab_size})"

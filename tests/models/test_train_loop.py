@@ -1,0 +1,101 @@
+"""The training loop: evaluations, metrics.jsonl, checkpoints, weight-decay groups, Ctrl-C."""
+import json
+
+import pytest
+
+import microtensor
+from models import GPT, GPTConfig
+from models import train as train_module
+from models.checkpoint import load_checkpoint
+from models.presets import PRESETS, TrainConfig, get_preset
+from models.train import configure_optimizer, train
+
+TEXT = "the quick brown fox jumps over the lazy dog. " * 40
+
+
+def small(**overrides):
+    kwargs = dict(n_layer=1, n_head=2, n_embd=16, block_size=16, batch_size=4, max_iters=7,
+                  eval_interval=3, eval_iters=2, warmup_iters=2)
+    kwargs.update(overrides)
+    return TrainConfig(**kwargs)
+
+
+def test_metrics_checkpoint_and_result(tmp_path, capsys):
+    result = train(small(), TEXT, tmp_path, progress=False)
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in records] == [0, 3, 6, 7]
+    for r in records:
+        assert set(r) == {"iter", "train_loss", "val_loss", "elapsed_s"}
+        assert isinstance(r["iter"], int) and all(isinstance(r[k], float) for k in
+                                                  ("train_loss", "val_loss", "elapsed_s"))
+    assert result["iter"] == 7 and result["val_loss"] == records[-1]["val_loss"]
+    assert "iter 7: train loss" in capsys.readouterr().out
+    model, tok, state = load_checkpoint(tmp_path)
+    assert state["iter"] == 7 and state["train_config"]["max_iters"] == 7
+    assert state["best_val_loss"] == min(r["val_loss"] for r in records)
+    assert tok.decode(tok.encode(TEXT)) == TEXT
+
+
+def test_rerun_starts_a_fresh_metrics_file(tmp_path):
+    train(small(), TEXT, tmp_path, progress=False)
+    train(small(max_iters=3), TEXT, tmp_path, progress=False)
+    assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 2
+
+
+def test_training_lowers_the_loss(tmp_path):
+    result = train(small(max_iters=60, eval_interval=60, eval_iters=4, learning_rate=1e-2),
+                   TEXT, tmp_path, progress=False)
+    first = json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[0])
+    assert result["train_loss"] < first["train_loss"] - 0.5
+
+
+def test_keyboard_interrupt_saves_a_checkpoint(tmp_path, monkeypatch):
+    calls = []
+    real_get_batch = train_module.get_batch
+
+    def get_batch_then_ctrl_c(*args):  # Ctrl-C arrives while drawing the third batch
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_get_batch(*args)
+
+    monkeypatch.setattr(train_module, "get_batch", get_batch_then_ctrl_c)
+    monkeypatch.setattr(train_module, "estimate_loss", lambda *a: {"train": 1.0, "val": 1.0})
+    with pytest.raises(KeyboardInterrupt):
+        train(small(max_iters=100, eval_interval=50), TEXT, tmp_path, progress=False)
+    _, _, state = load_checkpoint(tmp_path)
+    assert state["interrupted"] is True and state["iter"] == 2
+
+
+def test_grad_norm_bookkeeping_is_off_while_training(tmp_path, monkeypatch):
+    seen = []
+    real_clip = train_module.nn.utils.clip_grad_norm_
+
+    def spy(params, max_norm):
+        seen.append(microtensor.autograd._record_grad_norms)
+        return real_clip(params, max_norm)
+
+    monkeypatch.setattr(train_module.nn.utils, "clip_grad_norm_", spy)
+    train(small(max_iters=2), TEXT, tmp_path, progress=False)
+    assert seen == [False, False]
+    assert microtensor.autograd._record_grad_norms is True
+
+
+def test_weight_decay_only_on_matrices():
+    model = GPT(GPTConfig(vocab_size=5, block_size=4, n_layer=1, n_head=1, n_embd=4))
+    decay, no_decay = configure_optimizer(model, small(weight_decay=0.1)).param_groups
+    assert decay["weight_decay"] == 0.1 and no_decay["weight_decay"] == 0.0
+    assert all(p.ndim >= 2 for p in decay["params"]) and all(p.ndim < 2 for p in no_decay["params"])
+    assert len(decay["params"]) + len(no_decay["params"]) == len(model.parameters())
+
+
+def test_presets():
+    baby = PRESETS["baby"]
+    assert (baby.n_layer, baby.n_head, baby.n_embd, baby.block_size, baby.batch_size) == (4, 4, 128, 64, 12)
+    assert (baby.max_iters, baby.learning_rate, baby.min_lr, baby.beta2) == (2000, 1e-3, 1e-4, 0.99)
+    assert baby.bias is False and baby.dropout == 0.0
+    assert get_preset("tiny", max_iters=5).max_iters == 5
+    with pytest.raises(ValueError, match="unknown preset"):
+        get_preset("huge")
+    with pytest.raises(ValueError, match="n_embd"):
+        small(n_embd=15).validate()
