@@ -45,6 +45,10 @@ def add_parser(subparsers):
     p.add_argument("--preset", choices=sorted(PRESETS), default="baby",
                    help="starting settings, each overridable by its flag (default: %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--threads", metavar="N", type=int, default=1,
+                   help="threads for numpy's matrix products (default: %(default)s; the "
+                        "matrices are small, and several BLAS threads slow down tenfold "
+                        "when another program shares the cores)")
     settings = p.add_argument_group("settings (defaults from the preset)")
     for field in dataclasses.fields(TrainConfig):
         name = field.name
@@ -62,6 +66,8 @@ def add_parser(subparsers):
 
 
 def run(args):
+    from threadpoolctl import threadpool_limits
+
     from models.data import DEFAULT_CORPUS_NAME, default_corpus, load_text
     from models.presets import TrainConfig, get_preset
     from models.train import train
@@ -72,7 +78,10 @@ def run(args):
         text, source = load_text(args.data), f"data file {args.data!r}"
     else:
         text, source = default_corpus(), DEFAULT_CORPUS_NAME
-    result = train(config, text, args.out, source=source, progress=not args.quiet)
+    if args.threads < 1:
+        raise ValueError(f"--threads must be >= 1; got {args.threads}")
+    with threadpool_limits(limits=args.threads, user_api="blas"):
+        result = train(config, text, args.out, source=source, progress=not args.quiet)
     print(f"done in {result['elapsed_s']:.1f} s: train loss {result['train_loss']:.4f}, "
           f"val loss {result['val_loss']:.4f}; checkpoint in {args.out}")
     return 0
