@@ -8,9 +8,9 @@ import argparse
 import os
 import sys
 
-from . import flops, sample, shapes, train
+from . import attention, flops, gradflow, graph, plot_loss, sample, shapes, train
 
-COMMANDS = [train, sample, shapes, flops]
+COMMANDS = [train, sample, graph, attention, gradflow, plot_loss, shapes, flops]
 
 
 def build_parser():

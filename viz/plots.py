@@ -4,7 +4,9 @@ Each function returns a `matplotlib.figure.Figure` (shown inline in Jupyter; sav
 `fig.savefig("x.png")`). Figures are built without pyplot so they work with no display.
 """
 import json
+import os
 
+import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -35,47 +37,79 @@ def attention_heatmap(weights, chars, layers=None, heads=None, title=None):
     layers = list(range(n_layers)) if layers is None else list(layers)
     heads = list(range(n_heads)) if heads is None else list(heads)
     labels = printable(chars)
+    # a weight of exactly 0 is a blocked key (exp(−∞) = 0; softmax gives no other zero):
+    # grey, so the causal mask reads apart from weights that are merely small
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#d9d9d9")
+    w = np.ma.masked_equal(w, 0.0)
     cell = max(2.2, 0.22 * t_k)
     fig = Figure(figsize=(cell * n_heads + 1.0, cell * n_layers + 0.8), layout="constrained")
     axes = fig.subplots(n_layers, n_heads, squeeze=False)
     for i in range(n_layers):
         for j in range(n_heads):
             ax = axes[i][j]
-            image = ax.imshow(w[i, j], vmin=0, vmax=1, cmap="viridis")
+            image = ax.imshow(w[i, j], vmin=0, vmax=1, cmap=cmap)
             ax.set_title(f"layer {layers[i]}, head {heads[j]}", fontsize=9)
             ax.set_xticks(range(t_k), labels, fontsize=7)
             ax.set_yticks(range(t_q), labels[t_k - t_q:], fontsize=7)
             ax.set_xlabel("key", fontsize=8)
             ax.set_ylabel("query", fontsize=8)
-    fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
+    fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight (grey: blocked key)")
     if title:
         fig.suptitle(title)
     return fig
 
 
-def gradient_flow(series, title="Gradient norm along the residual stream at initialisation"):
-    """Lines of ‖∂L/∂x_l‖ at the input of each block l, one line per model (log scale).
+def gradient_flow(series, title="Gradient norm along the residual stream"):
+    """‖∂L/∂x_l‖ at the input of each block l, one line per model, log scale.
 
     Args:
-        series: {label: [norm at block 0, block 1, ...]}, e.g. pre-norm vs post-norm.
+        series: {label: [norm at block 0, block 1, ...]} for one panel, e.g. pre-norm vs
+            post-norm; or {panel title: {label: [norms]}} for panels side by side, e.g.
+            "at initialisation" and "after 100 steps".
+    Raises ValueError for an empty series or a norm that is not positive.
     """
-    fig = Figure(figsize=(6.4, 4.0), layout="constrained")
-    ax = fig.subplots()
-    for label, norms in series.items():
-        ax.plot(range(len(norms)), norms, marker="o", label=label)
-    ax.set_yscale("log")
-    ax.set_xlabel("block index l (0 = nearest the input)")
-    ax.set_ylabel("‖∂L/∂x_l‖ at the block input")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    panels = series if series and all(isinstance(v, dict) for v in series.values()) else {"": series}
+    if not series or not all(p and all(len(n) for n in p.values()) for p in panels.values()):
+        raise ValueError("gradient_flow: nothing to plot; give {label: [norm per block]}")
+    for lines in panels.values():
+        for label, norms in lines.items():
+            if not all(n > 0 for n in norms):
+                raise ValueError(f"gradient_flow: {label!r} has a norm <= 0 (or NaN): {list(norms)}")
+    fig = Figure(figsize=(4.8 * len(panels) + 0.4, 4.0), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+    for ax, (panel, lines) in zip(axes, panels.items()):
+        for label, norms in lines.items():
+            ax.plot(range(len(norms)), norms, marker="o", label=label)
+        ax.set_yscale("log")
+        ax.set_xlabel("block l (0 = nearest the input)")
+        ax.set_title(panel, fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("‖∂L/∂x_l‖ at the input of block l")
+    fig.suptitle(title, fontsize=11)
     return fig
 
 
 def read_metrics(path):
-    """The evaluation records of a training run: one JSON object per line of metrics.jsonl."""
+    """The evaluation records of a training run: one JSON object per line of metrics.jsonl.
+
+    Raises ValueError naming the line that is not JSON or lacks iter/train_loss/val_loss.
+    """
+    records = []
     with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}, line {number}: not JSON ({error.msg})") from None
+            missing = [k for k in ("iter", "train_loss", "val_loss")
+                       if not isinstance(record, dict) or k not in record]
+            if missing:
+                raise ValueError(f"{path}, line {number}: missing {missing}")
+            records.append(record)
+    return records
 
 
 def loss_curve(metrics, title="Training and validation loss"):
@@ -85,7 +119,7 @@ def loss_curve(metrics, title="Training and validation loss"):
         metrics: a path to metrics.jsonl, or the list of records itself.
     Raises ValueError if there is no record to plot.
     """
-    records = read_metrics(metrics) if isinstance(metrics, str) else list(metrics)
+    records = read_metrics(metrics) if isinstance(metrics, (str, os.PathLike)) else list(metrics)
     if not records:
         raise ValueError("loss_curve: no evaluation records to plot")
     iters = [r["iter"] for r in records]

@@ -46,7 +46,9 @@ class GradScale:
         return {"color": _mix(t), "penwidth": f"{0.6 + 4.4 * t:.2f}"}
 
     def legend(self):
-        return f"edge width and colour: ‖∂L/∂x‖ on a log scale, {10 ** self.lo:.1e} (thin) to {10 ** self.hi:.1e} (thick)"
+        return (f"edge width and colour: the ‖∂L/∂x‖ sent back along it, log scale\n"
+                f"from {10 ** self.lo:.1e} (thin, grey) to {10 ** self.hi:.1e} (thick, red); "
+                f"‖g‖ in a box: ‖∂L/∂(its output)‖")
 
 
 def fmt_norm(norm):

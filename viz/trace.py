@@ -33,6 +33,7 @@ class Edge:
     dst: int
     slot: int
     grad_norm: float = None
+    label: str = ""  # what the edge carries, when the boxes do not say (a folded module's weight)
 
 
 def _leaf_node(tensor):

@@ -1,0 +1,68 @@
+"""`microtensor attention`: heatmaps of the attention weights A = softmax(QKᵀ/√d_k + M) of a trained GPT on a prompt, per layer and head (notes 3.1–3.5)."""
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        "attention", help="draw a trained model's attention weights on a prompt",
+        description="Run a checkpoint on a prompt and draw each head's attention weights as a "
+                    "heatmap: queries (the characters) down, keys across; each row sums to 1, "
+                    "and the causal mask leaves the upper triangle empty.")
+    p.add_argument("--checkpoint", metavar="DIR", required=True,
+                   help="a checkpoint directory written by `microtensor train`")
+    p.add_argument("--prompt", metavar="TEXT", required=True,
+                   help="the characters to run (the last block_size of them are kept)")
+    p.add_argument("--output", "-o", metavar="FILE", required=True,
+                   help="picture to write: .png, .svg or .pdf")
+    p.add_argument("--layer", metavar="L", type=int,
+                   help="draw only this layer (0 = nearest the input; default: all)")
+    p.add_argument("--head", metavar="H", type=int, help="draw only this head (default: all)")
+    p.set_defaults(run=run)
+
+
+def attention_weights(model, ids):
+    """Attention weights [L, H, T, T] of `model` (a GPT) for one sequence of token ids [T]."""
+    import numpy as np
+
+    import microtensor
+
+    model.eval()
+    with microtensor.no_grad():
+        model(np.asarray([ids], dtype=np.int64))
+    return np.stack([block.attn.last_attention.data[0] for block in model.blocks])
+
+
+def _pick(value, count, flag):
+    if value is None:
+        return list(range(count))
+    if not 0 <= value < count:
+        raise ValueError(f"{flag} {value} is out of range: the model has {count} "
+                         f"(0 .. {count - 1})")
+    return [value]
+
+
+def run(args):
+    from models.checkpoint import load_checkpoint
+    import viz
+    from viz.save import picture_format
+
+    picture_format(args.output)  # a bad suffix fails before the model is loaded
+    model, tokenizer, _ = load_checkpoint(args.checkpoint)
+    if not args.prompt:
+        raise ValueError("--prompt must not be empty")
+    text = args.prompt[-model.config.block_size:]
+    if len(text) < len(args.prompt):
+        print(f"note: the prompt is longer than the block size; keeping its last {len(text)} "
+              "characters")
+    try:
+        ids = tokenizer.encode(text)
+    except ValueError as error:
+        raise ValueError(f"--prompt: {error}") from None
+    layers = _pick(args.layer, model.config.n_layer, "--layer")
+    heads = _pick(args.head, model.config.n_head, "--head")
+    weights = attention_weights(model, ids)[layers][:, heads]    # [L', H', T, T]
+    figure = viz.attention_heatmap(weights, list(text), layers, heads,
+                                   title=f"attention weights A on {text!r}")
+    viz.save_figure(figure, args.output)
+    print(f"wrote {args.output}: {len(layers)} layer(s) x {len(heads)} head(s) over "
+          f"{len(text)} characters")
+    return 0

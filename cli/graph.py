@@ -1,0 +1,137 @@
+"""`microtensor graph`: draw the computation graph of one training step (forward and backward) of a GPT, with gradient norms.
+
+The picture is `viz.draw_graph` of the loss after `loss.backward()`; Graphviz's `dot` lays it
+out. A model comes from a preset (fresh weights) or from a checkpoint of `microtensor train`.
+"""
+import os
+import re
+import time
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        "graph", help="draw the computation graph of one training step",
+        description="Run one training step (forward and backward) of a GPT on a small batch "
+                    "and draw its computation graph: one box per op, edges as wide and red as "
+                    "the gradient that flowed back along them, one dashed cluster per module. "
+                    "--depth folds modules into single boxes; --focus draws the inside of one.")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--checkpoint", metavar="DIR",
+                        help="a checkpoint directory written by `microtensor train`")
+    source.add_argument("--preset", metavar="NAME",
+                        help="a freshly initialised model of this preset: baby or tiny "
+                             "(the default: baby)")
+    p.add_argument("--n-layer", metavar="N", type=int,
+                   help="with --preset: this many blocks instead of the preset's")
+    p.add_argument("--depth", metavar="N", type=int,
+                   help="fold modules N levels down into one box each (1: embeddings, blocks "
+                        "and final norm; default: draw every op)")
+    p.add_argument("--focus", metavar="MODULE",
+                   help="draw only the inside of this module, e.g. blocks.0.attn (then "
+                        "--depth counts from it)")
+    p.add_argument("--format", choices=["svg", "png", "pdf", "dot"],
+                   help="picture format (default: from the --output suffix, else svg)")
+    p.add_argument("--output", "-o", metavar="FILE", required=True,
+                   help="where to write the picture")
+    p.add_argument("--rankdir", choices=["TB", "LR"], default="TB",
+                   help="layout direction: top to bottom or left to right (default: %(default)s)")
+    p.add_argument("--batch-size", metavar="B", type=int, default=2,
+                   help="sequences in the batch (default: %(default)s)")
+    p.add_argument("--seq-len", metavar="T", type=int, default=16,
+                   help="characters per sequence, at most the model's block size "
+                        "(default: %(default)s)")
+    p.add_argument("--show-saved", action="store_true",
+                   help="list in each op box the arrays it saved for backward")
+    p.add_argument("--forward-only", action="store_true",
+                   help="draw the forward graph, without running backward()")
+    p.add_argument("--seed", metavar="S", type=int, default=0,
+                   help="random seed for the weights and the batch (default: %(default)s)")
+    p.set_defaults(run=run)
+
+
+def output_path(output, fmt):
+    """(path, format): the format from --format or the suffix; a missing suffix is added.
+
+    Raises ValueError when --format and the suffix disagree or the suffix is unknown.
+    """
+    suffix = os.path.splitext(output)[1].lstrip(".").lower()
+    if not suffix:
+        fmt = fmt or "svg"
+        return f"{output}.{fmt}", fmt
+    if suffix not in ("svg", "png", "pdf", "dot"):
+        raise ValueError(f"--output {output!r}: unknown suffix .{suffix}; use .svg, .png, .pdf "
+                         "or .dot (or give --format)")
+    if fmt and fmt != suffix:
+        raise ValueError(f"--format {fmt} does not match --output {output!r}")
+    return output, suffix
+
+
+def training_batch(tokenizer, batch_size, seq_len):
+    """x, y int64 [B, T]: windows of the built-in corpus (characters outside the vocabulary
+    dropped), or random ids when too little of it is left."""
+    import numpy as np
+
+    import microtensor
+    from models.data import default_corpus, get_batch
+
+    ids = np.array([tokenizer.stoi[c] for c in default_corpus() if c in tokenizer.stoi],
+                   dtype=np.int64)
+    if len(ids) > seq_len:
+        return get_batch(ids, batch_size, seq_len)
+    ids = microtensor.random.generator().integers(0, tokenizer.vocab_size,
+                                                  size=(batch_size, seq_len + 1))
+    return ids[:, :-1], ids[:, 1:]
+
+
+def load_model(args):
+    """(model, tokenizer) from --checkpoint, or a fresh model of --preset (default baby)."""
+    from models import GPT, GPTConfig, CharTokenizer
+    from models.checkpoint import load_checkpoint
+    from models.data import default_corpus
+    from models.presets import get_preset
+
+    if args.checkpoint:
+        if args.n_layer is not None:
+            raise ValueError("--n-layer goes with --preset; a checkpoint fixes its own depth")
+        model, tokenizer, _ = load_checkpoint(args.checkpoint)
+        return model, tokenizer
+    c = get_preset(args.preset or "baby", n_layer=args.n_layer).validate()
+    tokenizer = CharTokenizer.from_text(default_corpus())
+    model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, block_size=c.block_size,
+                          n_layer=c.n_layer, n_head=c.n_head, n_embd=c.n_embd,
+                          dropout=c.dropout, bias=c.bias, norm_first=c.norm_first,
+                          activation=c.activation))
+    return model, tokenizer
+
+
+def run(args):
+    import microtensor
+    import viz
+
+    path, fmt = output_path(args.output, args.format)
+    for name in ("batch_size", "seq_len"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1; got {getattr(args, name)}")
+    microtensor.manual_seed(args.seed)
+    model, tokenizer = load_model(args)
+    if args.seq_len > model.config.block_size:
+        raise ValueError(f"--seq-len {args.seq_len} exceeds the model's block size "
+                         f"{model.config.block_size}")
+    model.train()  # one training step: dropout, if the model has any, is on
+    x, y = training_batch(tokenizer, args.batch_size, args.seq_len)
+
+    start = time.perf_counter()
+    _, loss = model(x, y)
+    if not args.forward_only:
+        loss.backward()
+    stepped = time.perf_counter()
+    graph = viz.draw_graph(loss, depth=args.depth, focus=args.focus,
+                           show_saved=args.show_saved, rankdir=args.rankdir)
+    drawn = time.perf_counter()
+    viz.save(graph, path)
+    saved = time.perf_counter()
+    boxes = sum(1 for line in graph.body if re.match(r"\s*n\d+ \[", line))  # node statements
+    writer = "write" if fmt == "dot" else "dot"
+    print(f"wrote {path}: {boxes} boxes; step {stepped - start:.2f} s, "
+          f"graph {drawn - stepped:.2f} s, {writer} {saved - drawn:.2f} s")
+    return 0
