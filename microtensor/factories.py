@@ -1,0 +1,18 @@
+"""Functions that build tensors from shapes or from other tensors: `zeros` and `cat` (PyTorch's names)."""
+import numpy as np
+
+from .ops.shape import Cat
+from .tensor import Tensor
+
+
+def zeros(*shape, requires_grad=False, dtype="float32"):
+    """A tensor of zeros, float32 unless `dtype` says otherwise; shape as ints or one tuple."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return Tensor(np.zeros(shape, dtype=dtype), requires_grad=requires_grad)
+
+
+def cat(tensors, axis=0):
+    """Join tensors along an existing axis (as `torch.cat`); the gradient is split back to each."""
+    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    return Cat(axis)(*tensors)
