@@ -1,4 +1,5 @@
 """`microtensor flops`: measure one multi-head attention layer's FLOPs and attention memory with microtensor.profile() and compare with the notes' formulas (3.8)."""
+from .sizes import add_size_flags, check_sizes
 
 
 def add_parser(subparsers):
@@ -7,10 +8,7 @@ def add_parser(subparsers):
         description="Run one multi-head self-attention forward under microtensor.profile() "
                     "and compare the counted FLOPs with 8BTD² (projections) and 4BT²D "
                     "(QKᵀ and AV), and the attention matrix with B·H·T² elements.")
-    p.add_argument("--batch", metavar="B", type=int, default=2, help="batch size (default: 2)")
-    p.add_argument("--seq", metavar="T", type=int, default=64, help="sequence length (default: 64)")
-    p.add_argument("--d-model", metavar="D", type=int, default=128, help="model width (default: 128)")
-    p.add_argument("--heads", metavar="H", type=int, default=4, help="number of heads (default: 4)")
+    add_size_flags(p, seq=64, d_model=128, heads=4)
     p.set_defaults(run=run)
 
 
@@ -39,11 +37,7 @@ def measure(batch, seq, d_model, heads):
 
 
 def run(args):
-    for name in ("batch", "seq", "d_model", "heads"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1; got {getattr(args, name)}")
-    if args.d_model % args.heads:
-        raise ValueError(f"--d-model {args.d_model} is not divisible by --heads {args.heads}")
+    check_sizes(args)
     rows, prof = measure(args.batch, args.seq, args.d_model, args.heads)
     print(f"one multi-head self-attention layer, B={args.batch}, T={args.seq}, "
           f"D={args.d_model}, H={args.heads} (a multiply-add counts 2 FLOPs)")

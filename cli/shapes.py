@@ -1,4 +1,5 @@
 """`microtensor shapes`: run one multi-head attention forward and print each tensor's shape, read off the tensors themselves (notes 3.1 and 3.5's closed-book check)."""
+from .sizes import add_size_flags, check_sizes
 
 
 def add_parser(subparsers):
@@ -9,22 +10,12 @@ def add_parser(subparsers):
                     "context and the merged output, as recorded in the computation graph. "
                     "With --kv-seq it is cross-attention: the queries come from the input "
                     "and the keys and values from a second sequence of that length.")
-    p.add_argument("--batch", metavar="B", type=int, default=2, help="batch size (default: 2)")
-    p.add_argument("--seq", metavar="T", type=int, default=5, help="sequence length (default: 5)")
-    p.add_argument("--d-model", metavar="D", type=int, default=24, help="model width (default: 24)")
-    p.add_argument("--heads", metavar="H", type=int, default=3, help="number of heads (default: 3)")
+    add_size_flags(p, seq=5, d_model=24, heads=3)
     p.add_argument("--kv-seq", metavar="T_K", type=int, default=None,
                    help="length of the sequence the keys and values come from: cross-attention "
                         "(default: causal self-attention, T_k = T)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.set_defaults(run=run)
-
-
-def _positive(args, *names):
-    for name in names:
-        value = getattr(args, name, None)
-        if value is not None and value < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1; got {value}")
 
 
 def attention_shapes(batch, seq, d_model, heads, seed=0, kv_seq=None):
@@ -76,9 +67,7 @@ def attention_shapes(batch, seq, d_model, heads, seed=0, kv_seq=None):
 
 def run(args):
     kv_seq = getattr(args, "kv_seq", None)
-    _positive(args, "batch", "seq", "d_model", "heads", "kv_seq")
-    if args.d_model % args.heads:
-        raise ValueError(f"--d-model {args.d_model} is not divisible by --heads {args.heads}")
+    check_sizes(args, "kv_seq")
     rows, a = attention_shapes(args.batch, args.seq, args.d_model, args.heads, args.seed, kv_seq)
     kind = ("causal self-attention" if kv_seq is None
             else f"cross-attention, T_k = {kv_seq} keys and values")

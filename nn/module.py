@@ -122,29 +122,6 @@ class Module:
         return head + (")" if not children else "\n" + "\n".join(children) + "\n)")
 
 
-class Sequential(Module):
-    """Runs its modules one after another: `Sequential(a, b)(x) == b(a(x))`."""
-
-    def __init__(self, *modules):
-        super().__init__()
-        for i, m in enumerate(modules):
-            setattr(self, str(i), m)
-
-    def __iter__(self):
-        return (m for _, m in self.named_children())
-
-    def __len__(self):
-        return sum(1 for _ in self.named_children())
-
-    def __getitem__(self, i):
-        return list(self)[i]
-
-    def forward(self, x):
-        for m in self:
-            x = m(x)
-        return x
-
-
 class ModuleList(Module):
     """A list of modules whose parameters are registered (`blocks.0...`, `blocks.1...`)."""
 
@@ -154,7 +131,7 @@ class ModuleList(Module):
             self.append(m)
 
     def append(self, module):
-        setattr(self, str(len(self)), module)
+        setattr(self, str(len(self)), module)  # attribute "0", "1", ...: found by named_children
         return self
 
     def __iter__(self):
@@ -165,3 +142,15 @@ class ModuleList(Module):
 
     def __getitem__(self, i):
         return list(self)[i]
+
+
+class Sequential(ModuleList):
+    """Runs its modules one after another: `Sequential(a, b)(x) == b(a(x))`."""
+
+    def __init__(self, *modules):
+        super().__init__(modules)
+
+    def forward(self, x):
+        for m in self:
+            x = m(x)
+        return x
