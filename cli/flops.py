@@ -1,4 +1,5 @@
 """`microtensor flops`: measure one multi-head attention layer's FLOPs and attention memory with microtensor.profile() and compare with the notes' formulas (3.8)."""
+
 from .sizes import add_size_flags, check_sizes
 
 

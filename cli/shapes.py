@@ -1,4 +1,5 @@
 """`microtensor shapes`: run one multi-head attention forward and print each tensor's shape, read off the tensors themselves (notes 3.1 and 3.5's closed-book check)."""
+
 from .sizes import add_size_flags, check_sizes
 
 
