@@ -140,11 +140,6 @@ class Function:
             out._node = self
         return out
 
-    def forward(self, *arrays):
-        raise NotImplementedError(f"{type(self).__name__} must define forward")
-
-    def backward(self, grad):
-        raise NotImplementedError(f"{type(self).__name__} must define backward")
 
 
 # Noting |grad| at every edge costs one dot product per edge; the pictures need it, a
