@@ -26,7 +26,8 @@ class Module:
         self._path = ""
 
     def forward(self, *args, **kwargs):
-        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+        raise TypeError(f"{type(self).__name__} has no forward(): every Module subclass "
+                        "defines what calling it computes")
 
     def __call__(self, *args, **kwargs):
         if not autograd.inside_module():
