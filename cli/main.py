@@ -38,6 +38,9 @@ def main(argv=None):
         return stop.code
     try:
         return args.run(args) or 0
+    except BrokenPipeError:  # e.g. `microtensor shapes | head -1`: the reader left early
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("microtensor: interrupted", file=sys.stderr)
         return 130

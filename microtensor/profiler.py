@@ -90,6 +90,7 @@ class Profile:
         for op, (calls, flops, nbytes) in self.by_op().items():
             lines.append(f"{op:<16}{calls:>7}{flops:>16,}{nbytes:>16,}")
         lines.append(f"{'total':<16}{len(self.records):>7}{self.flops():>16,}{self.saved_bytes():>16,}")
+        lines.append("(the total counts an array kept by two ops once, e.g. A by softmax and AV)")
         return "\n".join(lines)
 
 

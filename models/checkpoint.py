@@ -71,11 +71,17 @@ def load_checkpoint(out_dir):
     each naming the path.
     """
     out_dir = os.fspath(out_dir)
+    if os.path.isfile(out_dir):
+        raise FileNotFoundError(f"{out_dir!r} is a file; give the checkpoint directory that "
+                                f"holds {WEIGHTS_FILE} and {CONFIG_FILE}")
     if not os.path.isdir(out_dir):
         raise FileNotFoundError(f"checkpoint directory {out_dir!r} does not exist "
                                 "(train one with `microtensor train --out DIR`)")
     weights_path = os.path.join(out_dir, WEIGHTS_FILE)
     config_path = os.path.join(out_dir, CONFIG_FILE)
+    if not os.path.exists(config_path) and not os.path.exists(weights_path):
+        raise FileNotFoundError(f"no checkpoint in {out_dir!r} (no {CONFIG_FILE} or "
+                                f"{WEIGHTS_FILE}); train one with `microtensor train --out DIR`")
     for path in (config_path, weights_path):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"incomplete checkpoint in {out_dir!r}: "

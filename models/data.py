@@ -73,17 +73,18 @@ def split_ids(ids, block_size, source="the text"):
     return train, val
 
 
-def get_batch(ids, batch_size, block_size):
+def get_batch(ids, batch_size, block_size, generator=None):
     """A random batch of windows from ids [N] (int): x, y int64 numpy arrays [B, T].
 
     y is x shifted left by one: y[b, t] is the token that follows x[b, t]. Offsets are
-    drawn from microtensor's package generator, so `manual_seed` repeats them.
-    Raises ValueError if ids is shorter than block_size + 1.
+    drawn from `generator`, by default microtensor's package generator, so
+    `manual_seed` repeats them. Raises ValueError if ids is shorter than block_size + 1.
     """
     if len(ids) < block_size + 1:
         raise ValueError(f"get_batch: {len(ids)} tokens cannot fill a window of "
                          f"block_size + 1 = {block_size + 1}")
-    starts = microtensor.random.generator().integers(0, len(ids) - block_size, size=batch_size)
+    generator = generator or microtensor.random.generator()
+    starts = generator.integers(0, len(ids) - block_size, size=batch_size)
     window = starts[:, None] + np.arange(block_size)        # [B, T] indices into ids
     ids = np.asarray(ids)
     x = ids[window].astype(np.int64)                        # [B, T]

@@ -7,6 +7,11 @@ measurement to finish in about a minute on a 2-core CPU.
 from dataclasses import asdict, dataclass, fields, replace
 
 
+def _flag(name):
+    """The command-line flag of a setting: "n_embd" -> "--n-embd"."""
+    return "--" + name.replace("_", "-")
+
+
 @dataclass
 class TrainConfig:
     """Every setting of a training run: model shape, optimisation, evaluation, seed.
@@ -41,28 +46,28 @@ class TrainConfig:
     seed: int = 1337
 
     def validate(self):
-        """Raise ValueError naming the first setting that is out of range."""
+        """Raise ValueError naming (by its command-line flag) the first setting out of range."""
         positive = ("n_layer", "n_head", "n_embd", "block_size", "batch_size",
                     "eval_interval", "eval_iters")
         for name in positive:
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1; got {getattr(self, name)}")
+                raise ValueError(f"{_flag(name)} must be >= 1; got {getattr(self, name)}")
         non_negative = ("max_iters", "warmup_iters", "min_lr", "weight_decay", "grad_clip",
                         "seed")
         for name in non_negative:
             if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0; got {getattr(self, name)}")
+                raise ValueError(f"{_flag(name)} must be >= 0; got {getattr(self, name)}")
         if self.lr_decay_iters is not None and self.lr_decay_iters < 1:
-            raise ValueError(f"lr_decay_iters must be >= 1; got {self.lr_decay_iters}")
+            raise ValueError(f"--lr-decay-iters must be >= 1; got {self.lr_decay_iters}")
         if self.learning_rate <= 0:
-            raise ValueError(f"learning_rate must be > 0; got {self.learning_rate}")
+            raise ValueError(f"--learning-rate must be > 0; got {self.learning_rate}")
         if self.n_embd % self.n_head:
-            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head}")
+            raise ValueError(f"--n-embd {self.n_embd} must be divisible by --n-head {self.n_head}")
         for name in ("dropout", "beta1", "beta2"):
             if not 0 <= getattr(self, name) < 1:
-                raise ValueError(f"{name} must be in [0, 1); got {getattr(self, name)}")
+                raise ValueError(f"{_flag(name)} must be in [0, 1); got {getattr(self, name)}")
         if self.activation not in ("gelu", "relu"):
-            raise ValueError(f"activation must be 'gelu' or 'relu'; got {self.activation!r}")
+            raise ValueError(f"--activation must be 'gelu' or 'relu'; got {self.activation!r}")
         return self
 
     def to_dict(self):

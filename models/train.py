@@ -24,13 +24,20 @@ from .tokenizer import CharTokenizer
 METRICS_FILE = "metrics.jsonl"
 
 
-def estimate_loss(model, splits, eval_iters, batch_size, block_size):
-    """{split name: mean loss over eval_iters random batches}, in eval mode without a graph."""
+def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0):
+    """{split name: mean loss over eval_iters random batches}, in eval mode without a graph.
+
+    The batches come from a generator of their own, seeded with `seed`: every evaluation
+    sees the same batches (so the points of a loss curve compare like with like), and
+    evaluating does not consume the training run's random numbers (so changing
+    --eval-interval does not change what is trained).
+    """
     model.eval()
     out = {}
     with microtensor.no_grad():
         for name, ids in splits.items():
-            losses = [model(*get_batch(ids, batch_size, block_size))[1].item()
+            generator = np.random.default_rng(seed)
+            losses = [model(*get_batch(ids, batch_size, block_size, generator))[1].item()
                       for _ in range(eval_iters)]
             out[name] = float(np.mean(losses))
     model.train()
@@ -87,7 +94,7 @@ def train(config, text, out_dir, source="the text", progress=True):
 
     def evaluate_and_save(it):
         losses = estimate_loss(model, {"train": train_ids, "val": val_ids}, config.eval_iters,
-                               config.batch_size, config.block_size)
+                               config.batch_size, config.block_size, seed=config.seed + 1)
         record = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
                   "elapsed_s": round(time.perf_counter() - t0, 3)}
         with open(metrics_path, "a", encoding="utf-8") as f:

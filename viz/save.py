@@ -9,11 +9,15 @@ FORMATS = ("svg", "png", "pdf")
 
 
 def picture_format(path, allowed=FORMATS):
-    """The format named by `path`'s suffix ("g.SVG" -> "svg"); ValueError if it is not in `allowed`."""
+    """The format named by `path`'s suffix ("g.SVG" -> "svg"); ValueError if it is not in `allowed`.
+
+    Also creates the folder `path` goes into, so that `--output pics/g.svg` just works.
+    """
     fmt = os.path.splitext(path)[1].lstrip(".").lower()
     if fmt not in allowed:
         raise ValueError(f"cannot tell the picture format from {path!r}: end the file name "
                          f"with {', '.join('.' + f for f in allowed)}")
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     return fmt
 
 

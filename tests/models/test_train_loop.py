@@ -60,7 +60,7 @@ def test_keyboard_interrupt_saves_a_checkpoint(tmp_path, monkeypatch):
         return real_get_batch(*args)
 
     monkeypatch.setattr(train_module, "get_batch", get_batch_then_ctrl_c)
-    monkeypatch.setattr(train_module, "estimate_loss", lambda *a: {"train": 1.0, "val": 1.0})
+    monkeypatch.setattr(train_module, "estimate_loss", lambda *a, **kw: {"train": 1.0, "val": 1.0})
     with pytest.raises(KeyboardInterrupt):
         train(small(max_iters=100, eval_interval=50), TEXT, tmp_path, progress=False)
     _, _, state = load_checkpoint(tmp_path)
@@ -97,5 +97,22 @@ def test_presets():
     assert get_preset("tiny", max_iters=5).max_iters == 5
     with pytest.raises(ValueError, match="unknown preset"):
         get_preset("huge")
-    with pytest.raises(ValueError, match="n_embd"):
+    with pytest.raises(ValueError, match="--n-embd 15 must be divisible by --n-head 2"):
         small(n_embd=15).validate()
+
+
+def test_evaluating_more_often_does_not_change_what_is_trained(tmp_path):
+    train(small(eval_interval=2), TEXT, tmp_path / "often", progress=False)
+    train(small(eval_interval=7), TEXT, tmp_path / "rarely", progress=False)
+    often, _, _ = load_checkpoint(tmp_path / "often")
+    rarely, _, _ = load_checkpoint(tmp_path / "rarely")
+    for (name, a), b in zip(often.state_dict().items(), rarely.state_dict().values()):
+        assert (a == b).all(), f"{name} differs between eval_interval 2 and 7; expected equal"
+
+
+def test_every_evaluation_uses_the_same_batches(tmp_path):
+    model = GPT(GPTConfig(vocab_size=30, block_size=8, n_layer=1, n_head=1, n_embd=8))
+    ids = microtensor.random.generator().integers(0, 30, size=200)
+    first = train_module.estimate_loss(model, {"val": ids}, 3, 4, 8, seed=5)
+    again = train_module.estimate_loss(model, {"val": ids}, 3, 4, 8, seed=5)
+    assert first == again, f"expected identical losses for the same seed; got {first} and {again}"
