@@ -83,6 +83,11 @@ class Function:
     dL/d(output) and returns one gradient per input (None for an input that needs none),
     in that input's broadcast shape: the engine un-broadcasts it.
     Non-tensor settings (an axis, a shape) go to `__init__`.
+
+    Rules for the arrays: `needs_input_grad` is known before forward runs, so forward saves
+    only what the needed gradients use (∂L/∂a of a·b needs b, not a). A backward never
+    writes into the `grad` it receives: it may be shared with another input, or be a
+    read-only broadcast view; the engine copies it before keeping it in a leaf's `.grad`.
     """
 
     op = "function"  # the name drawn in graph pictures
@@ -171,8 +176,8 @@ def topological_order(root):
     order, visited = [], set()
     stack = [(root, False)]
     while stack:
-        tensor, children_done = stack.pop()
-        if children_done:
+        tensor, inputs_done = stack.pop()
+        if inputs_done:
             order.append(tensor)
             continue
         if id(tensor) in visited:
@@ -203,6 +208,8 @@ def backward(root, grad, retain_graph=False):
             tensor._accumulate_grad(g)
         if node is None:
             continue
+        # Only ops that saved arrays can tell they were freed; ops that save nothing (add,
+        # sum) can be run again, as in PyTorch.
         if not node.saved and node.inputs and getattr(node, "_saved_shapes", None):
             raise RuntimeError(
                 f"backward through '{node.op}' a second time: its saved arrays were freed "

@@ -1,7 +1,14 @@
 """The `Tensor`: a numpy array plus the bookkeeping reverse-mode autograd needs.
 
 Names and dtype rules follow PyTorch, where students go next: Python floats become
-float32, Python ints int64, numpy arrays keep their dtype.
+float32, Python ints int64, numpy arrays keep their dtype. Deliberate differences:
+
+    here                         PyTorch
+    sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's argument names)
+    max(axis) -> values          amax(dim); max(dim) also returns indices
+    view == reshape              view needs .contiguous() after transpose (no strides here)
+    nn.Linear.weight [in, out]   [out, in]                (the course's X W_Q)
+    softmax of an all −inf row   NaN there, zeros here    (a fully blocked query, notes 3.3)
 """
 import numbers
 

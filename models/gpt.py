@@ -70,7 +70,11 @@ class GPT(nn.Module):
     Sub-modules: wte (token embedding [V, D]), wpe (position embedding [block_size, D]),
     drop, blocks (n_layer TransformerBlocks), ln_f (final LayerNorm). The LM head is
     tied to wte: logits = x @ wte.weight.T, so one [V, D] matrix both reads tokens in
-    and scores them out (Press & Wolf 2017).
+    and scores them out (Press & Wolf 2017); backward adds the gradients of both uses.
+
+    Names: the config keeps nanoGPT's (n_embd, n_head, n_layer, idx); the layers use
+    PyTorch's (d_model, n_heads, q_proj/k_proj/v_proj/out_proj, where nanoGPT fuses Q, K,
+    V into one `c_attn` and calls the output projection `c_proj`).
     """
 
     def __init__(self, config):

@@ -25,7 +25,8 @@ def causal_mask(t_q, t_k, offset=0):
     return np.triu(np.ones((t_q, t_k), dtype=bool), k=offset + 1)
 
 
-def _mask_array(mask, name):
+def _mask_array(mask):
+    """A mask given as a Tensor or as an array, as a numpy array."""
     return np.asarray(mask.data if isinstance(mask, Tensor) else mask)
 
 
@@ -33,7 +34,8 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     """Attention of queries over keys: returns (out, weights).
 
     Shapes: q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]
-    -> out [..., T_q, d_v], weights [..., T_q, T_k] (each row sums to 1 over the keys).
+    -> out [..., T_q, d_v], weights [..., T_q, T_k] (each row sums to 1 over the keys;
+    the weights before attention dropout).
     attn_mask: boolean (True = blocked) or float (added to the scaled scores), broadcasting
     against [..., T_q, T_k]; is_causal blocks key j > query i (PyTorch's top-left alignment).
     A query whose keys are all blocked gets zero weights and a zero output, never NaN.
@@ -44,13 +46,18 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
         raise ValueError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: need "
                          "q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]")
     t_q, t_k = q.shape[-2], k.shape[-2]
-    scores = q @ k.transpose(-2, -1)                       # [..., T_q, T_k]   QKᵀ
+    k_t = k.transpose(-2, -1)                              # [..., d_k, T_k]   Kᵀ
+    scores = q @ k_t                                       # [..., T_q, T_k]   QKᵀ
     scores.name = "QKᵀ"
+    # Multiply by the constant 1/√d_k rather than divide: a division would keep the whole
+    # score tensor for its backward, a multiplication by a constant keeps nothing.
     s = scores * (1.0 / math.sqrt(d_k))                    # [..., T_q, T_k]   S = QKᵀ/√d_k
     s.name = "S"
+    # top-left alignment, as PyTorch; MultiHeadAttention passes its own causal mask instead,
+    # aligned bottom-right so that new queries after a KV cache see every cached key
     blocked = causal_mask(t_q, t_k) if is_causal else None
     if attn_mask is not None:
-        mask = _mask_array(attn_mask, "attn_mask")
+        mask = _mask_array(attn_mask)
         if mask.dtype == np.bool_:
             blocked = mask if blocked is None else blocked | mask
         else:
@@ -142,6 +149,8 @@ class MultiHeadAttention(Module):
         dropout_p = self.dropout if self.training else 0.0
         z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         self.last_attention = weights.detach()              # [B, H, T_q, T_k]
+        # heads back next to each other per position before merging: reshaping [B, H, T, d]
+        # straight to [B, T, D] would mix heads with positions
         z = z.transpose(1, 2)                               # [B, T_q, H, d]
         z = z.reshape(b, t_q, self.d_model)                 # [B, T_q, D]  heads concatenated
         out = self.out_proj(z)                              # [B, T_q, D]  heads mixed by W_O
@@ -152,7 +161,7 @@ class MultiHeadAttention(Module):
         """One mask for the scores [B, H, T_q, T_k]: boolean, or float if attn_mask is float."""
         blocked = causal_mask(t_q, t_k, offset=t_k - t_q) if is_causal else None
         if key_padding_mask is not None:
-            pad = _mask_array(key_padding_mask, "key_padding_mask")
+            pad = _mask_array(key_padding_mask)
             if pad.dtype != np.bool_ or pad.shape != (b, t_k):
                 raise ValueError(f"key_padding_mask must be boolean [B, T_k] = [{b}, {t_k}] "
                                  f"(True at padding); got {pad.dtype} {pad.shape}")
@@ -160,7 +169,7 @@ class MultiHeadAttention(Module):
             blocked = pad if blocked is None else blocked | pad
         if attn_mask is None:
             return blocked
-        mask = _mask_array(attn_mask, "attn_mask")
+        mask = _mask_array(attn_mask)
         if mask.dtype == np.bool_:
             return mask if blocked is None else blocked | mask
         if blocked is None:

@@ -30,6 +30,10 @@ class Module:
                         "defines what calling it computes")
 
     def __call__(self, *args, **kwargs):
+        """Run forward inside this module's scope. The outermost call (re)names the tree
+        relative to the module called: calling `model.blocks[0]` on its own names its
+        weights `attn.q_proj.weight`, calling `model` names them `blocks.0.attn.q_proj.weight`.
+        """
         if not autograd.inside_module():
             self._name_tree()  # an outermost call: paths are relative to this module
         with autograd.module_scope(self._path, type(self).__name__):

@@ -39,7 +39,10 @@ class Mul(Function):
 
     def forward(self, a, b):
         need_a, need_b = self.needs_input_grad
-        self.save(**({"b": b} if need_a else {}), **({"a": a} if need_b else {}))
+        if need_a:  # ∂L/∂a needs b, and ∂L/∂b needs a: keep only what will be used
+            self.save(b=b)
+        if need_b:
+            self.save(a=a)
         return a * b
 
     def backward(self, g):
@@ -54,14 +57,17 @@ class Div(Function):
     op = "div"
 
     def forward(self, a, b):
-        self.save(a=a, b=b)
+        self.save(b=b)  # both gradients need b
+        if self.needs_input_grad[1]:
+            self.save(a=a)
         return a / b
 
     def backward(self, g):
-        a, b = self.saved["a"], self.saved["b"]
-        ga = g / b
-        return (ga if self.needs_input_grad[0] else None,
-                -ga * a / b if self.needs_input_grad[1] else None)
+        need_a, need_b = self.needs_input_grad
+        ga = g / self.saved["b"]
+        # −g ⊙ a / b² written as −(g / b) ⊙ a / b, reusing g / b
+        return (ga if need_a else None,
+                -ga * self.saved["a"] / self.saved["b"] if need_b else None)
 
 
 class Neg(Function):

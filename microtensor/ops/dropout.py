@@ -8,6 +8,8 @@ from ..autograd import Function
 
 
 class Dropout(Function):
+    """Keeps each element with probability 1 − p, scaled by 1/(1 − p) so the mean is unchanged."""
+
     op = "dropout"
 
     def __init__(self, p, generator):

@@ -14,6 +14,9 @@ class LayerNorm(Function):
 
         ∂L/∂x = r · (ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂))
         ∂L/∂w = Σ g ⊙ x̂        ∂L/∂b = Σ g       (sums over the leading dims)
+
+    The two subtracted terms are there because μ and σ depend on every x of the row:
+    moving one x shifts the mean (−mean(ĝ)) and rescales the spread (−x̂·mean(ĝx̂)).
     """
 
     op = "layer_norm"

@@ -43,7 +43,7 @@ class CrossEntropy(Function):
     def backward(self, g):
         probs, safe_t, valid = self.saved["probs"], self.saved["safe_t"], self.saved["valid"]
         dz = probs.copy()
-        dz[np.arange(len(safe_t)), safe_t] -= 1
+        dz[np.arange(len(safe_t)), safe_t] -= 1  # ignored rows too (at class 0): zeroed below
         if self.reduction == "none":
             scale = (g * valid)[:, None]
         elif self.reduction == "mean":

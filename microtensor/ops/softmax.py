@@ -41,7 +41,11 @@ class Softmax(Function):
 
 
 class LogSoftmax(Function):
-    """y = s − log Σ exp(s) along `axis`;   ds = dy − softmax(s) ⊙ Σ dy"""
+    """y = s − log Σ exp(s) along `axis`;   ds = dy − softmax(s) ⊙ Σ dy
+
+    Unlike Softmax, a row that is all −inf gives NaN (log 0 − log 0), as in PyTorch: a loss
+    over a query with nothing to attend to is undefined.
+    """
 
     op = "log_softmax"
 
