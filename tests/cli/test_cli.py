@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
+from models.cli.main import main
 
 FAST = ["--preset", "tiny", "--max-iters", "4", "--eval-interval", "2", "--eval-iters", "2",
         "--batch-size", "4", "--block-size", "16", "--n-layer", "1", "--n-head", "2",

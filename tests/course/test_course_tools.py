@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli import flops, shapes
+from models.cli import flops, shapes
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

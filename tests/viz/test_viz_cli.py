@@ -6,10 +6,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import cli.attention
-import cli.gradflow
-import cli.graph
-import cli.plot_loss
+import models.cli.attention
+import models.cli.gradflow
+import models.cli.graph
+import models.cli.plot_loss
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
                                reason="Graphviz's dot is not installed (CI installs it)")
@@ -37,7 +37,7 @@ def checkpoint(tmp_path):
 
 def test_graph_writes_the_dot_source_of_a_training_step(tmp_path, capsys, read_dot):
     out = tmp_path / "step.dot"
-    status = run(cli.graph, ["graph", "--preset", "tiny", "--depth", "1", "--seq-len", "4",
+    status = run(models.cli.graph, ["graph", "--preset", "tiny", "--depth", "1", "--seq-len", "4",
                              "--batch-size", "1", "--output", str(out)])
     assert status == 0, f"expected exit status 0, got {status}"
     source = out.read_text(encoding="utf-8")
@@ -50,7 +50,7 @@ def test_graph_writes_the_dot_source_of_a_training_step(tmp_path, capsys, read_d
 
 @needs_dot
 def test_graph_renders_a_focused_view_as_svg_adding_the_suffix(tmp_path):
-    run(cli.graph, ["graph", "--preset", "tiny", "--focus", "blocks.0.attn", "--seq-len", "4",
+    run(models.cli.graph, ["graph", "--preset", "tiny", "--focus", "blocks.0.attn", "--seq-len", "4",
                     "--format", "svg", "--output", str(tmp_path / "attn")])
     root = ET.parse(tmp_path / "attn.svg").getroot()
     text = "".join(root.itertext())
@@ -59,14 +59,14 @@ def test_graph_renders_a_focused_view_as_svg_adding_the_suffix(tmp_path):
 
 def test_graph_of_a_checkpoint_uses_its_vocabulary(checkpoint, tmp_path):
     out = tmp_path / "ckpt.dot"
-    run(cli.graph, ["graph", "--checkpoint", checkpoint, "--seq-len", "8", "--output", str(out)])
+    run(models.cli.graph, ["graph", "--checkpoint", checkpoint, "--seq-len", "8", "--output", str(out)])
     assert "[2,8,8]" in out.read_text(encoding="utf-8"), \
         "expected logits [B, T, V] with the checkpoint's 8 characters"
 
 
 def test_graph_forward_only_has_no_gradients(tmp_path):
     out = tmp_path / "fwd.dot"
-    run(cli.graph, ["graph", "--preset", "tiny", "--depth", "1", "--seq-len", "4",
+    run(models.cli.graph, ["graph", "--preset", "tiny", "--depth", "1", "--seq-len", "4",
                     "--forward-only", "--output", str(out)])
     assert "‖g‖" not in out.read_text(encoding="utf-8"), "expected the forward graph only"
 
@@ -81,13 +81,13 @@ def test_graph_forward_only_has_no_gradients(tmp_path):
 def test_graph_refuses_bad_flags_with_a_message(tmp_path, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match=message):
-        run(cli.graph, ["graph", "--preset", "tiny", "--seq-len", "4"] + argv
+        run(models.cli.graph, ["graph", "--preset", "tiny", "--seq-len", "4"] + argv
             if "--preset" not in argv else ["graph"] + argv)
 
 
 def test_attention_draws_every_layer_and_head_of_a_checkpoint(checkpoint, tmp_path, capsys):
     out = tmp_path / "attn.png"
-    assert run(cli.attention, ["attention", "--checkpoint", checkpoint, "--prompt", "hello",
+    assert run(models.cli.attention, ["attention", "--checkpoint", checkpoint, "--prompt", "hello",
                                "--output", str(out)]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG", "expected a PNG"
     assert "2 layer(s) x 2 head(s) over 5 characters" in capsys.readouterr().out
@@ -98,7 +98,7 @@ def test_attention_weights_are_causal_rows_that_sum_to_one(checkpoint):
     from models.checkpoint import load_checkpoint
 
     model, tokenizer, _ = load_checkpoint(checkpoint)
-    w = cli.attention.attention_weights(model, tokenizer.encode("hello"))
+    w = models.cli.attention.attention_weights(model, tokenizer.encode("hello"))
     assert w.shape == (2, 2, 5, 5), f"expected [L, H, T, T] = (2, 2, 5, 5), got {w.shape}"
     np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-5, err_msg="rows over keys sum to 1")
     assert np.all(np.triu(w, k=1) == 0), "expected no weight on future keys"
@@ -113,11 +113,11 @@ def test_attention_refuses_bad_flags(checkpoint, tmp_path, argv, error, message)
     base = ["attention", "--checkpoint", checkpoint, "--prompt", "hello",
             "--output", str(tmp_path / "a.png")]
     with pytest.raises(error, match=message):
-        run(cli.attention, base + argv)
+        run(models.cli.attention, base + argv)
 
 
 def test_attention_keeps_the_last_block_size_characters(checkpoint, tmp_path, capsys):
-    run(cli.attention, ["attention", "--checkpoint", checkpoint, "--prompt", "hello world",
+    run(models.cli.attention, ["attention", "--checkpoint", checkpoint, "--prompt", "hello world",
                         "--layer", "1", "--head", "0", "--output", str(tmp_path / "a.svg")])
     out = capsys.readouterr().out
     assert "keeping its last 8 characters" in out and "1 layer(s) x 1 head(s) over 8" in out, out
@@ -128,7 +128,7 @@ SMALL = ["--n-layer", "3", "--n-embd", "8", "--n-head", "2", "--block-size", "8"
 
 def test_gradflow_charts_pre_and_post_norm_and_prints_the_norms(tmp_path, capsys):
     out = tmp_path / "flow.svg"
-    run(cli.gradflow, ["gradflow", "--output", str(out)] + SMALL)
+    run(models.cli.gradflow, ["gradflow", "--output", str(out)] + SMALL)
     ET.parse(out)  # a well-formed SVG
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "at initialisation:" and lines[1].split() == ["block", "pre-norm", "post-norm"], lines[:2]
@@ -138,7 +138,7 @@ def test_gradflow_charts_pre_and_post_norm_and_prints_the_norms(tmp_path, capsys
 
 
 def test_gradflow_with_steps_measures_again_after_training(tmp_path, capsys):
-    run(cli.gradflow, ["gradflow", "--steps", "2", "--output", str(tmp_path / "f.png")] + SMALL)
+    run(models.cli.gradflow, ["gradflow", "--steps", "2", "--output", str(tmp_path / "f.png")] + SMALL)
     out = capsys.readouterr().out
     assert "at initialisation:" in out and "after 2 AdamW steps (lr 0.003, no warmup):" in out, out
 
@@ -160,7 +160,7 @@ def test_one_seed_gives_pre_and_post_norm_models_the_same_weights():
 
 
 def test_gradflow_measures_every_block_of_both_models():
-    norms, losses = cli.gradflow.stream_gradients(2, 8, 2, 8, 2, seed=3)
+    norms, losses = models.cli.gradflow.stream_gradients(2, 8, 2, 8, 2, seed=3)
     (stage,) = norms
     assert [len(v) for v in norms[stage].values()] == [2, 2], f"got {norms}"
     assert len(set(round(v, 6) for v in losses[stage].values())) == 2, \
@@ -172,12 +172,12 @@ def test_plot_loss_reads_a_run_directory(tmp_path, capsys):
         "".join(json.dumps({"iter": i, "train_loss": 3 - i / 100, "val_loss": 3.1 - i / 100,
                             "elapsed_s": i}) + "\n" for i in (0, 50, 100)), encoding="utf-8")
     out = tmp_path / "loss.png"
-    run(cli.plot_loss, ["plot-loss", "--metrics", str(tmp_path), "--output", str(out)])
+    run(models.cli.plot_loss, ["plot-loss", "--metrics", str(tmp_path), "--output", str(out)])
     assert out.read_bytes()[:4] == b"\x89PNG", "expected a PNG"
     assert "3 evaluations; last at iter 100: train 2.0000, val 2.1000" in capsys.readouterr().out
 
 
 def test_plot_loss_names_a_missing_metrics_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="metrics.jsonl"):
-        run(cli.plot_loss, ["plot-loss", "--metrics", str(tmp_path), "--output",
+        run(models.cli.plot_loss, ["plot-loss", "--metrics", str(tmp_path), "--output",
                             str(tmp_path / "l.png")])

@@ -13,11 +13,22 @@ from . import attention, flops, gradflow, graph, plot_loss, sample, shapes, trai
 COMMANDS = [train, sample, graph, attention, gradflow, plot_loss, shapes, flops]
 
 
+def _version():
+    """The installed package's version (or "unknown" when run from a source tree not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("microtensor")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="microtensor",
         description="Train and sample a character-level GPT built on the microtensor "
                     "autograd engine.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         command.add_parser(subparsers)

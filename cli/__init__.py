@@ -1,1 +1,0 @@
-"""cli: the `microtensor` command line, the one place that ties microtensor, nn, models and viz together."""

@@ -1,6 +1,0 @@
-"""`python -m cli ...` runs the `microtensor` command line."""
-import sys
-
-from .main import main
-
-sys.exit(main())

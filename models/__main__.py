@@ -1,0 +1,6 @@
+"""`python -m models ...` runs the `microtensor` command line (the same as `python -m models.cli`)."""
+import sys
+
+from .cli.main import main
+
+sys.exit(main())
