@@ -1,514 +1,295 @@
-"""Time one training step of nanoGPT's "baby" CPU config in microtensor and, side by side, in an equivalent PyTorch GPT.
+"""Time the baby training step in microtensor and, side by side, in PyTorch eager: the same GPT.
 
-Run it from the repository root:
+    python benchmarks/train_speed.py                      # 1 and 2 threads, 60 timed steps each
+    python benchmarks/train_speed.py --steps 1000 --threads 1   # is RSS flat over 1000 steps?
+    python benchmarks/train_speed.py --busy               # with one busy process beside
 
-    python benchmarks/train_speed.py
-    python benchmarks/train_speed.py --threads 1 --steps 30
-    python benchmarks/train_speed.py --torch-python .venv-torch/bin/python
-
-Each framework runs in its own worker subprocess (so thread settings and peak
-RSS are per framework). The parent warms both up, then alternates chunks of
-timed steps between them (A, B, B, A, A, B, ...) so that noise on a shared
-machine hits both, and prints the medians and the ratio ours/torch. One step
-is: forward with cross-entropy loss, zero_grad, backward, clip the global grad
-norm to 1.0, AdamW step. If PyTorch cannot be imported only ours is timed.
+One step, as `microtensor train` runs it: forward with cross-entropy, zero_grad, backward,
+clip the global gradient norm, AdamW. The model is nanoGPT's baby config (`--preset baby`:
+4 layers, 4 heads, 128 wide, no biases, tied LM head, GPT-2 init), in PyTorch written as
+nanoGPT writes it (fused QKV projection, scaled_dot_product_attention).
+Noise: each framework runs in its own worker process (its own BLAS threads and peak RSS);
+the parent alternates chunks of steps between them (A B B A ...) so load that comes and
+goes hits both, and reports medians and the median of the per-chunk ratios.
+GEMM floor: the matrix-product FLOPs `microtensor.profile()` counts for the forward, times 3
+(each product has two of the same size in backward), over the rate numpy's sgemm reaches on
+those same shapes (timed in our worker between chunks): what the step would cost if nothing
+but its matrix products took time.
 """
-
-from __future__ import annotations
-
 import argparse
 import json
 import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-MARK = "@@BENCH "  # prefix of protocol lines on a worker's stdout
+import numpy as np
 
-# nanoGPT's documented CPU config for shakespeare_char ("baby GPT" on a laptop).
-CONFIGS = {
-    "baby": dict(vocab_size=65, n_layer=4, n_head=4, n_embd=128, block_size=64,
-                 batch_size=12, dropout=0.0, bias=False),
-    # A very small config for a quick smoke test of the script itself.
-    "tiny": dict(vocab_size=65, n_layer=2, n_head=2, n_embd=32, block_size=16,
-                 batch_size=4, dropout=0.0, bias=False),
-}
-OPTIM = dict(lr=1e-3, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.1)
-GRAD_CLIP = 1.0
-THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                   "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+VOCAB = 65  # tinyshakespeare's characters
 
 
-# --------------------------------------------------------------------------
-# Worker side: shared helpers
-# --------------------------------------------------------------------------
-
-def _send(obj) -> None:
-    sys.stdout.write(MARK + json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-def _maxrss_mib() -> float:
-    import resource
-    # Linux reports ru_maxrss in KiB, macOS in bytes.
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
-
-
-def _blas_threads():
-    """Number of threads of the BLAS that numpy loaded, if it can be asked."""
-    import ctypes
+def rss_mib():
+    """Resident memory now (Linux /proc; the peak elsewhere)."""
     try:
-        with open("/proc/self/maps") as f:
-            libs = {line.split()[-1] for line in f if "blas" in line.lower() and ".so" in line}
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except OSError:
-        return None
-    for lib in sorted(libs):
-        try:
-            handle = ctypes.CDLL(lib)
-        except OSError:
-            continue
-        for sym in ("openblas_get_num_threads", "scipy_openblas_get_num_threads64_",
-                    "openblas_get_num_threads64_", "MKL_Get_Max_Threads"):
-            fn = getattr(handle, sym, None)
-            if fn is not None:
-                return int(fn())
-    return None
+        return peak_rss_mib()
 
 
-def _make_batches(cfg, data_path, seed, n_batches=8):
-    """A small pool of (x, y) int64 batches, the same for both frameworks."""
-    import numpy as np
-    rng = np.random.default_rng(seed)
-    B, T = cfg["batch_size"], cfg["block_size"]
-    if data_path:
-        text = Path(data_path).read_text(encoding="utf-8")
-        chars = sorted(set(text))
-        stoi = {ch: i for i, ch in enumerate(chars)}
-        data = np.array([stoi[ch] for ch in text], dtype=np.int64)
-        vocab = len(chars)
-        if len(data) < T + 2:
-            raise SystemExit(f"--data file is too short for block_size {T}")
-    else:
-        vocab = cfg["vocab_size"]
-        data = rng.integers(0, vocab, size=max(100_000, 4 * T), dtype=np.int64)
-    batches = []
-    for _ in range(n_batches):
-        starts = rng.integers(0, len(data) - T - 1, size=B)
-        x = np.stack([data[s:s + T] for s in starts]).astype(np.int64)
-        y = np.stack([data[s + 1:s + T + 1] for s in starts]).astype(np.int64)
-        batches.append((x, y))
-    return vocab, batches
+def peak_rss_mib():
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
 
 
-def _serve(step_fn, n_batches, info) -> None:
-    """Answer the parent's commands: 'run K' times K steps, 'quit' ends."""
-    _send(dict(ready=True, **info))
-    i = 0
-    for line in sys.stdin:
-        cmd = line.split()
-        if not cmd:
-            continue
-        if cmd[0] == "run":
-            times, losses = [], []
-            for _ in range(int(cmd[1])):
-                t0 = time.perf_counter()
-                loss = step_fn(i % n_batches)
-                times.append(time.perf_counter() - t0)
-                losses.append(loss)
-                i += 1
-            _send(dict(times=times, losses=losses))
-        elif cmd[0] == "quit":
-            _send(dict(maxrss_mib=_maxrss_mib()))
-            return
+def timed(fn, repeats, *args):
+    """Median seconds of fn(*args) over `repeats` calls."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
-# --------------------------------------------------------------------------
-# Worker: microtensor (contract API only)
-# --------------------------------------------------------------------------
+def product_and_gradients(a, b, g):
+    """A @ B and its backward products G @ Bᵀ, Aᵀ @ G (transposes as views, as BLAS takes them)."""
+    return a @ b, g @ np.swapaxes(b, -1, -2), np.swapaxes(a, -1, -2) @ g
 
-def worker_ours(args) -> None:
-    import numpy as np  # noqa: F401  (BLAS is loaded and its threads fixed here)
+
+def gemm_floor_seconds(records, repeats=5):
+    """Seconds numpy's sgemm needs for the step's products: each forward A@B and its G@Bᵀ, Aᵀ@G.
+
+    A 4-D output is a batch of products over its first two dims (attention's [B, H, T, T]);
+    otherwise the leading dims are rows of one 2-D product, as MatMul runs a Linear.
+    """
+    rng, total, cache = np.random.default_rng(0), 0.0, {}
+    for r in records:
+        out = r.out_shape
+        batch = out[:-2] if len(out) == 4 else ()
+        m, n = int(np.prod(out[len(batch):-1])), out[-1]
+        key = (batch, m, r.flops // (2 * int(np.prod(out))), n)
+        if key not in cache:
+            batch, m, k, n = key
+            a, b, g = (rng.standard_normal((*batch, *s)).astype(np.float32)
+                       for s in ((m, k), (k, n), (m, n)))
+            cache[key] = timed(product_and_gradients, repeats, a, b, g)
+        total += cache[key]
+    return total
+
+
+def microtensor_worker(threads, cfg):
+    """A step function for our GPT and, per chunk, the GEMM floor measured at the same threads."""
     import microtensor
-    import models
     import nn
-    rss_import = _maxrss_mib()
+    from microtensor.autograd import record_grad_norms
+    from models import GPT, GPTConfig
+    from models.train import configure_optimizer
 
-    cfg = dict(CONFIGS[args.config])
-    vocab, batches = _make_batches(cfg, args.data, args.seed)
-    microtensor.manual_seed(args.seed)
-    config = models.GPTConfig(vocab_size=vocab, block_size=cfg["block_size"],
-                              n_layer=cfg["n_layer"], n_head=cfg["n_head"],
-                              n_embd=cfg["n_embd"], dropout=cfg["dropout"],
-                              bias=cfg["bias"])
-    model = models.GPT(config)
-    model.train()
+    model = GPT(GPTConfig(vocab_size=VOCAB, block_size=cfg.block_size, n_layer=cfg.n_layer,
+                          n_head=cfg.n_head, n_embd=cfg.n_embd, bias=cfg.bias))
+    optimizer = configure_optimizer(model, cfg)
+    params = model.parameters()
 
-    all_params = list(model.parameters())
-    params, seen = [], set()
-    for p in all_params:  # a tied weight must be updated once
-        if id(p) not in seen:
-            seen.add(id(p))
-            params.append(p)
-    notes = []
-    if len(params) != len(all_params):
-        notes.append(f"model.parameters() yields {len(all_params) - len(params)} "
-                     "duplicate(s) (tied weight?); deduplicated for the optimizer")
-    decay = [p for p in params if p.ndim >= 2]
-    no_decay = [p for p in params if p.ndim < 2]
-    optimizer = nn.optim.AdamW(
-        [{"params": decay, "weight_decay": OPTIM["weight_decay"]},
-         {"params": no_decay, "weight_decay": 0.0}],
-        lr=OPTIM["lr"], betas=OPTIM["betas"], eps=OPTIM["eps"],
-        weight_decay=OPTIM["weight_decay"])
-
-    def step(b):
-        x, y = batches[b]
+    def step(x, y):
         _, loss = model(x, y)
         optimizer.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(params, GRAD_CLIP)
+        with record_grad_norms(False):  # as models.train does
+            loss.backward()
+        nn.utils.clip_grad_norm_(params, cfg.grad_clip)
         optimizer.step()
-        return float(loss.item())
+        return loss.item()
 
-    n_params = int(sum(int(np.prod(p.shape)) for p in params))
-    info = dict(framework="microtensor", n_params=n_params, vocab=vocab,
-                threads=_blas_threads(), rss_import_mib=rss_import,
-                dtype=str(params[0].dtype), notes=notes)
-    _serve(step, len(batches), info)
+    def floor(x, y):
+        with microtensor.no_grad(), microtensor.profile() as prof:
+            model(x, y)
+        products = [r for r in prof.records if r.op == "matmul"]
+        return 3 * sum(r.flops for r in products), gemm_floor_seconds(products)
+
+    return step, floor, "microtensor"
 
 
-# --------------------------------------------------------------------------
-# Worker: PyTorch reference model
-# --------------------------------------------------------------------------
+def torch_worker(threads, c):
+    import torch
+    from torch import nn as tnn
+    from torch.nn import functional as F
 
-def _build_torch_gpt(torch, vocab, cfg, attn_impl):
-    """A small pre-norm GPT in PyTorch with the same shapes as ours."""
-    tnn = torch.nn
-    F = torch.nn.functional
-    C, H, T, L = cfg["n_embd"], cfg["n_head"], cfg["block_size"], cfg["n_layer"]
-    bias = cfg["bias"]
-    p_drop = cfg["dropout"]
+    torch.set_num_threads(threads)
+    C, H, L = c.n_embd, c.n_head, c.n_layer
 
-    class SelfAttention(tnn.Module):
+    class Block(tnn.Module):  # nanoGPT's model.py Block, without dropout and biases
         def __init__(self):
             super().__init__()
-            self.qkv = tnn.Linear(C, 3 * C, bias=bias)
-            self.out = tnn.Linear(C, C, bias=bias)
-            self.out.is_residual_proj = True
-            self.drop = tnn.Dropout(p_drop)
-            self.register_buffer("blocked", torch.ones(T, T, dtype=torch.bool).triu(1),
-                                 persistent=False)
+            self.ln_1, self.ln_2 = tnn.LayerNorm(C, bias=False), tnn.LayerNorm(C, bias=False)
+            self.c_attn, self.c_proj = tnn.Linear(C, 3 * C, False), tnn.Linear(C, C, False)
+            self.c_fc, self.mlp_proj = tnn.Linear(C, 4 * C, False), tnn.Linear(4 * C, C, False)
 
         def forward(self, x):
-            B, Tx, _ = x.shape
-            q, k, v = self.qkv(x).split(C, dim=-1)
-            # [B, T, C] -> [B, H, T, C/H]
-            q, k, v = (t.view(B, Tx, H, C // H).transpose(1, 2) for t in (q, k, v))
-            if attn_impl == "sdpa":
-                y = F.scaled_dot_product_attention(
-                    q, k, v, dropout_p=p_drop if self.training else 0.0, is_causal=True)
-            else:  # the same primitive steps as ours: matmul, scale, mask, softmax, matmul
-                scores = (q @ k.transpose(-2, -1)) / math.sqrt(C // H)
-                scores = scores.masked_fill(self.blocked[:Tx, :Tx], float("-inf"))
-                y = self.drop(scores.softmax(dim=-1)) @ v
-            y = y.transpose(1, 2).reshape(B, Tx, C)
-            return self.drop(self.out(y))
-
-    class MLP(tnn.Module):
-        def __init__(self):
-            super().__init__()
-            self.up = tnn.Linear(C, 4 * C, bias=bias)
-            self.act = tnn.GELU()  # exact erf form
-            self.down = tnn.Linear(4 * C, C, bias=bias)
-            self.down.is_residual_proj = True
-            self.drop = tnn.Dropout(p_drop)
-
-        def forward(self, x):
-            return self.drop(self.down(self.act(self.up(x))))
-
-    class Block(tnn.Module):
-        def __init__(self):
-            super().__init__()
-            self.norm1 = tnn.LayerNorm(C, bias=bias)
-            self.attn = SelfAttention()
-            self.norm2 = tnn.LayerNorm(C, bias=bias)
-            self.mlp = MLP()
-
-        def forward(self, x):
-            x = x + self.attn(self.norm1(x))
-            return x + self.mlp(self.norm2(x))
+            B, T, _ = x.shape
+            q, k, v = (t.view(B, T, H, C // H).transpose(1, 2)
+                       for t in self.c_attn(self.ln_1(x)).split(C, dim=2))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.c_proj(y.transpose(1, 2).reshape(B, T, C))
+            return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x))))
 
     class TorchGPT(tnn.Module):
         def __init__(self):
             super().__init__()
-            self.tok_emb = tnn.Embedding(vocab, C)
-            self.pos_emb = tnn.Embedding(T, C)
-            self.drop = tnn.Dropout(p_drop)
+            self.wte, self.wpe = tnn.Embedding(VOCAB, C), tnn.Embedding(c.block_size, C)
             self.blocks = tnn.ModuleList(Block() for _ in range(L))
-            self.norm_f = tnn.LayerNorm(C, bias=bias)
-            self.lm_head = tnn.Linear(C, vocab, bias=False)
-            self.lm_head.weight = self.tok_emb.weight  # weight tying
-            for m in self.modules():
-                if isinstance(m, (tnn.Linear, tnn.Embedding)):
-                    std = 0.02
-                    if getattr(m, "is_residual_proj", False):
-                        std = 0.02 / math.sqrt(2 * L)
-                    tnn.init.normal_(m.weight, mean=0.0, std=std)
-                    if getattr(m, "bias", None) is not None:
-                        tnn.init.zeros_(m.bias)
+            self.ln_f = tnn.LayerNorm(C, bias=False)
+            for name, p in self.named_parameters():  # GPT-2 init, as models.gpt
+                if p.dim() == 2:
+                    std = 0.02 / math.sqrt(2 * L) if name.endswith("proj.weight") else 0.02
+                    tnn.init.normal_(p, 0.0, std)
 
-        def forward(self, idx, targets=None):
-            Tx = idx.shape[1]
-            pos = torch.arange(Tx, device=idx.device)
-            x = self.drop(self.tok_emb(idx) + self.pos_emb(pos))
+        def forward(self, idx, targets):
+            x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
             for block in self.blocks:
                 x = block(x)
-            logits = self.lm_head(self.norm_f(x))
-            loss = None
-            if targets is not None:
-                loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
-            return logits, loss
+            logits = self.ln_f(x) @ self.wte.weight.T  # tied LM head
+            return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
 
-    return TorchGPT()
-
-
-def worker_torch(args) -> None:
-    import numpy as np  # noqa: F401
-    import torch
-    rss_import = _maxrss_mib()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-
-    cfg = dict(CONFIGS[args.config])
-    vocab, np_batches = _make_batches(cfg, args.data, args.seed)
-    batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in np_batches]
-    torch.manual_seed(args.seed)
-    model = _build_torch_gpt(torch, vocab, cfg, args.torch_attn)
-    model.train()
-
-    params = list(model.parameters())  # deduplicates the tied weight
-    decay = [p for p in params if p.dim() >= 2]
-    no_decay = [p for p in params if p.dim() < 2]
+    torch.manual_seed(0)
+    model = TorchGPT()
+    params = list(model.parameters())
     optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": OPTIM["weight_decay"]},
-         {"params": no_decay, "weight_decay": 0.0}],
-        lr=OPTIM["lr"], betas=OPTIM["betas"], eps=OPTIM["eps"])
+        [{"params": [p for p in params if p.dim() >= 2], "weight_decay": c.weight_decay},
+         {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
+        lr=c.learning_rate, betas=(c.beta1, c.beta2))
 
-    def step(b):
-        x, y = batches[b]
-        _, loss = model(x, y)
+    def step(x, y):
+        loss = model(torch.from_numpy(x), torch.from_numpy(y))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, GRAD_CLIP)
+        torch.nn.utils.clip_grad_norm_(params, c.grad_clip)
         optimizer.step()
-        return float(loss.item())
+        return loss.item()
 
-    info = dict(framework=f"torch {torch.__version__}", n_params=sum(p.numel() for p in params),
-                vocab=vocab, threads=torch.get_num_threads(), rss_import_mib=rss_import,
-                dtype=str(params[0].dtype).replace("torch.", ""),
-                notes=[f"attention: {args.torch_attn}"])
-    _serve(step, len(batches), info)
+    return step, None, f"torch {torch.__version__}"
 
 
-# --------------------------------------------------------------------------
-# Parent: start workers, alternate, summarise
-# --------------------------------------------------------------------------
+def serve(name, threads, batches_path):
+    """Worker loop: answer 'run K' with the times of K steps (and the floor), 'quit' with peak RSS."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(threads)  # numpy's BLAS; torch sets its own below
+    batches = np.load(batches_path)
+    xs, ys = batches["x"], batches["y"]
+    cfg = argparse.Namespace(**json.loads(str(batches["cfg"])))  # the preset's settings
+    step, floor, label = (microtensor_worker if name == "ours" else torch_worker)(threads, cfg)
+    print(json.dumps({"label": label}), flush=True)
+    i = 0
+    for line in sys.stdin:
+        if line.startswith("quit"):
+            print(json.dumps({"peak_rss": peak_rss_mib()}), flush=True)
+            return
+        times = []
+        for _ in range(int(line.split()[1])):
+            t0 = time.perf_counter()
+            step(xs[i % len(xs)], ys[i % len(ys)])
+            times.append(time.perf_counter() - t0)
+            i += 1
+        reply = {"times": times, "rss": rss_mib()}
+        if floor is not None:
+            reply["flops"], reply["floor"] = floor(xs[0], ys[0])
+        print(json.dumps(reply), flush=True)
+
 
 class Worker:
-    def __init__(self, name, python, args):
-        self.name = name
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        if args.threads:
-            for var in THREAD_ENV_VARS:
-                env[var] = str(args.threads)
-        cmd = [python, str(Path(__file__).resolve()), "--worker", name,
-               "--config", args.config, "--seed", str(args.seed),
-               "--torch-attn", args.torch_attn]
-        if args.threads:
-            cmd += ["--threads", str(args.threads)]
-        if args.data:
-            cmd += ["--data", str(Path(args.data).resolve())]
-        self.proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), env=env, text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.times, self.losses, self.chunk_medians = [], [], []
-        self.info = self._recv()
+    def __init__(self, name, threads, batches_path):
+        env = dict(os.environ, PYTHONPATH=ROOT)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--worker", name, "--threads", str(threads),
+             "--batches", batches_path], env=env, text=True, cwd=ROOT,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.label = self.ask(None)["label"]
+        self.times, self.chunks, self.rss, self.floors = [], [], [], []
 
-    def _recv(self):
-        for line in self.proc.stdout:
-            if line.startswith(MARK):
-                return json.loads(line[len(MARK):])
-            sys.stderr.write(f"[{self.name}] {line}")  # stray prints from the model code
-        rc = self.proc.wait()
-        raise RuntimeError(f"{self.name} worker exited (rc {rc}) before answering")
+    def ask(self, command):
+        if command:
+            self.proc.stdin.write(command + "\n")
+            self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
 
     def run(self, k, record=True):
-        self.proc.stdin.write(f"run {k}\n")
-        self.proc.stdin.flush()
-        out = self._recv()
+        reply = self.ask(f"run {k}")
         if record:
-            self.times += out["times"]
-            self.losses += out["losses"]
-            self.chunk_medians.append(statistics.median(out["times"]))
-        return out
-
-    def quit(self):
-        self.proc.stdin.write("quit\n")
-        self.proc.stdin.flush()
-        out = self._recv()
-        self.proc.wait()
-        return out["maxrss_mib"]
+            self.times += reply["times"]
+            self.chunks.append(statistics.median(reply["times"]))
+            self.rss.append(reply["rss"])
+            if "floor" in reply:
+                self.floors.append((reply["flops"], reply["floor"]))
 
 
-def _importable(python, module):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    r = subprocess.run([python, "-c", f"import {module}"], cwd=str(REPO_ROOT), env=env,
-                       capture_output=True, text=True)
-    return r.returncode == 0, (r.stderr.strip().splitlines() or [""])[-1]
-
-
-def _pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--config", choices=sorted(CONFIGS), default="baby")
-    ap.add_argument("--steps", type=int, default=30, help="timed steps per framework")
-    ap.add_argument("--warmup", type=int, default=5, help="untimed steps per framework")
-    ap.add_argument("--chunk", type=int, default=5,
-                    help="steps each framework runs before the other takes a turn")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="threads for both (BLAS/OpenMP env vars, torch.set_num_threads); "
-                         "default: leave as is")
-    ap.add_argument("--data", default=None,
-                    help="text file to draw char-level batches from (default: random ids)")
-    ap.add_argument("--seed", type=int, default=1337)
-    ap.add_argument("--only", choices=("both", "ours", "torch"), default="both")
-    ap.add_argument("--torch-python", default=sys.executable,
-                    help="interpreter for the PyTorch worker (default: this one)")
-    ap.add_argument("--ours-python", default=sys.executable,
-                    help="interpreter for the microtensor worker (default: this one)")
-    ap.add_argument("--torch-attn", choices=("sdpa", "manual"), default="sdpa",
-                    help="PyTorch attention: fused scaled_dot_product_attention (as nanoGPT) "
-                         "or the same primitive ops as ours")
-    ap.add_argument("--pause", type=float, default=0.05,
-                    help="seconds to sleep when switching framework (lets idle threads park)")
-    ap.add_argument("--json", default=None, help="also write the results to this JSON file")
-    ap.add_argument("--worker", choices=("ours", "torch"), help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-
-    if args.worker == "ours":
-        worker_ours(args)
-        return 0
-    if args.worker == "torch":
-        worker_torch(args)
-        return 0
-
-    cfg = CONFIGS[args.config]
-    wanted = ["ours", "torch"] if args.only == "both" else [args.only]
-    names = {"ours": "microtensor", "torch": "torch"}
-    pythons = {"ours": args.ours_python, "torch": args.torch_python}
-    modules = {"ours": "models", "torch": "torch"}
-    available = []
-    for w in wanted:
-        ok, err = _importable(pythons[w], modules[w])
-        if ok:
-            available.append(w)
-        else:
-            print(f"{names[w]}: cannot import {modules[w]!r} with {pythons[w]} ({err}); "
-                  "not timed")
-    if not available:
-        print("nothing to time")
-        return 1
-
-    print(f"config {args.config}: " + ", ".join(f"{k}={v}" for k, v in cfg.items()))
-    print(f"step = forward+loss, zero_grad, backward, clip {GRAD_CLIP}, AdamW"
-          f"(lr={OPTIM['lr']}, betas={OPTIM['betas']}, wd={OPTIM['weight_decay']} on 2-D)")
-    print(f"threads: {args.threads or 'as is'}; warmup {args.warmup}, timed {args.steps} "
-          f"steps per framework, alternating in chunks of {args.chunk}; "
-          f"data: {args.data or 'random ids'}")
-
-    workers = {}
-    try:
-        for w in available:  # started one after the other so start-up does not overlap
-            workers[w] = Worker(w, pythons[w], args)
-        for w in available:
-            if args.warmup:
-                workers[w].run(args.warmup, record=False)
-        order = list(available)
-        remaining = args.steps
-        while remaining > 0:
-            k = min(args.chunk, remaining)
-            for w in order:
-                if len(order) > 1:
-                    time.sleep(args.pause)
-                workers[w].run(k)
-            order.reverse()  # A B | B A | A B ...
-            remaining -= k
-        peaks = {w: workers[w].quit() for w in available}
-    finally:
-        for wk in workers.values():
-            if wk.proc.poll() is None:
-                wk.proc.kill()
-
-    B, T = cfg["batch_size"], cfg["block_size"]
-    results = {}
-    print()
-    print(f"{'framework':<14}{'params':>9}{'thr':>5}{'median ms':>11}{'p10':>8}{'p90':>8}"
-          f"{'tok/s':>9}{'peak RSS':>10}{'import':>8}   loss first -> last")
-    for w in available:
-        wk = workers[w]
-        ms = [t * 1000 for t in wk.times]
+def compare(threads, args, batches_path):
+    workers = [Worker("ours", threads, batches_path), Worker("torch", threads, batches_path)]
+    for w in workers:
+        w.run(args.warmup, record=False)
+    for i in range(math.ceil(args.steps / args.chunk)):
+        for w in workers if i % 2 == 0 else workers[::-1]:  # A B | B A | A B ...
+            w.run(args.chunk)
+    peaks = [w.ask("quit")["peak_rss"] for w in workers]
+    ours, torch = workers
+    flops = ours.floors[0][0]
+    floor = statistics.median(f for _, f in ours.floors)
+    print(f"\n{threads} thread(s): {len(ours.times)} steps each, chunks of {args.chunk}")
+    print(f"  {'':<18}{'median ms':>10}{'p10':>7}{'p90':>7}{'peak RSS':>10}"
+          f"{'RSS first -> last chunk':>25}{'x floor':>9}")
+    for w, peak in zip(workers, peaks):
+        ms = sorted(1000 * t for t in w.times)
         med = statistics.median(ms)
-        res = dict(framework=wk.info["framework"], n_params=wk.info["n_params"],
-                   threads=wk.info["threads"], dtype=wk.info["dtype"],
-                   median_ms=med, p10_ms=_pct(ms, 0.1), p90_ms=_pct(ms, 0.9),
-                   tokens_per_s=B * T / (med / 1000), peak_rss_mib=peaks[w],
-                   rss_after_import_mib=wk.info["rss_import_mib"],
-                   loss_first=wk.losses[0], loss_last=wk.losses[-1],
-                   step_ms=ms, notes=wk.info["notes"])
-        results[w] = res
-        print(f"{names[w]:<14}{res['n_params']:>9,}{str(res['threads']):>5}{med:>11.1f}"
-              f"{res['p10_ms']:>8.1f}{res['p90_ms']:>8.1f}{res['tokens_per_s']:>9.0f}"
-              f"{peaks[w]:>7.0f}MiB{res['rss_after_import_mib']:>5.0f}MiB"
-              f"   {res['loss_first']:.3f} -> {res['loss_last']:.3f}")
-    print("(peak RSS is the worker's ru_maxrss; 'import' is its RSS right after importing "
-          "the framework; loss over the timed steps, continuing after warmup)")
-    for w in available:
-        for note in [f"dtype {results[w]['dtype']}"] + results[w]["notes"]:
-            print(f"  {names[w]}: {note}")
-    if "ours" in results and "torch" in results:
-        ratio = results["ours"]["median_ms"] / results["torch"]["median_ms"]
-        print(f"\nratio ours/torch (median ms/step): {ratio:.2f}x "
-              f"({'slower' if ratio > 1 else 'faster'} than PyTorch)")
-        if results["ours"]["n_params"] != results["torch"]["n_params"]:
-            print(f"  note: parameter counts differ ({results['ours']['n_params']:,} vs "
-                  f"{results['torch']['n_params']:,}); the models are not the same shape")
-        results["ratio_ours_over_torch"] = ratio
-        # Each chunk of ours ran right next to a chunk of torch; the median of
-        # those per-chunk ratios is less sensitive to load that comes and goes.
-        paired = statistics.median(a / b for a, b in zip(workers["ours"].chunk_medians,
-                                                        workers["torch"].chunk_medians))
-        print(f"paired ratio (median over {len(workers['ours'].chunk_medians)} adjacent "
-              f"chunks): {paired:.2f}x")
-        results["paired_ratio_ours_over_torch"] = paired
-    if args.json:
-        meta = dict(config=args.config, cfg=cfg, steps=args.steps, warmup=args.warmup,
-                    chunk=args.chunk, threads=args.threads, data=args.data,
-                    torch_attn=args.torch_attn)
-        Path(args.json).write_text(json.dumps(dict(meta=meta, results=results), indent=2))
-    return 0
+        print(f"  {w.label:<18}{med:>10.1f}{ms[len(ms) // 10]:>7.1f}{ms[-len(ms) // 10 - 1]:>7.1f}"
+              f"{peak:>7.0f} MiB{w.rss[0]:>14.1f} -> {w.rss[-1]:.1f} MiB"
+              f"{med / 1000 / floor:>8.2f}x")
+    paired = statistics.median(a / b for a, b in zip(ours.chunks, torch.chunks))
+    ratio = statistics.median(ours.times) / statistics.median(torch.times)
+    print(f"  ratio microtensor / torch: {ratio:.2f}x (median of per-chunk ratios {paired:.2f}x)")
+    print(f"  GEMM floor: {flops / 1e9:.2f} GFLOP at {flops / floor / 1e9:.0f} GFLOP/s "
+          f"(numpy sgemm on the step's shapes) = {1000 * floor:.1f} ms")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--steps", type=int, default=60, help="timed steps per framework")
+    ap.add_argument("--chunk", type=int, default=10, help="steps per turn")
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--busy", action="store_true", help="run one busy process beside")
+    ap.add_argument("--worker", choices=("ours", "torch"), help=argparse.SUPPRESS)
+    ap.add_argument("--batches", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return serve(args.worker, args.threads[0], args.batches)
+
+    sys.path.insert(0, ROOT)
+    from models.data import get_batch
+    from models.presets import get_preset
+
+    cfg = get_preset("baby")
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, VOCAB, 100_000)
+    xs, ys = zip(*(get_batch(ids, cfg.batch_size, cfg.block_size, rng) for _ in range(8)))
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
+    print(f"baby step (batch {cfg.batch_size} x {cfg.block_size} tokens); load average "
+          f"{os.getloadavg()[0]:.2f}{'; one busy process beside' if busy else ''}")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "batches.npz")
+            np.savez(path, x=np.stack(xs), y=np.stack(ys), cfg=json.dumps(cfg.to_dict()))
+            for threads in args.threads:
+                compare(threads, args, path)
+    finally:
+        if busy:
+            busy.kill()
+    print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -1,0 +1,109 @@
+"""Where the baby training step's time goes: milliseconds per op, forward and backward, at one thread.
+
+    python benchmarks/op_profile.py [--steps 30] [--threads 1]
+
+Every `Function` subclass's forward and backward is wrapped with a timer for the run (the
+library itself is not changed); the optimizer step and gradient clipping are timed as a
+whole; "engine" is the rest of the step: graph bookkeeping, un-broadcasting and summing
+gradients, Python between the ops. Each figure is the median over the steps.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+VOCAB = 65
+
+
+def function_classes(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from function_classes(sub)
+
+
+def install_timers(totals):
+    """Wrap forward/backward of every Function class that defines them; time goes to totals."""
+    from microtensor.autograd import Function
+
+    def wrap(method, phase):
+        def timed(self, *args):
+            t0 = time.perf_counter()
+            try:
+                return method(self, *args)
+            finally:
+                totals[f"{self.op} {phase}"] += time.perf_counter() - t0
+        return timed
+
+    for cls in set(function_classes(Function)):
+        for phase in ("forward", "backward"):
+            if phase in cls.__dict__:
+                setattr(cls, phase, wrap(cls.__dict__[phase], phase))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(args.threads)
+    import nn
+    from microtensor.autograd import record_grad_norms
+    from models import GPT, GPTConfig
+    from models.data import get_batch
+    from models.presets import get_preset
+    from models.train import configure_optimizer
+
+    cfg = get_preset("baby")
+    model = GPT(GPTConfig(vocab_size=VOCAB, block_size=cfg.block_size, n_layer=cfg.n_layer,
+                          n_head=cfg.n_head, n_embd=cfg.n_embd, bias=cfg.bias))
+    optimizer = configure_optimizer(model, cfg)
+    params = model.parameters()
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, VOCAB, 100_000)
+    totals = defaultdict(float)
+    install_timers(totals)
+    per_step = defaultdict(list)
+    for i in range(args.steps + 3):
+        x, y = get_batch(ids, cfg.batch_size, cfg.block_size, rng)
+        totals.clear()
+        t0 = time.perf_counter()
+        _, loss = model(x, y)
+        optimizer.zero_grad()
+        with record_grad_norms(False):  # as models.train does
+            loss.backward()
+        t1 = time.perf_counter()
+        nn.utils.clip_grad_norm_(params, cfg.grad_clip)
+        t2 = time.perf_counter()
+        optimizer.step()
+        t3 = time.perf_counter()
+        if i < 3:  # warm-up steps
+            continue
+        totals["clip_grad_norm_"], totals["AdamW step"] = t2 - t1, t3 - t2
+        totals["engine"] = (t1 - t0) - sum(v for k, v in totals.items()
+                                          if k.endswith(("forward", "backward")))
+        totals["step"] = t3 - t0
+        for key in set(per_step) | set(totals):
+            per_step[key].append(totals.get(key, 0.0))
+    med = {k: 1000 * statistics.median(v) for k, v in per_step.items()}
+    ops = sorted({k.rsplit(" ", 1)[0] for k in med if k.endswith(("forward", "backward"))},
+                 key=lambda op: -(med.get(f"{op} forward", 0) + med.get(f"{op} backward", 0)))
+    print(f"baby step, {args.threads} thread(s), median of {args.steps} steps, ms")
+    print(f"{'op':<18}{'forward':>9}{'backward':>10}{'total':>8}")
+    for op in ops:
+        f, b = med.get(f"{op} forward", 0.0), med.get(f"{op} backward", 0.0)
+        print(f"{op:<18}{f:>9.2f}{b:>10.2f}{f + b:>8.2f}")
+    for key in ("clip_grad_norm_", "AdamW step", "engine", "step"):
+        print(f"{key:<37}{med[key]:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
