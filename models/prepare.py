@@ -189,6 +189,10 @@ def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
             f.write(MAGIC + (len(meta) + len(padding)).to_bytes(8, "little") + meta + padding)
             for text in read_text_chunks(path, chunk_size):
                 f.write(table[code_points(text)])
+            # On disk before the rename: after a crash, the name never holds a file of the
+            # right size whose ids were not yet written (zeros the checks would accept).
+            f.flush()
+            os.fsync(f.fileno())
         if source_key(path) != key:
             raise RuntimeError(f"data file {path!r} changed while its ids were being prepared; "
                                "run again once it is complete")
