@@ -94,7 +94,7 @@ def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
 
     ids [N] are the character ids of the whole text, uint8 when the vocabulary has <= 256
     characters, else uint16; for a file they are a read-only np.memmap, so memory holds
-    only the pages a batch touches. The tokenizer and ids equal CharTokenizer.from_text(text)
+    only the pages batches have touched, at most 1 or 2 bytes per character. The tokenizer and ids equal CharTokenizer.from_text(text)
     and its encode(text). The first call on a file prepares the ids (models.prepare) into
     `<path>.microtensor-ids`, or into cache_dir when the file's directory is not writable;
     later calls reuse them while the file's size, mtime and the hash of its ends are
