@@ -8,7 +8,8 @@ Run it from the repository root:
 The corpora are made in a temporary directory from the built-in corpus (CPython's help
 topics, 103 distinct characters, some of them non-ASCII), repeated to each size; `--wide`
 adds 300 CJK characters to it, so its ids need uint16. Every measurement runs in a fresh
-worker subprocess, which reports the time and its peak RSS (VmHWM, or ru_maxrss where there
+worker subprocess, which reports the time (wall, and CPU as "cpu" MB/s: what a quiet
+machine would reach) and its peak RSS (VmHWM, or ru_maxrss where there
 is no /proc) above its RSS after the imports. "train" draws 2000 batches of 12 x 64 as
 `train --preset baby` does; "all pages" then reads every id, the most a long run can map.
 `--baseline` also times the text path this replaced (read the str, CharTokenizer.encode into
@@ -52,7 +53,7 @@ def worker(task, path):
     from models.data import get_batch, load_corpus, split_ids
     from models.tokenizer import CharTokenizer
     base = rss_bytes("VmRSS")
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     result = {}
     if task == "baseline":
         with open(path, encoding="utf-8") as f:
@@ -63,6 +64,7 @@ def worker(task, path):
     else:
         tokenizer, ids = load_corpus(path)
         result["seconds"] = time.perf_counter() - t0
+        result["cpu_seconds"] = time.process_time() - cpu0
         if task == "train":
             train, _ = split_ids(ids, 64)
             generator = np.random.default_rng(0)
@@ -95,6 +97,7 @@ def make_corpus(path, megabytes, wide):
     copies = max(1, round(megabytes * 1e6 / len(seed)))
     with open(path, "wb") as f:
         f.writelines(itertools.repeat(seed, copies))
+        os.fsync(f.fileno())          # a corpus long on disk: no writeback during the timing
 
 
 def measure(path, repeats):
@@ -112,6 +115,7 @@ def measure(path, repeats):
         "MB": size / 1e6, "chars": chars, "dtype": prepares[0]["dtype"],
         "vocab": prepares[0]["vocab"],
         "prepare_s": seconds, "prepare_MB_per_s": size / 1e6 / seconds,
+        "prepare_cpu_MB_per_s": size / 1e6 / statistics.median(r["cpu_seconds"] for r in prepares),
         "prepare_rss_per_char": statistics.median(r["peak"] for r in prepares) / chars,
         "start_s": statistics.median(r["seconds"] for _, r in starts),
         "start_process_s": statistics.median(wall for wall, _ in starts),
@@ -131,7 +135,7 @@ def main():
     args = parser.parse_args()
     if args.worker:
         return worker(*args.worker)
-    print(f"{'corpus':>14} {'chars':>12} {'ids':>6} {'prepare s':>9} {'MB/s':>6} "
+    print(f"{'corpus':>14} {'chars':>12} {'ids':>6} {'prepare s':>9} {'MB/s':>6} {'cpu':>5} "
           f"{'RSS B/char':>10} {'start s':>7} {'process s':>9} {'train B/char':>12} "
           f"{'all pages':>9}")
     kinds = [False, True] if args.wide else [False]
@@ -143,14 +147,15 @@ def main():
                 make_corpus(path, megabytes, wide)
                 r = measure(path, args.repeats)
                 print(f"{name:>14} {r['chars']:>12,} {r['dtype']:>6} {r['prepare_s']:>9.2f} "
-                      f"{r['prepare_MB_per_s']:>6.0f} {r['prepare_rss_per_char']:>10.2f} "
+                      f"{r['prepare_MB_per_s']:>6.0f} {r['prepare_cpu_MB_per_s']:>5.0f} "
+                      f"{r['prepare_rss_per_char']:>10.2f} "
                       f"{r['start_s']:>7.3f} {r['start_process_s']:>9.2f} "
                       f"{r['train_rss_per_char']:>12.2f} {r['all_pages_rss_per_char']:>9.2f}",
                       flush=True)
                 if args.baseline and megabytes == args.sizes[0] and not wide:
                     _, b = run_worker("baseline", path)
                     print(f"{'  str + int64':>14} {b['chars']:>12,} {'int64':>6} "
-                          f"{b['seconds']:>9.2f} {r['MB'] / b['seconds']:>6.0f} "
+                          f"{b['seconds']:>9.2f} {r['MB'] / b['seconds']:>6.0f} {'':>5} "
                           f"{b['peak'] / b['chars']:>10.2f}   (the path load_corpus replaced)",
                           flush=True)
                 path.unlink()

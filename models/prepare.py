@@ -48,7 +48,8 @@ def id_table(vocab, source="the text"):
     """(chars, table) for the sorted code points `vocab` [V]: table[code point] is its id.
 
     `table` is a numpy array [0x110000] of ids_dtype(V); the code points not in vocab map
-    to 0 and are never looked up. Raises ValueError naming `source` when V > 65536.
+    to 0 and are never looked up. `table.take(points)` encodes code points (the same as
+    table[points], about twice as fast). Raises ValueError naming `source` when V > 65536.
     """
     table = np.zeros(N_CODE_POINTS, dtype=ids_dtype(len(vocab), source))
     table[vocab] = np.arange(len(vocab))
@@ -65,7 +66,7 @@ def encode_text(text, source="the text"):
     seen = np.zeros(N_CODE_POINTS, dtype=bool)
     seen[points] = True
     chars, table = id_table(np.flatnonzero(seen), source)
-    return CharTokenizer(chars), table[points]
+    return CharTokenizer(chars), table.take(points)
 
 
 def source_key(path):
@@ -188,7 +189,7 @@ def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
         with os.fdopen(fd, "wb") as f:
             f.write(MAGIC + (len(meta) + len(padding)).to_bytes(8, "little") + meta + padding)
             for text in read_text_chunks(path, chunk_size):
-                f.write(table[code_points(text)])
+                f.write(table.take(code_points(text)))
             # On disk before the rename: after a crash, the name never holds a file of the
             # right size whose ids were not yet written (zeros the checks would accept).
             f.flush()
