@@ -7,13 +7,19 @@ Run it from the repository root:
 
 The corpora are made in a temporary directory from the built-in corpus (CPython's help
 topics, 103 distinct characters, some of them non-ASCII), repeated to each size; `--wide`
-adds 300 CJK characters to it, so its ids need uint16. Every measurement runs in a fresh
-worker subprocess, which reports the time (wall, and CPU as "cpu" MB/s: what a quiet
-machine would reach) and its peak RSS (VmHWM, or ru_maxrss where there
-is no /proc) above its RSS after the imports. "train" draws 2000 batches of 12 x 64 as
-`train --preset baby` does; "all pages" then reads every id, the most a long run can map.
-`--baseline` also times the text path this replaced (read the str, CharTokenizer.encode into
-int64) at the first size. The text file was just written, so it is read from the page cache.
+adds 300 CJK characters to it, so its ids need uint16. The text was just written and synced,
+so preparing reads it from the page cache. Each measurement runs in a fresh subprocess;
+the medians of --repeats runs are printed. Columns:
+  prepare s, MB/s   first load_corpus (no id file yet), wall; cpu: MB per CPU second, what
+                    a quiet machine reaches (the load average is printed: 2 cores here)
+  RSS B/char        peak RSS (VmHWM, or ru_maxrss without /proc) while preparing, above the
+                    RSS after the imports, per character
+  start s           load_corpus once prepared; process s: from launching Python to the ids
+                    ready (interpreter, imports, load_corpus)
+  train B/char      peak RSS growth after 2000 batches of 12 x 64 (as `train --preset baby`)
+  all pages         then after reading every id: the most a long run can map
+`--baseline` also times the text path load_corpus replaced (read the str, CharTokenizer's
+encode into int64) at the first size.
 """
 import argparse
 import itertools
@@ -45,8 +51,9 @@ def rss_bytes(field):
     return peak if sys.platform == "darwin" else peak * 1024   # macOS counts bytes, Linux KiB
 
 
-def worker(task, path):
-    """Run one measurement in this process; print MARK + JSON of its numbers."""
+def worker(task, path, launched):
+    """Run one measurement in this process, started at time.time() = `launched` by the
+    parent; print MARK + JSON of its numbers."""
     sys.path.insert(0, str(REPO_ROOT))
     import numpy as np
 
@@ -65,6 +72,7 @@ def worker(task, path):
         tokenizer, ids = load_corpus(path)
         result["seconds"] = time.perf_counter() - t0
         result["cpu_seconds"] = time.process_time() - cpu0
+        result["since_launch"] = time.time() - float(launched)   # Python, imports, load
         if task == "train":
             train, _ = split_ids(ids, 64)
             generator = np.random.default_rng(0)
@@ -78,15 +86,14 @@ def worker(task, path):
 
 
 def run_worker(task, path):
-    """(wall seconds of the whole subprocess, its result dict)."""
-    t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, __file__, "--worker", task, str(path)],
+    """The result dict of one worker subprocess."""
+    done = subprocess.run([sys.executable, __file__, "--worker", task, str(path),
+                           repr(time.time())],
                           check=False, capture_output=True, text=True, cwd=REPO_ROOT)
-    wall = time.perf_counter() - t0
     lines = [line for line in done.stdout.splitlines() if line.startswith(MARK)]
     if done.returncode != 0 or not lines:
         raise RuntimeError(f"worker {task} failed:\n{done.stdout}{done.stderr}")
-    return wall, json.loads(lines[-1][len(MARK):])
+    return json.loads(lines[-1][len(MARK):])
 
 
 def make_corpus(path, megabytes, wide):
@@ -106,7 +113,7 @@ def measure(path, repeats):
     prepares, starts = [], []
     for _ in range(repeats):
         cache.unlink(missing_ok=True)
-        prepares.append(run_worker("prepare", path)[1])
+        prepares.append(run_worker("prepare", path))
         starts.append(run_worker("train", path))
     size = os.path.getsize(path)
     chars = prepares[0]["chars"]
@@ -117,10 +124,10 @@ def measure(path, repeats):
         "prepare_s": seconds, "prepare_MB_per_s": size / 1e6 / seconds,
         "prepare_cpu_MB_per_s": size / 1e6 / statistics.median(r["cpu_seconds"] for r in prepares),
         "prepare_rss_per_char": statistics.median(r["peak"] for r in prepares) / chars,
-        "start_s": statistics.median(r["seconds"] for _, r in starts),
-        "start_process_s": statistics.median(wall for wall, _ in starts),
-        "train_rss_per_char": statistics.median(r["train_peak"] for _, r in starts) / chars,
-        "all_pages_rss_per_char": statistics.median(r["peak"] for _, r in starts) / chars,
+        "start_s": statistics.median(r["seconds"] for r in starts),
+        "start_process_s": statistics.median(r["since_launch"] for r in starts),
+        "train_rss_per_char": statistics.median(r["train_peak"] for r in starts) / chars,
+        "all_pages_rss_per_char": statistics.median(r["peak"] for r in starts) / chars,
     }
 
 
@@ -131,13 +138,14 @@ def main():
     parser.add_argument("--wide", action="store_true", help="also a corpus of > 256 characters")
     parser.add_argument("--baseline", action="store_true",
                         help="also time the replaced str + int64 path at the first size")
-    parser.add_argument("--worker", nargs=2, metavar=("TASK", "PATH"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)  # TASK PATH LAUNCHED
     args = parser.parse_args()
     if args.worker:
         return worker(*args.worker)
     print(f"{'corpus':>14} {'chars':>12} {'ids':>6} {'prepare s':>9} {'MB/s':>6} {'cpu':>5} "
           f"{'RSS B/char':>10} {'start s':>7} {'process s':>9} {'train B/char':>12} "
           f"{'all pages':>9}")
+    print("load average before: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     kinds = [False, True] if args.wide else [False]
     with tempfile.TemporaryDirectory(prefix="data_speed-") as directory:
         for megabytes in args.sizes:
@@ -153,13 +161,14 @@ def main():
                       f"{r['train_rss_per_char']:>12.2f} {r['all_pages_rss_per_char']:>9.2f}",
                       flush=True)
                 if args.baseline and megabytes == args.sizes[0] and not wide:
-                    _, b = run_worker("baseline", path)
+                    b = run_worker("baseline", path)
                     print(f"{'  str + int64':>14} {b['chars']:>12,} {'int64':>6} "
                           f"{b['seconds']:>9.2f} {r['MB'] / b['seconds']:>6.0f} {'':>5} "
                           f"{b['peak'] / b['chars']:>10.2f}   (the path load_corpus replaced)",
                           flush=True)
                 path.unlink()
                 Path(str(path) + ".microtensor-ids").unlink()
+    print("load average after: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":
