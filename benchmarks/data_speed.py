@@ -142,10 +142,10 @@ def main():
     args = parser.parse_args()
     if args.worker:
         return worker(*args.worker)
+    print("load average before: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     print(f"{'corpus':>14} {'chars':>12} {'ids':>6} {'prepare s':>9} {'MB/s':>6} {'cpu':>5} "
           f"{'RSS B/char':>10} {'start s':>7} {'process s':>9} {'train B/char':>12} "
           f"{'all pages':>9}")
-    print("load average before: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     kinds = [False, True] if args.wide else [False]
     with tempfile.TemporaryDirectory(prefix="data_speed-") as directory:
         for megabytes in args.sizes:
