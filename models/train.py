@@ -17,9 +17,8 @@ import nn
 from microtensor.autograd import record_grad_norms
 
 from .checkpoint import save_checkpoint
-from .data import get_batch, split_ids
+from .data import encode_text, get_batch, split_ids
 from .gpt import GPT, GPTConfig
-from .tokenizer import CharTokenizer
 
 METRICS_FILE = "metrics.jsonl"
 
@@ -60,6 +59,8 @@ def configure_optimizer(model, config):
 def train(config, text, out_dir, source="the text", progress=True):
     """Train a GPT on `text` as configured by `config` (a TrainConfig); checkpoints go to out_dir.
 
+    `text` is a str or the (tokenizer, ids) pair of models.data.load_corpus.
+
     Evaluates at iteration 0, every eval_interval and at the end; each evaluation prints
     both losses, appends {"iter", "train_loss", "val_loss", "elapsed_s"} to
     out_dir/metrics.jsonl (truncated when the run starts) and saves a checkpoint.
@@ -71,8 +72,7 @@ def train(config, text, out_dir, source="the text", progress=True):
     """
     config.validate()
     microtensor.manual_seed(config.seed)
-    tokenizer = CharTokenizer.from_text(text)
-    ids = np.array(tokenizer.encode(text), dtype=np.int64)  # [N]
+    tokenizer, ids = encode_text(text) if isinstance(text, str) else text  # ids [N] uint8/16
     train_ids, val_ids = split_ids(ids, config.block_size, source)
     model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, block_size=config.block_size,
                           n_layer=config.n_layer, n_head=config.n_head, n_embd=config.n_embd,

@@ -68,20 +68,18 @@ def add_parser(subparsers):
 def run(args):
     from threadpoolctl import threadpool_limits
 
-    from models.data import DEFAULT_CORPUS_NAME, default_corpus, load_text
+    from models.data import DEFAULT_CORPUS_NAME, load_corpus
     from models.presets import TrainConfig, get_preset
     from models.train import train
 
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
     config = get_preset(args.preset, **overrides).validate()
-    if args.data:
-        text, source = load_text(args.data), f"data file {args.data!r}"
-    else:
-        text, source = default_corpus(), DEFAULT_CORPUS_NAME
+    corpus = load_corpus(args.data)  # (tokenizer, ids), ids memory-mapped for a file
+    source = f"data file {args.data!r}" if args.data else DEFAULT_CORPUS_NAME
     if args.threads < 1:
         raise ValueError(f"--threads must be >= 1; got {args.threads}")
     with threadpool_limits(limits=args.threads, user_api="blas"):
-        result = train(config, text, args.out, source=source, progress=not args.quiet)
+        result = train(config, corpus, args.out, source=source, progress=not args.quiet)
     print(f"done in {result['elapsed_s']:.1f} s: train loss {result['train_loss']:.4f}, "
           f"val loss {result['val_loss']:.4f}; checkpoint in {args.out}")
     return 0
