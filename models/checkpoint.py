@@ -327,7 +327,7 @@ def load_model(out_dir, which="best", kind=None):
 
 
 def load_checkpoint(out_dir, which="best"):
-    """(GPT, CharTokenizer, manifest) of a character-level GPT checkpoint (the best model by default)."""
+    """(GPT, CharTokenizer, manifest) of a GPT checkpoint (by default its best model)."""
     model, manifest = load_model(out_dir, which, kind="gpt")
     path = os.path.join(os.fspath(out_dir), CONFIG_FILE)
     try:

@@ -53,7 +53,8 @@ class TrainConfig:
         for name in ("learning_rate", "min_lr", "weight_decay", "grad_clip", "dropout", "beta1",
                      "beta2"):
             if not math.isfinite(getattr(self, name)):
-                raise ValueError(f"{flag_name(name)} must be a finite number; got {getattr(self, name)}")
+                raise ValueError(f"{flag_name(name)} must be a finite number; "
+                                 f"got {getattr(self, name)}")
         positive = ("n_layer", "n_head", "n_embd", "block_size", "batch_size", "max_iters",
                     "eval_interval", "eval_iters")
         for name in positive:

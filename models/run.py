@@ -22,8 +22,15 @@ import threading
 import time
 from contextlib import contextmanager
 
-from .checkpoint import CONFIG_FILE, CheckpointError, Snapshot, describe, read_manifest
-from .checkpoint import atomic_write, save_checkpoint
+from .checkpoint import (
+    CONFIG_FILE,
+    CheckpointError,
+    Snapshot,
+    atomic_write,
+    describe,
+    read_manifest,
+    save_checkpoint,
+)
 
 METRICS_FILE = "metrics.jsonl"
 SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
@@ -87,7 +94,8 @@ class TrainingRun:
         self.metrics_path = os.path.join(self.out_dir, METRICS_FILE)
         self.stop_signal = None
         self.saved_iter = None      # the iteration of the last save of this process
-        self._fresh = not resume    # the first save and the first metrics line start afresh
+        self._fresh = not resume    # the first save starts afresh, and so does the first
+        self._new_metrics = not resume  # metrics line: until then, --out is as it was
         self._started = time.perf_counter()
         self._elapsed_before = self.manifest["latest"].get("elapsed_s", 0.0) if resume else 0.0
 
@@ -145,11 +153,11 @@ class TrainingRun:
         atomic_write(self.metrics_path, lambda f: f.write(text))
 
     def log(self, record):
-        """Append one JSON object as a line to metrics.jsonl (a new run's first line replaces the file)."""
+        """Append one JSON line to metrics.jsonl (the first line of a new run replaces the file)."""
         os.makedirs(self.out_dir, exist_ok=True)
-        mode = "w" if self._fresh and self.saved_iter is None else "a"
-        with open(self.metrics_path, mode, encoding="utf-8") as f:
+        with open(self.metrics_path, "w" if self._new_metrics else "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
+        self._new_metrics = False
 
     def check_finite(self, value, it, what):
         """Raise NonFiniteLoss naming `what` and iteration `it` if value is NaN or infinite."""

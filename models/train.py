@@ -17,8 +17,13 @@ import microtensor
 import nn
 from microtensor.autograd import record_grad_norms
 
-from .checkpoint import load_model_arrays, load_optimizer, load_snapshot, model_arrays
-from .checkpoint import optimizer_arrays
+from .checkpoint import (
+    load_model_arrays,
+    load_optimizer,
+    load_snapshot,
+    model_arrays,
+    optimizer_arrays,
+)
 from .data import get_batch, split_ids
 from .gpt import GPT
 from .presets import TrainConfig, flag_name

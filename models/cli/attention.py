@@ -42,8 +42,8 @@ def _pick(value, count, flag):
 
 
 def run(args):
-    from models.checkpoint import load_checkpoint
     import viz
+    from models.checkpoint import load_checkpoint
     from viz.save import picture_format
 
     picture_format(args.output)  # a bad suffix fails before the model is loaded

@@ -1,7 +1,8 @@
 """`microtensor graph`: draw the computation graph of one training step (forward and backward) of a GPT, with gradient norms.
 
 The picture is `viz.draw_graph` of the loss after `loss.backward()`; Graphviz's `dot` lays it
-out. A model comes from a preset (fresh weights) or from a checkpoint of `microtensor train` (--out DIR).
+out. A model comes from a preset (fresh weights) or from a checkpoint of `microtensor train`
+(--out DIR).
 """
 import os
 import re

@@ -17,7 +17,8 @@ def add_parser(subparsers):
     p.add_argument("--temperature", metavar="T", type=number(above=0), default=0.8,
                    help="divide the logits by T: < 1 is more conservative (default: %(default)s)")
     p.add_argument("--top-k", metavar="K", type=count(1), default=200,
-                   help="sample among the K most likely characters; 1 is greedy (default: %(default)s)")
+                   help="sample among the K most likely characters; 1 is greedy "
+                        "(default: %(default)s)")
     p.add_argument("--seed", metavar="S", type=count(0), default=1337,
                    help="random seed (default: %(default)s)")
     p.add_argument("--no-cache", dest="use_cache", action="store_false",

@@ -4,7 +4,8 @@ from .checks import count
 
 def add_size_flags(parser, seq, d_model, heads):
     """Register the four size flags with these defaults (batch defaults to 2)."""
-    parser.add_argument("--batch", metavar="B", type=count(1), default=2, help="batch size (default: 2)")
+    parser.add_argument("--batch", metavar="B", type=count(1), default=2,
+                        help="batch size (default: 2)")
     parser.add_argument("--seq", metavar="T", type=count(1), default=seq,
                         help=f"sequence length (default: {seq})")
     parser.add_argument("--d-model", metavar="D", type=count(1), default=d_model,

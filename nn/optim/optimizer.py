@@ -87,7 +87,7 @@ class Optimizer:
                                          f"{index} has shape {value.shape}, the parameter "
                                          f"{p.shape}")
                     value = value.astype(p.dtype, copy=True)
-                elif isinstance(value, np.ndarray):  # a 0-d array, e.g. a step count read from a file
+                elif isinstance(value, np.ndarray):  # 0-d, e.g. a step count read from a file
                     value = value.item()
                 state[id(p)][key] = value
         for saved, group in zip(saved_groups, self.param_groups):
