@@ -214,6 +214,9 @@ def read_manifest(out_dir):
         raise CheckpointError(f"{path} is not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise CheckpointError(f"{path} is not JSON ({error})") from None
+    if isinstance(manifest, dict) and manifest.get("format") == "microtensor-char-gpt":
+        raise CheckpointError(f"{path} is a checkpoint of an older microtensor (model.npz, "
+                              "format version 1, no training state); train it again")
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
         raise CheckpointError(f"{path} is not a microtensor checkpoint (format {found!r}, "

@@ -74,16 +74,16 @@ class TrainingRun:
     """One training run's --out directory: what it holds, what is written to it, and when.
 
     resume=True continues the checkpoint in out_dir (`manifest` is its config.json), which
-    must hold the entries `required` names ({"info": keys, "latest": keys});
+    must hold a model of `kind` and the entries `required` names ({"info": keys, ...});
     overwrite=True starts afresh over it; with neither, a checkpoint there is refused.
     Raises CheckpointExists (refused: nothing in out_dir changes), FileNotFoundError
     (resume with no checkpoint), ValueError (out_dir is a file, or both flags), and
     CheckpointError (resume from a broken checkpoint).
     """
 
-    def __init__(self, out_dir, resume=False, overwrite=False, required=RESUME_KEYS):
+    def __init__(self, out_dir, resume=False, overwrite=False, kind="gpt", required=RESUME_KEYS):
         self.out_dir = os.fspath(out_dir)
-        self.required = required
+        self.kind, self.required = kind, required
         if resume and overwrite:
             raise ValueError("--resume and --overwrite exclude each other: continue the "
                              "checkpoint, or start afresh")
@@ -118,7 +118,11 @@ class TrainingRun:
             raise FileNotFoundError(f"--resume: no checkpoint in {self.out_dir} (no "
                                     f"{CONFIG_FILE}); drop --resume to start a new run there")
         if resume:
-            _check_resumable(manifest, os.path.join(self.out_dir, CONFIG_FILE), self.required)
+            path = os.path.join(self.out_dir, CONFIG_FILE)
+            if manifest["kind"] != self.kind:
+                raise CheckpointError(f"--resume: {path} holds a {manifest['kind']!r} model; "
+                                      f"this command continues {self.kind!r} models")
+            _check_resumable(manifest, path, self.required)
         if manifest is not None and not resume and not overwrite:
             raise CheckpointExists(f"{self.out_dir} already holds a checkpoint "
                                    f"({describe(manifest)}): continue it with --resume, "

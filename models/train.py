@@ -137,8 +137,8 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     run.start_metrics()
 
     say = tqdm.write if progress else print
-    say(f"{'resuming at iter ' + str(it) + ': ' if resume else ''}training a "
-        f"{model.num_parameters():,}-parameter GPT on {source} "
+    resuming = f"resuming at iter {it}: " if resume else ""
+    say(f"{resuming}training a {model.num_parameters():,}-parameter GPT on {source} "
         f"({len(train_ids):,} train / {len(val_ids):,} val characters, "
         f"vocabulary {tokenizer.vocab_size})", file=sys.stdout)
 
@@ -150,6 +150,38 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
         run.save(model, info, it, val_loss, {**model_arrays(model), **arrays}, state,
                  best_arrays=model_arrays(model) if new_best else None)
 
+    def evaluate_and_save(it):
+        nonlocal best_val_loss, last
+        losses = estimate_loss(model, {"train": train_ids, "val": val_ids}, config.eval_iters,
+                               config.batch_size, config.block_size, seed=config.seed + 1)
+        for split, value in losses.items():
+            run.check_finite(value, it, f"{split} loss")
+        last = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
+                "elapsed_s": run.elapsed()}
+        run.log(last)  # before the save: a crash between the two is undone by --resume
+        say(f"iter {it}: train loss {last['train_loss']:.4f}, "
+            f"val loss {last['val_loss']:.4f}", file=sys.stdout)
+        new_best = last["val_loss"] < best_val_loss
+        best_val_loss = min(best_val_loss, last["val_loss"])
+        save(it, last["val_loss"], new_best)
+
+    def train_step(it):
+        """One AdamW step at iteration `it`; returns the loss before it."""
+        lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
+                                       config.warmup_iters, decay_iters)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T]
+        _, loss = model(x, y)
+        loss_value = loss.item()
+        run.check_finite(loss_value, it, "training loss")  # before the step spoils the weights
+        optimizer.zero_grad()
+        loss.backward()
+        if config.grad_clip > 0:
+            nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        optimizer.step()
+        return loss_value, lr
+
     bar = tqdm(total=config.max_iters, initial=it, desc="train", unit="it",
                disable=not progress, dynamic_ncols=True)
     evaluated = it if resume else None  # a saved state has had its evaluation
@@ -159,41 +191,17 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
         try:
             while True:
                 if (it % config.eval_interval == 0 or it == config.max_iters) and it != evaluated:
-                    losses = estimate_loss(model, {"train": train_ids, "val": val_ids},
-                                           config.eval_iters, config.batch_size,
-                                           config.block_size, seed=config.seed + 1)
-                    for split, value in losses.items():
-                        run.check_finite(value, it, f"{split} loss")
-                    last = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
-                            "elapsed_s": run.elapsed()}
-                    run.log(last)
-                    say(f"iter {it}: train loss {last['train_loss']:.4f}, "
-                        f"val loss {last['val_loss']:.4f}", file=sys.stdout)
-                    new_best = last["val_loss"] < best_val_loss
-                    best_val_loss = min(best_val_loss, last["val_loss"])
-                    save(it, last["val_loss"], new_best)
+                    evaluate_and_save(it)
                     evaluated = it
                 if it == config.max_iters:
                     break
-                if run.stop_signal is not None:
+                if run.stop_signal is not None:  # a step boundary: the state a resume needs
                     if run.saved_iter != it:
                         save(it, None, new_best=False)
                     bar.close()
                     raise run.interrupted(it)
                 step_start = time.perf_counter()
-                lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
-                                               config.warmup_iters, decay_iters)
-                for group in optimizer.param_groups:
-                    group["lr"] = lr
-                x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T]
-                _, loss = model(x, y)
-                loss_value = loss.item()
-                run.check_finite(loss_value, it, "training loss")
-                optimizer.zero_grad()
-                loss.backward()
-                if config.grad_clip > 0:
-                    nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-                optimizer.step()
+                loss_value, lr = train_step(it)
                 it += 1
                 rate = tokens_per_step / (time.perf_counter() - step_start)
                 tokens_per_s = rate if tokens_per_s is None else 0.9 * tokens_per_s + 0.1 * rate

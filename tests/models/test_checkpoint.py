@@ -1,15 +1,18 @@
-"""Checkpoints: an exact round trip, best and latest side by side, saves that are atomic as a whole, one-line errors for every broken file."""
+"""Checkpoints: an exact round trip, best and latest side by side, saves that are atomic as a whole, one-line errors for every broken file, a second model kind."""
 import hashlib
 import json
 import os
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pytest
 
 import microtensor
+import nn
 from models import GPT, CharTokenizer, GPTConfig
 from models import checkpoint as ckpt
 from models.checkpoint import CONFIG_FILE, CheckpointError, Snapshot, load_checkpoint
+from models.run import CheckpointExists, TrainingRun
 
 TEXT = "hello, world\n"
 
@@ -161,6 +164,7 @@ BROKEN = {
     "a missing file": (delete_best, "is missing"),
     "config.json that is not JSON": (set_config("{not json"), "is not JSON"),
     "a foreign config.json": (set_config('{"format": "something-else"}'), "not a microtensor"),
+    "a version 1 checkpoint": (set_config('{"format": "microtensor-char-gpt"}'), "older"),
     "a missing array": (lambda out: rewrite_snapshot(out, "best", drop_array), "missing arrays"),
     "an extra array": (lambda out: rewrite_snapshot(out, "best", add_array), "unexpected arrays"),
     "a wrong shape": (lambda out: rewrite_snapshot(out, "best", reshape_array), "shape"),
@@ -196,3 +200,44 @@ def test_a_seq2seq_kind_is_refused_where_a_gpt_is_expected(tmp_path):
     (tmp_path / CONFIG_FILE).write_text(json.dumps(manifest))
     with pytest.raises(CheckpointError, match="holds a 'seq2seq' model, not a 'gpt' one"):
         load_checkpoint(tmp_path)
+
+
+# --- a second model kind uses the same files and the same run machinery --------------------
+
+@dataclass
+class ToyConfig:
+    n: int
+
+    def to_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        return cls(**d)
+
+
+class Toy(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.proj = nn.Linear(config.n, 1)
+
+
+def test_another_model_kind_uses_the_same_checkpoints_and_run_policy(tmp_path, monkeypatch):
+    monkeypatch.setattr(ckpt, "_MODELS", dict(ckpt._MODELS))
+    ckpt.register_model("toy", Toy, ToyConfig)
+    model = Toy(ToyConfig(3))
+    run = TrainingRun(tmp_path)
+    run.save(model, {"vocab": None}, 5, 0.25, ckpt.model_arrays(model), {"custom": [1, 2]},
+             best_arrays=ckpt.model_arrays(model))
+    loaded, manifest = ckpt.load_model(tmp_path, kind="toy")
+    assert manifest["kind"] == "toy" and manifest["latest"]["custom"] == [1, 2]
+    assert np.array_equal(loaded.proj.weight.data, model.proj.weight.data)
+    with pytest.raises(CheckpointExists, match="latest iter 5 .val loss 0.2500."):
+        TrainingRun(tmp_path)
+    resumed = TrainingRun(tmp_path, resume=True, kind="toy", required={"latest": ("custom",)})
+    assert resumed.manifest["latest"]["iter"] == 5
+    with pytest.raises(CheckpointError, match="holds a 'toy' model, not a 'gpt' one"):
+        load_checkpoint(tmp_path)
+    with pytest.raises(CheckpointError, match="holds a 'toy' model; this command continues 'gpt'"):
+        TrainingRun(tmp_path, resume=True)
