@@ -341,13 +341,3 @@ def load_checkpoint(out_dir, which="best"):
         raise CheckpointError(f"{path}: the vocabulary has {tokenizer.vocab_size} characters "
                               f"but model_config.vocab_size is {model.config.vocab_size}")
     return model, tokenizer, manifest
-
-
-def describe(manifest):
-    """"latest iter 300 (val loss 2.1000), best iter 250 (val loss 2.0500)": for messages."""
-    def one(which):
-        entry = manifest[which]
-        loss = entry.get("val_loss")
-        return f"{which} iter {entry['iter']}" + (f" (val loss {loss:.4f})" if loss is not None
-                                                  else "")
-    return f"{one('latest')}, {one('best')}"

@@ -27,13 +27,22 @@ from .checkpoint import (
     CheckpointError,
     Snapshot,
     atomic_write,
-    describe,
     read_manifest,
     save_checkpoint,
 )
 
 METRICS_FILE = "metrics.jsonl"
 SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+
+
+def describe(manifest):
+    """"latest iter 300 (val loss 2.1000), best iter 250 (val loss 2.0500)": for messages."""
+    def one(which):
+        entry = manifest[which]
+        loss = entry.get("val_loss")
+        return f"{which} iter {entry['iter']}" + (f" (val loss {loss:.4f})" if loss is not None
+                                                  else "")
+    return f"{one('latest')}, {one('best')}"
 
 
 class CheckpointExists(ValueError):

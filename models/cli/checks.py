@@ -21,7 +21,6 @@ def count(minimum):
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}; got {text!r}")
         return value
-    parse.__name__ = f"integer >= {minimum}"
     return parse
 
 
@@ -39,7 +38,6 @@ def number(above=None, minimum=None):
                 or (minimum is not None and value < minimum)):
             raise argparse.ArgumentTypeError(f"must be {expected}; got {text!r}")
         return value
-    parse.__name__ = expected
     return parse
 
 
@@ -49,6 +47,13 @@ def directory(text):
         raise argparse.ArgumentTypeError(f"must name a directory; got {text!r}")
     if os.path.exists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text!r} is a file; give a directory")
+    return text
+
+
+def file_path(text):
+    """A type for an input file flag (--data): not empty (reading it checks the rest)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must name a file; got {text!r}")
     return text
 
 

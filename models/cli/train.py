@@ -9,7 +9,7 @@ import dataclasses
 import os
 import sys
 
-from .checks import add_out_flag
+from .checks import add_out_flag, file_path
 
 HELP = {
     "n_layer": "number of Transformer blocks",
@@ -43,7 +43,7 @@ def add_parser(subparsers):
         "train", help="train a character-level GPT",
         description="Train a character-level GPT; prints train/val loss, appends each "
                     "evaluation to OUT/metrics.jsonl and writes a checkpoint into OUT.")
-    p.add_argument("--data", metavar="PATH",
+    p.add_argument("--data", metavar="PATH", type=file_path,
                    help="UTF-8 text file (default: the built-in corpus, CPython's help topics; "
                         "with --resume: the checkpoint's)")
     add_out_flag(p, default="out", help="checkpoint directory (default: %(default)s)")

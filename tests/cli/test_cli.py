@@ -173,6 +173,7 @@ def test_a_nan_loss_exits_1_naming_the_iteration(capsys, corpus, tmp_path):
     (["train", "--dropout", "1.5"], "--dropout", "1.5"),
     (["train", "--threads", "0"], "--threads", "0"),
     (["train", "--out", ""], "--out", "''"),
+    (["train", "--data", " "], "--data", "' '"),
     (["sample", "--temperature", "nan"], "--temperature", "nan"),
     (["sample", "--temperature", "0"], "--temperature", "0"),
     (["sample", "--top-k", "0"], "--top-k", "0"),
