@@ -229,8 +229,14 @@ def read_manifest(out_dir):
             raise CheckpointError(f"{path} lacks the entry {key!r}")
     for which in ("best", "latest"):
         entry = manifest[which]
-        if not isinstance(entry, dict) or not {"iter", "file", "bytes", "sha256"} <= set(entry):
-            raise CheckpointError(f"{path}: entry {which!r} needs iter, file, bytes and sha256")
+        if not isinstance(entry, dict) or not {"iter", "val_loss", "file", "bytes",
+                                               "sha256"} <= set(entry):
+            raise CheckpointError(f"{path}: entry {which!r} needs iter, val_loss, file, bytes "
+                                  "and sha256")
+        if not isinstance(entry["iter"], int) or not isinstance(entry["val_loss"],
+                                                                (int, float, type(None))):
+            raise CheckpointError(f"{path}: {which} has iter {entry['iter']!r} and val_loss "
+                                  f"{entry['val_loss']!r}; expected an int and a number")
         if not _OWN_FILE.fullmatch(str(entry["file"])):
             raise CheckpointError(f"{path}: {which} names the file {entry['file']!r}, not a "
                                   "snapshot of this directory")

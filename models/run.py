@@ -36,13 +36,13 @@ SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
 
 def describe(manifest):
-    """"latest iter 300 (val loss 2.1000), best iter 250 (val loss 2.0500)": for messages."""
-    def one(which):
-        entry = manifest[which]
-        loss = entry.get("val_loss")
-        return f"{which} iter {entry['iter']}" + (f" (val loss {loss:.4f})" if loss is not None
-                                                  else "")
-    return f"{one('latest')}, {one('best')}"
+    """A summary for messages, e.g. "latest iter 300, best iter 250 (val loss 2.0500)"."""
+    parts = []
+    for which in ("latest", "best"):
+        loss = manifest[which]["val_loss"]
+        parts.append(f"{which} iter {manifest[which]['iter']}"
+                     + ("" if loss is None else f" (val loss {loss:.4f})"))
+    return ", ".join(parts)
 
 
 class CheckpointExists(ValueError):

@@ -105,6 +105,18 @@ def test_two_interruptions_and_two_resumes_end_bit_identical(tmp_path, monkeypat
     assert_same_run(tmp_path, reference)
 
 
+def test_metrics_written_after_the_saved_state_are_dropped_on_resume(tmp_path, monkeypatch,
+                                                                     reference):
+    signal_at_step(monkeypatch, 6, signal.SIGTERM)
+    with pytest.raises(Interrupted):
+        train(config(), TEXT, tmp_path, progress=False)
+    monkeypatch.undo()
+    with open(tmp_path / "metrics.jsonl", "a", encoding="utf-8") as f:  # as a crash leaves them:
+        f.write('{"iter": 8, "train_loss": 1.0, "val_loss": 1.0, "elapsed_s": 1.0}\n{"iter": 1')
+    train(config(), TEXT, tmp_path, progress=False, resume=True)
+    assert_same_run(tmp_path, reference)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_real_signal_to_the_command_saves_exits_128_plus_n_and_resumes_exactly(tmp_path,
                                                                                signum):
