@@ -12,7 +12,7 @@ from .ops import dropout as _dropout
 from .ops import layer_norm as _layer_norm
 from .ops import loss as _loss
 from .ops import pointwise
-from .tensor import Tensor
+from .tensor import Tensor, apply
 
 
 def _tensor(x, name):
@@ -33,12 +33,12 @@ def _ids(ids, name):
 
 def relu(x):
     """max(x, 0) elementwise."""
-    return pointwise.ReLU()(_tensor(x, "x"))
+    return apply(pointwise.ReLU(), _tensor(x, "x"))
 
 
 def gelu(x, approximate="none"):
     """x·Φ(x) elementwise (Hendrycks & Gimpel 2016); approximate="tanh" for GPT-2's form."""
-    return pointwise.GELU(approximate)(_tensor(x, "x"))
+    return apply(pointwise.GELU(approximate), _tensor(x, "x"))
 
 
 def softmax(x, axis=-1):
@@ -67,9 +67,10 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if x.shape[x.ndim - len(shape):] != shape:
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the last dims "
                          f"of x, shape {x.shape}")
-    affine = [t for t in (weight, bias) if t is not None]
-    op = _layer_norm.LayerNorm(len(shape), eps, weight is not None, bias is not None)
-    return op(x, *affine)
+    # a missing weight is the constant 1 and a missing bias the constant 0 (scalars broadcast)
+    weight = _tensor(weight, "weight") if weight is not None else Tensor(np.ones((), x.dtype))
+    bias = _tensor(bias, "bias") if bias is not None else Tensor(np.zeros((), x.dtype))
+    return apply(_layer_norm.LayerNorm(len(shape), eps), x, weight, bias)
 
 
 def cross_entropy(logits, targets, ignore_index=-100, reduction="mean"):
@@ -85,13 +86,13 @@ def cross_entropy(logits, targets, ignore_index=-100, reduction="mean"):
                          f"{logits.shape[:-1]}; got {targets.shape}")
     flat = logits.reshape(-1, logits.shape[-1]) if logits.ndim > 2 else logits
     op = _loss.CrossEntropy(targets.reshape(-1), ignore_index, reduction)
-    out = op(flat)
+    out = apply(op, flat)
     return out.reshape(targets.shape) if reduction == "none" and targets.ndim > 1 else out
 
 
 def embedding(indices, weight):
     """Rows of `weight` [V, D] picked by integer `indices` [...] -> [..., D]."""
-    return _embedding.Embedding(_ids(indices, "indices"))(_tensor(weight, "weight"))
+    return apply(_embedding.Embedding(_ids(indices, "indices")), _tensor(weight, "weight"))
 
 
 def dropout(x, p, training=True):
@@ -101,4 +102,4 @@ def dropout(x, p, training=True):
     x = _tensor(x, "x")
     if not training or p == 0:
         return x
-    return _dropout.Dropout(p, random.generator())(x)
+    return apply(_dropout.Dropout(p, random.generator()), x)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import autograd
+from . import hooks
 
 
 @dataclass
@@ -23,7 +23,6 @@ class OpRecord:
 
     op: str
     module: str
-    name: str
     flops: int
     out_shape: tuple
     saved: dict = field(default_factory=dict)  # {name: (shape, nbytes, id)} kept for backward
@@ -44,11 +43,11 @@ class Profile:
         self.records = []
 
     def record(self, fn, inputs, out):
+        """The forward hook: note one op call (`microtensor.hooks.register_forward_hook`)."""
         flops = (matmul_flops(inputs[0].shape, inputs[1].shape) if fn.op == "matmul"
                  else int(out.size))
         saved = {k: (np.shape(v), int(getattr(v, "nbytes", 0)), id(v)) for k, v in fn.saved.items()}
-        self.records.append(OpRecord(fn.op, autograd._scope[-1][0] if autograd._scope else "",
-                                     "", flops, out.shape, saved))
+        self.records.append(OpRecord(fn.op, fn.module, flops, out.shape, saved))
 
     def flops(self, op=None, module=None, where=None):
         """Total FLOPs, optionally only of one op name, of modules under a path prefix, or
@@ -98,8 +97,5 @@ class Profile:
 def profile():
     """Record every op run inside the block; yields the `Profile`."""
     prof = Profile()
-    previous, autograd._profiler = autograd._profiler, prof
-    try:
+    with hooks.register_forward_hook(prof.record):
         yield prof
-    finally:
-        autograd._profiler = previous

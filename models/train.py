@@ -14,7 +14,6 @@ from tqdm import tqdm
 
 import microtensor
 import nn
-from microtensor.autograd import record_grad_norms
 
 from .checkpoint import save_checkpoint
 from .data import get_batch, split_ids
@@ -115,39 +114,37 @@ def train(config, text, out_dir, source="the text", progress=True):
     bar = tqdm(total=config.max_iters, desc="train", unit="it", disable=not progress,
                dynamic_ncols=True)
     it, tokens_per_s = 0, None
-    # The per-edge gradient norms are for the graph pictures; training does not need them.
-    with record_grad_norms(False):
-        try:
-            while True:
-                if it % config.eval_interval == 0 or it == config.max_iters:
-                    evaluate_and_save(it)
-                if it == config.max_iters:
-                    break
-                step_start = time.perf_counter()
-                lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
-                                               config.warmup_iters, decay_iters)
-                for group in optimizer.param_groups:
-                    group["lr"] = lr
-                x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T]
-                _, loss = model(x, y)
-                optimizer.zero_grad()
-                loss.backward()
-                if config.grad_clip > 0:
-                    nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-                optimizer.step()
-                it += 1
-                rate = tokens_per_iter / (time.perf_counter() - step_start)
-                tokens_per_s = rate if tokens_per_s is None else 0.9 * tokens_per_s + 0.1 * rate
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss.item():.4f}", lr=f"{lr:.2e}",
-                                tok_s=f"{tokens_per_s:,.0f}", refresh=False)
-        except KeyboardInterrupt:
-            bar.close()
-            save(it, interrupted=True)
-            print(f"\ninterrupted at iter {it}: checkpoint saved to {out_dir}", file=sys.stderr)
-            raise
-        finally:
-            bar.close()
+    try:
+        while True:
+            if it % config.eval_interval == 0 or it == config.max_iters:
+                evaluate_and_save(it)
+            if it == config.max_iters:
+                break
+            step_start = time.perf_counter()
+            lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
+                                           config.warmup_iters, decay_iters)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T]
+            _, loss = model(x, y)
+            optimizer.zero_grad()
+            loss.backward()
+            if config.grad_clip > 0:
+                nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+            optimizer.step()
+            it += 1
+            rate = tokens_per_iter / (time.perf_counter() - step_start)
+            tokens_per_s = rate if tokens_per_s is None else 0.9 * tokens_per_s + 0.1 * rate
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss.item():.4f}", lr=f"{lr:.2e}",
+                            tok_s=f"{tokens_per_s:,.0f}", refresh=False)
+    except KeyboardInterrupt:
+        bar.close()
+        save(it, interrupted=True)
+        print(f"\ninterrupted at iter {it}: checkpoint saved to {out_dir}", file=sys.stderr)
+        raise
+    finally:
+        bar.close()
     last = state["last"]
     return dict(last, best_val_loss=state["best_val_loss"],
                 elapsed_s=round(time.perf_counter() - t0, 3))

@@ -5,8 +5,16 @@ test command passes on a plain install. CI installs every optional extra; there 
 for a missing import means the extras were not installed and the oracle tests never ran.
 """
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+# the suite's one helper module, tests/mt_testing.py, importable from every test folder
+# (pytest's default import mode does this already; --import-mode=importlib does not)
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 _missing = []
 

@@ -49,15 +49,6 @@ class Permute(Function):
         return g.transpose(np.argsort([d % g.ndim for d in self.dims]))
 
 
-def _as_index(index):
-    """Turn Tensors inside an index into arrays (ids may come as either)."""
-    from ..tensor import Tensor  # late import: tensor.py imports this module
-
-    parts = index if isinstance(index, tuple) else (index,)
-    parts = tuple(p.data if isinstance(p, Tensor) else p for p in parts)
-    return parts if isinstance(index, tuple) else parts[0]
-
-
 class GetItem(Function):
     """z = a[index] (basic slicing or integer arrays);   ∂L/∂a = g scattered to a[index]
 
@@ -68,8 +59,9 @@ class GetItem(Function):
     op = "getitem"
 
     def __init__(self, index):
+        """index: what numpy indexing takes (slices, ints, integer arrays; no Tensors)."""
         super().__init__()
-        self.index = _as_index(index)
+        self.index = index
         parts = self.index if isinstance(self.index, tuple) else (self.index,)
         self.advanced = any(isinstance(p, (list, np.ndarray)) for p in parts)
 

@@ -67,20 +67,6 @@ def test_keyboard_interrupt_saves_a_checkpoint(tmp_path, monkeypatch):
     assert state["interrupted"] is True and state["iter"] == 2
 
 
-def test_grad_norm_bookkeeping_is_off_while_training(tmp_path, monkeypatch):
-    seen = []
-    real_clip = train_module.nn.utils.clip_grad_norm_
-
-    def spy(params, max_norm):
-        seen.append(microtensor.autograd._record_grad_norms)
-        return real_clip(params, max_norm)
-
-    monkeypatch.setattr(train_module.nn.utils, "clip_grad_norm_", spy)
-    train(small(max_iters=2), TEXT, tmp_path, progress=False)
-    assert seen == [False, False]
-    assert microtensor.autograd._record_grad_norms is True
-
-
 def test_weight_decay_only_on_matrices():
     model = GPT(GPTConfig(vocab_size=5, block_size=4, n_layer=1, n_head=1, n_embd=4))
     decay, no_decay = configure_optimizer(model, small(weight_decay=0.1)).param_groups
