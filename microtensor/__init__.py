@@ -1,4 +1,5 @@
-"""microtensor: a reverse-mode tensor autograd engine on numpy, the base of the nn and models packages.
+"""microtensor: a reverse-mode tensor autograd engine on numpy, the base of the nn and models
+packages.
 
 Read it in this order: `tensor.py` (the Tensor and `apply`), `autograd.py` (the graph node
 and the backward pass), `ops/` (each op's forward and backward side by side),
@@ -13,6 +14,20 @@ from .profiler import profile
 from .random import manual_seed, randn
 from .tensor import Tensor, apply
 
-__all__ = ["Tensor", "Function", "apply", "functional", "hooks", "memory", "no_grad",
-           "is_grad_enabled", "gradcheck", "GradcheckError", "manual_seed", "randn", "cat",
-           "zeros", "profile"]
+__all__ = [
+           "Function",
+           "GradcheckError",
+           "Tensor",
+           "apply",
+           "cat",
+           "functional",
+           "gradcheck",
+           "hooks",
+           "is_grad_enabled",
+           "manual_seed",
+           "memory",
+           "no_grad",
+           "profile",
+           "randn",
+           "zeros",
+]

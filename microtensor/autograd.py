@@ -1,4 +1,5 @@
-"""Reverse-mode automatic differentiation: the graph node (`Function`), grad mode and the backward pass.
+"""Reverse-mode automatic differentiation: the graph node (`Function`), grad mode and the backward
+pass.
 
 Every op that runs while gradients are enabled, on an input that requires grad, leaves one
 `Function` node on its output tensor as `tensor.grad_fn` (PyTorch's name). The node knows
@@ -145,7 +146,8 @@ class Function:
 
 
 class AccumulateGrad:
-    """Where the graph ends at a leaf that requires grad: backward adds dL/d(leaf) to `variable.grad`.
+    """Where the graph ends at a leaf that requires grad: backward adds dL/d(leaf) to
+    `variable.grad`.
 
     PyTorch's name. `variable` is the leaf Tensor (a parameter, or an input made with
     requires_grad=True); a leaf's own `grad_fn` stays None.

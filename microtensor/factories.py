@@ -1,4 +1,5 @@
-"""Functions that build tensors from shapes or from other tensors: `zeros` and `cat` (PyTorch's names)."""
+"""Functions that build tensors from shapes or from other tensors: `zeros` and `cat` (PyTorch's
+names)."""
 import numpy as np
 
 from .ops.shape import Cat

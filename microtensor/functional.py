@@ -7,8 +7,8 @@ import numbers
 import numpy as np
 
 from . import random
-from .ops import embedding as _embedding
 from .ops import dropout as _dropout
+from .ops import embedding as _embedding
 from .ops import layer_norm as _layer_norm
 from .ops import loss as _loss
 from .ops import pointwise
@@ -96,7 +96,8 @@ def embedding(indices, weight):
 
 
 def dropout(x, p, training=True):
-    """Zero each element with probability p and scale the rest by 1/(1−p); identity if not training."""
+    """Zero each element with probability p and scale the rest by 1/(1−p); identity if not
+    training."""
     if not 0 <= p < 1:
         raise ValueError(f"dropout: p must be in [0, 1); got {p}")
     x = _tensor(x, "x")

@@ -1,4 +1,5 @@
-"""Observers of the engine: forward hooks see every op as it runs, backward hooks every node as backward passes it.
+"""Observers of the engine: forward hooks see every op as it runs, backward hooks every node as
+backward passes it.
 
 The model is PyTorch's (`torch.nn.modules.module.register_module_forward_hook`,
 `Module.register_full_backward_hook`), applied to ops instead of modules: the profiler
@@ -19,7 +20,8 @@ _ids = itertools.count()
 
 
 class RemovableHandle:
-    """What a `register_*_hook` returns: `remove()` unregisters the hook; `with handle:` removes it on exit."""
+    """What a `register_*_hook` returns: `remove()` unregisters the hook; `with handle:` removes
+    it on exit."""
 
     def __init__(self, registry):
         self._registry, self.id = registry, next(_ids)

@@ -1,4 +1,5 @@
-"""Count what a forward pass costs: FLOPs per op (a multiply-add is 2) and bytes kept for backward (notes 3.8).
+"""Count what a forward pass costs: FLOPs per op (a multiply-add is 2) and bytes kept for backward
+(notes 3.8).
 
     with microtensor.profile() as prof:
         loss = model(x, y)

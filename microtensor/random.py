@@ -1,4 +1,5 @@
-"""One random generator for the whole package: `manual_seed(s)` makes init, dropout, batching and sampling repeatable."""
+"""One random generator for the whole package: `manual_seed(s)` makes init, dropout, batching and
+sampling repeatable."""
 import numpy as np
 
 _generator = np.random.default_rng()

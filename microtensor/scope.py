@@ -1,4 +1,5 @@
-"""Which `nn.Module` is running: a stack of (module path, class name) that every new graph node records.
+"""Which `nn.Module` is running: a stack of (module path, class name) that every new graph node
+records.
 
 `nn.Module.__call__` opens a scope around `forward`, so each node knows the layer that made
 it ("blocks.0.attn"); the pictures group nodes by it and the profiler sums FLOPs by it.

@@ -1,4 +1,5 @@
-"""`Module`, `Parameter` and the containers `Sequential` / `ModuleList`: how layers hold weights and sub-layers (PyTorch's nn.Module API).
+"""`Module`, `Parameter` and the containers `Sequential` / `ModuleList`: how layers hold weights
+and sub-layers (PyTorch's nn.Module API).
 
 A module finds its parameters and sub-modules by looking at its own attributes, in the
 order they were assigned. Names are fixed when the tree is built: assigning a sub-module

@@ -1,4 +1,5 @@
-"""Suite-wide rule: in CI (CI=true) a test skipped because an optional package is missing fails the run.
+"""Suite-wide rule: in CI (CI=true) a test skipped because an optional package is missing fails
+the run.
 
 Tests that need PyTorch, transformers, ... use `pytest.importorskip`, so the README's
 test command passes on a plain install. CI installs every optional extra; there a skip

@@ -1,4 +1,5 @@
-"""The one helper module of the test suite: float64 tensors and modules, gradchecks, closeness checks, graph walking, a numpy softmax.
+"""The one helper module of the test suite: float64 tensors and modules, gradchecks, closeness
+checks, graph walking, a numpy softmax.
 
 Every test folder imports it (`from mt_testing import ...`; tests/conftest.py puts this
 folder on sys.path). The distinctive name keeps it apart from any other `helpers` module.
@@ -107,7 +108,8 @@ def recorded_steps():
 
 
 def graph_nodes(root):
-    """Every op node (`Function`) behind the Tensor `root`, each once, walked through `grad_fn.inputs`."""
+    """Every op node (`Function`) behind the Tensor `root`, each once, walked through
+    `grad_fn.inputs`."""
     nodes, seen, stack = [], set(), [root.grad_fn]
     while stack:
         node = stack.pop()

@@ -1,4 +1,5 @@
-"""Read the computation graph behind a tensor (its `grad_fn` nodes) into plain nodes and edges, ready to draw.
+"""Read the computation graph behind a tensor (its `grad_fn` nodes) into plain nodes and edges,
+ready to draw.
 
 Each op node carries what the engine keeps on its graph node: op name, role, output
 shape, module scope and the arrays saved for backward. Gradient norms are not kept by
@@ -66,7 +67,8 @@ class Node:
 
 @dataclass
 class Edge:
-    """Data flows src → dst; `grad_norm` is the gradient that flowed back along it (dst's input `slot`)."""
+    """Data flows src → dst; `grad_norm` is the gradient that flowed back along it (dst's input
+    `slot`)."""
 
     src: object
     dst: object

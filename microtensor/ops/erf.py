@@ -1,4 +1,5 @@
-"""The error function erf and the normal density φ on numpy arrays, for the exact GELU (numpy has no erf).
+"""The error function erf and the normal density φ on numpy arrays, for the exact GELU (numpy has
+no erf).
 
 erf: the Chebyshev fit of erfc in Press et al., "Numerical Recipes" (3rd ed.) §6.2.2,
 accurate to 1.2e-7 everywhere:
@@ -36,5 +37,6 @@ def erf(x):
 
 
 def normal_pdf(x):
-    """φ(x) = exp(−x²/2)/√(2π) elementwise; x² capped at 160 so that exp stays out of subnormal floats."""
+    """φ(x) = exp(−x²/2)/√(2π) elementwise; x² capped at 160 so that exp stays out of subnormal
+    floats."""
     return INV_SQRT_2PI * np.exp(-0.5 * np.minimum(x * x, 160))

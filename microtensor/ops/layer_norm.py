@@ -1,4 +1,5 @@
-"""Layer normalization over the last dims: y = (x − μ)/√(σ² + ε) ⊙ w + b (Ba, Kiros & Hinton 2016; notes 3.6).
+"""Layer normalization over the last dims: y = (x − μ)/√(σ² + ε) ⊙ w + b (Ba, Kiros & Hinton 2016;
+notes 3.6).
 
 σ² is the biased variance (divide by n), as PyTorch, computed in two passes
 (mean first, then the mean of squared deviations) so that float32 rows with a large

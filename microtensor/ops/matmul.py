@@ -1,4 +1,5 @@
-"""Matrix product `a @ b` with numpy's matmul semantics: batched, broadcasting batch dims, 1-D operands.
+"""Matrix product `a @ b` with numpy's matmul semantics: batched, broadcasting batch dims, 1-D
+operands.
 
 For Z = A B:   ∂L/∂A = G Bᵀ   and   ∂L/∂B = Aᵀ G   (notes 3.8: ∂L/∂V = AᵀG, ∂L/∂A = GVᵀ).
 

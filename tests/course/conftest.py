@@ -1,4 +1,5 @@
-"""Shared setup for the course tests (notes 3.1–3.8): a fixed seed (helpers come from tests/mt_testing.py)."""
+"""Shared setup for the course tests (notes 3.1–3.8): a fixed seed (helpers come from
+tests/mt_testing.py)."""
 import pytest
 
 import microtensor as mt

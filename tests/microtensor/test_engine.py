@@ -1,4 +1,5 @@
-"""The backward engine: gradient accumulation, which tensors keep `.grad`, errors, freed graphs, deep graphs, no_grad.
+"""The backward engine: gradient accumulation, which tensors keep `.grad`, errors, freed graphs,
+deep graphs, no_grad.
 
 These are the rules of CONTRACT.md `Tensor.backward` and PyTorch's autograd:
 gradients along several paths add up; leaves accumulate across backward() calls;
@@ -7,9 +8,9 @@ after one backward unless retain_graph=True; a 10,000-op chain needs no recursio
 """
 import numpy as np
 import pytest
+from mt_testing import assert_close, tensor64
 
 import microtensor as mt
-from mt_testing import assert_close, tensor64
 
 
 def test_tensor_used_twice_gets_the_sum_of_both_gradients():
@@ -133,9 +134,8 @@ def test_no_grad_records_nothing_and_restores_grad_mode():
 
 
 def test_no_grad_restores_grad_mode_after_an_exception():
-    with pytest.raises(ZeroDivisionError):
-        with mt.no_grad():
-            1 / 0
+    with pytest.raises(ZeroDivisionError), mt.no_grad():
+        1 / 0
     assert mt.is_grad_enabled(), "grad mode should be back on after an exception in no_grad()"
 
 

@@ -7,10 +7,10 @@ import re
 
 import numpy as np
 import pytest
+from mt_testing import tensor64
 
 import microtensor as mt
 import microtensor.functional as F
-from mt_testing import tensor64
 
 
 def _message(excinfo):

@@ -1,4 +1,5 @@
-"""Elementwise ops (+ − * / neg ** exp log sqrt tanh relu gelu): values match numpy and backward matches finite differences.
+"""Elementwise ops (+ − * / neg ** exp log sqrt tanh relu gelu): values match numpy and backward
+matches finite differences.
 
 Every gradient is checked with `microtensor.gradcheck` in float64, over several shapes,
 including numpy broadcasting (the engine must sum a broadcast input's gradient back to
@@ -12,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
+from mt_testing import FEW_EXAMPLES, array64, assert_close, check_gradients, tensor64
 
 import microtensor as mt
 import microtensor.functional as F
-from mt_testing import FEW_EXAMPLES, array64, assert_close, check_gradients, tensor64
 
 BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
 

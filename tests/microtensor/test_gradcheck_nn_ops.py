@@ -1,4 +1,5 @@
-"""The building blocks of a transformer: softmax, log_softmax, layer_norm, cross_entropy, embedding, dropout.
+"""The building blocks of a transformer: softmax, log_softmax, layer_norm, cross_entropy,
+embedding, dropout.
 
 Forward values are compared with direct numpy formulas, gradients with finite
 differences (float64). Dropout is random, so its test fixes the seed with
@@ -6,10 +7,10 @@ differences (float64). Dropout is random, so its test fixes the seed with
 """
 import numpy as np
 import pytest
+from mt_testing import array64, assert_close, check_gradients, tensor64
 
 import microtensor as mt
 import microtensor.functional as F
-from mt_testing import array64, assert_close, check_gradients, tensor64
 
 
 def _softmax(x, axis):

@@ -6,10 +6,10 @@ must receive the sum of all those reads' gradients, not the last one.
 """
 import numpy as np
 import pytest
+from mt_testing import assert_close, check_gradients, tensor64
 
 import microtensor as mt
 import microtensor.functional as F
-from mt_testing import array64, assert_close, check_gradients, tensor64
 
 AXES = [None, 0, 1, -1, -2, (0, 2), (-1, 0), (0, 1, 2)]
 

@@ -1,4 +1,5 @@
-"""Imports point one way (CONTRACT): microtensor <- nn <- models, viz on microtensor alone; read with ast from the package files."""
+"""Imports point one way (CONTRACT): microtensor <- nn <- models, viz on microtensor alone; read
+with ast from the package files."""
 import ast
 from pathlib import Path
 

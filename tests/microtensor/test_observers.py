@@ -1,4 +1,5 @@
-"""The engine's observers and memory: hooks see ops and nodes, a plain step records no gradient norms, names never move, backward frees a step's activations."""
+"""The engine's observers and memory: hooks see ops and nodes, a plain step records no gradient
+norms, names never move, backward frees a step's activations."""
 import gc
 import types
 
@@ -86,7 +87,8 @@ _NOT_DATA = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionTy
 
 
 def _arrays_reachable(root, skip):
-    """Bytes of the numpy arrays reachable from `root` through references, leaving out `skip` ids."""
+    """Bytes of the numpy arrays reachable from `root` through references, leaving out `skip`
+    ids."""
     total, seen, stack = 0, set(), [root]
     while stack:
         obj = stack.pop()

@@ -10,10 +10,10 @@
 """
 import numpy as np
 import pytest
+from mt_testing import assert_close
 
 import microtensor as mt
 import microtensor.functional as F
-from mt_testing import assert_close
 
 
 def test_max_with_tied_maxima_splits_gradient_evenly():
@@ -77,7 +77,8 @@ def test_layer_norm_gradient_in_float32_with_a_large_offset_matches_float64():
     x64 = mt.Tensor(x32.astype(np.float64), requires_grad=True)
     F.layer_norm(x64, 16).backward(upstream)
     assert np.all(np.isfinite(x.grad)), f"layer_norm gradient has non-finite entries: {x.grad}"
-    # float32 resolves 1e4 only to ~1e-3, so the row mean, and with it the gradient, is off by about that
+    # float32 resolves 1e4 only to ~1e-3, so the row mean, and with it the gradient, is off by
+    # about that
     assert_close(x.grad, x64.grad, "float32 layer_norm gradient vs float64", atol=5e-3)
 
 

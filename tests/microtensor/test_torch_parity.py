@@ -1,4 +1,5 @@
-"""An independent oracle: PyTorch gives the same values and gradients as microtensor on the same float64 inputs.
+"""An independent oracle: PyTorch gives the same values and gradients as microtensor on the same
+float64 inputs.
 
 Skipped where torch is not installed (microtensor never needs it). Each case runs one
 op in both libraries, backpropagates the same random upstream gradient, and compares
@@ -8,11 +9,11 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-import torch.nn.functional as TF  # noqa: E402  (after the skip)
+import torch.nn.functional as TF
+from mt_testing import array64, assert_close
 
-import microtensor as mt  # noqa: E402
-import microtensor.functional as F  # noqa: E402
-from mt_testing import array64, assert_close  # noqa: E402
+import microtensor as mt
+import microtensor.functional as F
 
 
 def _compare(mt_fn, torch_fn, arrays, what, atol=1e-10, rtol=1e-7):

@@ -1,11 +1,12 @@
-"""Shared fixtures for the nn tests: a fixed seed, and the helpers of `mt_testing` handed out as fixtures.
+"""Shared fixtures for the nn tests: a fixed seed, and the helpers of `mt_testing` handed out as
+fixtures.
 
 The helpers themselves live in tests/mt_testing.py, the suite's one helper module.
 """
+import mt_testing
 import pytest
 
 import microtensor as mt
-import mt_testing
 
 
 @pytest.fixture(autouse=True)
