@@ -61,8 +61,9 @@ class Function:
     keeps what backward needs with `self.save(...)`; `backward(grad)` receives dL/d(output)
     and returns one gradient per input (None for one that needs none), in the broadcast
     (output) shape: the engine sums it back to the input's shape. Settings that are not
-    arrays of the graph (an axis, a mask, ids) go to `__init__`. A backward never writes
-    into the `grad` it receives: it may be shared with another input.
+    arrays of the graph (an axis, a mask, ids) go to `__init__`. Backward reads what it
+    needs from `self.saved`, `self.needs_input_grad` and `self.input_shapes`. A backward
+    never writes into the `grad` it receives: it may be shared with another input.
 
     What a student can read off a node (`y.grad_fn`), as in PyTorch:
         op: the op's name ("matmul"), drawn in the pictures.

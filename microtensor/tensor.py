@@ -1,4 +1,10 @@
-"""The `Tensor`: a numpy array plus the bookkeeping reverse-mode autograd needs.
+"""The `Tensor`: a numpy array plus the bookkeeping reverse-mode autograd needs (notes 3.8).
+
+Every method that computes (`+`, `@`, `sum`, `softmax`, ...) builds one op from `ops/` and
+runs it through `apply` (at the end of this file): the op's forward works on numpy arrays,
+and when an input requires grad the op becomes the output's `grad_fn`, the graph node that
+`backward()` (autograd.py) later visits. Tensor turns scalars, masks and indices into
+arrays first, so the ops never see a Tensor.
 
 Names and dtype rules follow PyTorch, where students go next: Python floats become
 float32, Python ints int64, numpy arrays keep their dtype. Deliberate differences:
@@ -40,7 +46,8 @@ class Tensor:
         requires_grad: record ops on it so that `backward()` fills `.grad`.
             Only floating-point tensors may require grad (TypeError otherwise).
         dtype: numpy dtype to cast to; default follows PyTorch's rules (see module doc).
-        name: a label for error messages and graph pictures.
+        name: a label for error messages; pictures show the names of leaves (inputs and
+            parameters, which nn names "blocks.0.attn.q_proj.weight").
     """
 
     __array_ufunc__ = None  # makes `ndarray + Tensor` call Tensor.__radd__, not numpy's add
@@ -53,8 +60,8 @@ class Tensor:
         self.data = _as_array(data, dtype)
         self.grad = None
         self.name = name
-        self.grad_fn = None
-        self._accumulator = None
+        self.grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
+        self._accumulator = None  # a leaf's AccumulateGrad node, weakly held (autograd.py)
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
