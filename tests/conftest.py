@@ -22,7 +22,8 @@ _missing = []
 
 def _note_missing_import(report):
     if report.skipped and "could not import" in str(report.longrepr):
-        _missing.append(f"{report.nodeid}: {report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr}")
+        reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
+        _missing.append(f"{report.nodeid}: {reason}")
 
 
 def pytest_collectreport(report):

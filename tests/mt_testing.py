@@ -155,7 +155,8 @@ def assert_close(actual, expected, what, atol=1e-10, rtol=1e-7):
         f"{what}: expected shape {expected.shape}, got {actual.shape}")
     if not np.allclose(actual, expected, atol=atol, rtol=rtol, equal_nan=False):
         gap = np.max(np.abs(actual.astype(np.float64) - expected))
-        raise AssertionError(f"{what}: expected\n{expected}\ngot\n{actual}\n(max |gap| = {gap:.3g})")
+        raise AssertionError(
+            f"{what}: expected\n{expected}\ngot\n{actual}\n(max |gap| = {gap:.3g})")
 
 
 def numerical_gradient(f, x, eps=1e-6):

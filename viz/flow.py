@@ -44,6 +44,6 @@ def module_input_grad_norms(root, modules):
         norm = nodes[sources[0]].grad_norm
         if norm is None:
             raise ValueError(f"module_input_grad_norms: no gradient at the input of {module!r}; "
-                             "run backward() inside viz.record_grad_norms() first")
+                             "call backward() inside viz.record_grad_norms() first")
         norms.append(norm)
     return norms

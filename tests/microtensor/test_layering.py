@@ -28,7 +28,8 @@ def imported_packages(package):
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_a_package_imports_nothing_above_it(package):
     wrong = sorted((f, p) for f, p in imported_packages(package) if p in FORBIDDEN[package])
-    assert not wrong, f"{package} may not import {sorted(FORBIDDEN[package])}; got (file, import): {wrong}"
+    assert not wrong, (
+        f"{package} may not import {sorted(FORBIDDEN[package])}; got (file, import): {wrong}")
 
 
 def test_ops_never_import_the_tensor_module():

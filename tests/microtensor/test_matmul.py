@@ -49,7 +49,8 @@ def test_matmul_matches_numpy_values_and_finite_difference_gradients(case):
     assert check_gradients(lambda x, y: x @ y, a, b)
     (a @ b).backward(np.ones(out.shape))
     assert a.grad.shape == shape_a and b.grad.shape == shape_b, (
-        f"{case}: gradients must have shapes {shape_a} and {shape_b}; got {a.grad.shape}, {b.grad.shape}")
+        f"{case}: gradients must have shapes {shape_a} and {shape_b}; "
+        f"got {a.grad.shape}, {b.grad.shape}")
 
 
 def test_1d_left_operand_gradient_sums_over_broadcast_batches():

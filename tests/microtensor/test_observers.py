@@ -55,7 +55,8 @@ def test_a_plain_training_step_records_no_gradient_norms():
     nodes, edges = viz.trace(loss)
     noted = [e for e in edges if e.grad_norm is not None]
     noted += [n for n in nodes.values() if n.kind == "op" and n.grad_norm is not None]
-    assert not noted, f"expected no gradient norms without viz.record_grad_norms(); got {len(noted)}"
+    assert not noted, (
+        f"expected no gradient norms without viz.record_grad_norms(); got {len(noted)}")
     assert not mt.hooks._backward_hooks, "no backward hook may stay installed"
 
 
@@ -66,7 +67,8 @@ def test_record_grad_norms_gives_every_edge_its_norm():
         loss.backward()
     _, edges = viz.trace(loss)
     missing = [e for e in edges if e.grad_norm is None and not isinstance(e.src, tuple)]
-    assert not missing, f"expected a norm on every edge that carries gradient; {len(missing)} lack one"
+    assert not missing, (
+        f"expected a norm on every edge that carries gradient; {len(missing)} lack one")
 
 
 def test_a_graph_drawn_before_calling_a_submodule_draws_identically_after():
