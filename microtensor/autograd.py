@@ -143,7 +143,7 @@ class Function:
                           if not t.requires_grad and t.data.size == 1}
 
     def __repr__(self):
-        return f"<{type(self).__name__} {self.op}{f' ({self.role})' if self.role else ''}>"
+        return f"<{self.op}{f' ({self.role})' if self.role else ''}>"
 
 
 class AccumulateGrad:
@@ -165,7 +165,7 @@ class AccumulateGrad:
     dtype = property(lambda self: self.variable.dtype)
 
     def __repr__(self):
-        return f"<AccumulateGrad {self.variable.name or tuple(self.variable.shape)}>"
+        return f"<accumulate_grad {self.variable.name or tuple(self.variable.shape)}>"
 
 
 def _node_of(tensor):

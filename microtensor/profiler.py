@@ -8,6 +8,10 @@
 Matmul counts 2·M·K·N per product (the notes' convention). Every other op is counted as
 one FLOP per output element, a rough figure: the notes' totals leave softmax, norms and
 activations out, and so can a reader, by filtering on op name.
+
+The profiler is one forward hook (`microtensor.hooks`): it sees each op with its inputs,
+output and saved arrays, and the engine knows nothing about it. Saved bytes are what a
+backward would keep, so they are 0 for ops run under `no_grad()`.
 """
 import contextlib
 from collections import defaultdict

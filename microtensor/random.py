@@ -2,6 +2,8 @@
 sampling repeatable."""
 import numpy as np
 
+from .tensor import Tensor
+
 _generator = np.random.default_rng()
 
 
@@ -21,8 +23,6 @@ def generator():
 
 def randn(*shape, requires_grad=False, dtype=np.float32, name=None):
     """A tensor of standard-normal samples, float32 by default, from the package generator."""
-    from .tensor import Tensor  # late import: tensor.py imports this package
-
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     data = _generator.standard_normal(shape).astype(dtype)
