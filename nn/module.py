@@ -43,16 +43,18 @@ class Module:
             return self.forward(*args, **kwargs)
 
     def __setattr__(self, name, value):
-        """Assigning a sub-module or a parameter names it (and re-names the tree below it)
-        relative to this module, once, while the tree is built."""
+        """Assigning a sub-module names it and everything below it; assigning a parameter
+        that has no name yet names it. Both happen once, while the tree is built."""
         object.__setattr__(self, name, value)
-        if isinstance(value, (Module, Parameter)):
-            self._name_tree(self._path)
+        path = f"{self._path}.{name}" if self._path else name
+        if isinstance(value, Module):
+            value._name_tree(path)
+        elif isinstance(value, Parameter) and value.name is None:
+            value.name = path  # a shared parameter (a tied weight) keeps its first name
 
     def _name_tree(self, path):
         """Give this module the dotted `path`, each sub-module its path below it, and each
-        parameter its full name (a shared parameter keeps its first name, as in
-        `named_parameters()`)."""
+        parameter its full name, as `named_parameters()` of this module lists them."""
         for sub_path, module in self.named_modules(path):
             object.__setattr__(module, "_path", sub_path)
         for name, param in self.named_parameters():

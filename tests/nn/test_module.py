@@ -229,3 +229,24 @@ def test_parameters_are_named_by_their_dotted_path_after_a_call():
     got = {name: p.name for name, p in model.named_parameters()}
     wrong = {n: g for n, g in got.items() if g != n}
     assert not wrong, f"parameter .name should equal its dotted name; mismatches (expected: got): {wrong}"
+
+
+def test_names_are_fixed_when_the_tree_is_built_and_a_tied_weight_keeps_its_first_name():
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(2, 2), nn.Linear(2, 2)
+            self.b.weight = self.a.weight  # tied, as GPT's LM head and wte
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Tied()
+
+    model = Outer()
+    names = {p.name for p in model.parameters()}
+    listed = {n for n, _ in model.named_parameters()}
+    assert names == listed == {"inner.a.weight", "inner.a.bias", "inner.b.bias"}, (
+        f"expected parameter names to match named_parameters(); got {names} vs {listed}")
+    model.inner.b(mt.Tensor(np.ones((1, 2), dtype=np.float32)))
+    assert model.inner.a.weight.name == "inner.a.weight", "calling a module renamed a weight"
