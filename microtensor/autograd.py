@@ -104,15 +104,18 @@ class Function:
         None: every input's gradient does. So nothing is saved under `no_grad()`, or
         when no input requires grad: the one rule that keeps forward-only runs lean.
         """
-        needs = self.needs_input_grad
-        if any(needs) if for_input is None else needs[for_input]:
+        if for_input is None:
+            needed = any(self.needs_input_grad)
+        else:
+            needed = self.needs_input_grad[for_input]
+        if needed:
             self.saved.update(arrays)
 
     def saved_shapes(self):
         """{name: shape} of what was saved for backward (still known after it is freed)."""
-        if self._saved_shapes is None or self.saved:
+        if self.saved:
             return {k: np.shape(v) for k, v in self.saved.items()}
-        return self._saved_shapes
+        return self._saved_shapes or {}
 
     def release(self):
         """Free the saved arrays once backward has used them (the graph's shape stays)."""
@@ -239,7 +242,7 @@ def backward(tensor, grad, retain_graph=False):
                 arrived.append(None)
                 continue
             pg = unbroadcast(pg, parent.shape)
-            if pg.dtype != parent.dtype:
+            if pg.dtype != parent.dtype:  # e.g. a float32 input times a float64 constant
                 pg = pg.astype(parent.dtype)
             arrived.append(pg)
             previous = grads.get(parent)
