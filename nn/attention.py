@@ -56,8 +56,8 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     k_t = k.transpose(-2, -1)                              # [..., d_k, T_k]   Kᵀ
     scores = q @ k_t                                       # [..., T_q, T_k]   QKᵀ
     _role(scores, "QKᵀ")
-    # Multiply by the constant 1/√d_k rather than divide: a division would keep the whole
-    # score tensor for its backward, a multiplication by a constant keeps nothing.
+    # A constant factor: ∂S/∂(QKᵀ) = 1/√d_k, so backward keeps only that scalar, never the
+    # score tensor (dividing by √d_k would cost the same; the product reads as the notes' 1/√d_k).
     s = scores * (1.0 / math.sqrt(d_k))                    # [..., T_q, T_k]   S = QKᵀ/√d_k
     _role(s, "S")
     # top-left alignment, as PyTorch; MultiHeadAttention passes its own causal mask instead,

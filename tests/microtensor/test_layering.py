@@ -39,3 +39,15 @@ def test_ops_never_import_the_tensor_module():
             if isinstance(node, ast.ImportFrom) and "tensor" in (node.module or "").split("."):
                 wrong.append(path.name)
     assert not wrong, f"ops take and return numpy arrays; these import tensor.py: {wrong}"
+
+
+def test_importing_microtensor_leaves_the_process_allocator_alone():
+    calls = []
+    for path in (ROOT / "microtensor").rglob("*.py"):
+        for stmt in ast.parse(path.read_text(encoding="utf-8")).body:  # module level only
+            for node in ast.walk(stmt):
+                if (isinstance(node, ast.Call) and not isinstance(stmt, (ast.FunctionDef,
+                                                                         ast.ClassDef))
+                        and "keep_freed_memory" in ast.unparse(node.func)):
+                    calls.append(path.name)
+    assert not calls, f"keep_freed_memory() must be called by programs, not at import: {calls}"
