@@ -63,24 +63,21 @@ def product_and_gradients(a, b, g):
     return a @ b, g @ np.swapaxes(b, -1, -2), np.swapaxes(a, -1, -2) @ g
 
 
-def gemm_floor_seconds(records, repeats=5):
+def gemm_floor_seconds(shapes, repeats=5):
     """Seconds numpy's sgemm needs for the step's products: each forward A@B and its G@Bᵀ, Aᵀ@G.
 
-    A 4-D output is a batch of products over its first two dims (attention's [B, H, T, T]);
-    otherwise the leading dims are rows of one 2-D product, as MatMul runs a Linear.
+    shapes: the (a, b) operand shapes of every matmul; a stack times one matrix is one 2-D
+    product of all the stack's rows, as MatMul runs a Linear.
     """
     rng, total, cache = np.random.default_rng(0), 0.0, {}
-    for r in records:
-        out = r.out_shape
-        batch = out[:-2] if len(out) == 4 else ()
-        m, n = int(np.prod(out[len(batch):-1])), out[-1]
-        key = (batch, m, r.flops // (2 * int(np.prod(out))), n)
-        if key not in cache:
-            batch, m, k, n = key
-            a, b, g = (rng.standard_normal((*batch, *s)).astype(np.float32)
-                       for s in ((m, k), (k, n), (m, n)))
-            cache[key] = timed(product_and_gradients, repeats, a, b, g)
-        total += cache[key]
+    for a_shape, b_shape in shapes:
+        if len(b_shape) == 2 and len(a_shape) > 2:
+            a_shape = (math.prod(a_shape[:-1]), a_shape[-1])
+        if (a_shape, b_shape) not in cache:
+            a, b = (rng.standard_normal(s).astype(np.float32) for s in (a_shape, b_shape))
+            g = np.ones_like(a @ b)
+            cache[a_shape, b_shape] = timed(product_and_gradients, repeats, a, b, g)
+        total += cache[a_shape, b_shape]
     return total
 
 
@@ -88,10 +85,11 @@ def microtensor_worker(threads, cfg):
     """A step function for our GPT and, per chunk, the GEMM floor measured at the same threads."""
     import microtensor
     import nn
-    from microtensor.autograd import record_grad_norms
+    from microtensor.hooks import register_forward_hook
     from models import GPT, GPTConfig
     from models.train import configure_optimizer
 
+    microtensor.memory.keep_freed_memory()  # as the train command does
     model = GPT(GPTConfig(vocab_size=VOCAB, block_size=cfg.block_size, n_layer=cfg.n_layer,
                           n_head=cfg.n_head, n_embd=cfg.n_embd, bias=cfg.bias))
     optimizer = configure_optimizer(model, cfg)
@@ -100,17 +98,21 @@ def microtensor_worker(threads, cfg):
     def step(x, y):
         _, loss = model(x, y)
         optimizer.zero_grad()
-        with record_grad_norms(False):  # as models.train does
-            loss.backward()
+        loss.backward()
         nn.utils.clip_grad_norm_(params, cfg.grad_clip)
         optimizer.step()
         return loss.item()
 
     def floor(x, y):
-        with microtensor.no_grad(), microtensor.profile() as prof:
+        shapes = []
+
+        def note(fn, inputs, output):
+            if fn.op == "matmul":
+                shapes.append(tuple(t.shape for t in inputs))
+
+        with microtensor.no_grad(), microtensor.profile() as prof, register_forward_hook(note):
             model(x, y)
-        products = [r for r in prof.records if r.op == "matmul"]
-        return 3 * sum(r.flops for r in products), gemm_floor_seconds(products)
+        return 3 * prof.flops(op="matmul"), gemm_floor_seconds(shapes)
 
     return step, floor, "microtensor"
 
@@ -176,7 +178,7 @@ def torch_worker(threads, c):
 
 
 def serve(name, threads, batches_path):
-    """Worker loop: answer 'run K' with the times of K steps (and the floor), 'quit' with peak RSS."""
+    """Worker loop: 'run K' answers the times of K steps (and the floor), 'quit' the peak RSS."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(threads)  # numpy's BLAS; torch sets its own below
