@@ -8,6 +8,7 @@ common offset keep their precision, which the one-pass E[x²] − E[x]² loses.
 import numpy as np
 
 from ..autograd import Function
+from .rows import row_dot, row_sum
 
 
 class LayerNorm(Function):
@@ -26,26 +27,42 @@ class LayerNorm(Function):
 
     def __init__(self, n_dims, eps=1e-5):
         super().__init__()
-        self.axes = tuple(range(-n_dims, 0))
-        self.eps = eps
+        self.n_dims, self.eps = n_dims, eps
+
+    def _rows(self, a):
+        """a [..., *S] viewed as [..., n]: the normalized dims as one, for the row reductions."""
+        return a if self.n_dims == 1 else a.reshape(a.shape[:a.ndim - self.n_dims] + (-1,))
+
+    def _unrows(self, a, shape):
+        return a if self.n_dims == 1 else a.reshape(shape)
 
     def forward(self, x, weight, bias):
-        mu = x.mean(axis=self.axes, keepdims=True)
-        xc = x - mu
-        var = (xc * xc).mean(axis=self.axes, keepdims=True)
-        rstd = 1 / np.sqrt(var + self.eps)
-        xhat = xc * rstd
+        rows = self._rows(x)
+        n = rows.shape[-1]
+        xhat = rows - row_sum(rows) / n            # x − μ, in an array of our own
+        rstd = 1 / np.sqrt(row_dot(xhat, xhat) / n + self.eps)
+        xhat *= rstd                               # x̂ = (x − μ)·r, in place
+        weight, bias = (a.reshape(-1) for a in (weight, bias))  # [*S] -> [n]; a scalar stays one
         self.save(xhat=xhat)  # ∂L/∂x and ∂L/∂w use x̂
         self.save(rstd=rstd, weight=weight, for_input=0)
-        return xhat * weight + bias
+        y = xhat * weight
+        if bias.size > 1 or bias.any():  # bias=False passes the constant 0: skip a pass over y
+            y += bias
+        return self._unrows(y, x.shape)
 
     def backward(self, g):
         need_x, need_weight, _ = self.needs_input_grad
-        xhat = self.saved["xhat"]
-        gx = None
+        xhat, g_rows = self.saved["xhat"], self._rows(g)
+        n = xhat.shape[-1]
+        gx = gw = None
         if need_x:
-            ghat = g * self.saved["weight"]
-            gx = self.saved["rstd"] * (ghat - ghat.mean(axis=self.axes, keepdims=True)
-                                       - xhat * (ghat * xhat).mean(axis=self.axes, keepdims=True))
-        gw = g * xhat if need_weight else None  # the engine sums it over the leading dims
+            ghat = g_rows * self.saved["weight"]
+            mean_gxhat = row_dot(ghat, xhat) / n
+            ghat -= row_sum(ghat) / n
+            ghat -= xhat * mean_gxhat
+            ghat *= self.saved["rstd"]
+            gx = self._unrows(ghat, g.shape)
+        if need_weight:  # Σ over the rows of g ⊙ x̂, in one pass without the product array
+            gw = np.einsum("ij,ij->j", g_rows.reshape(-1, n), xhat.reshape(-1, n))
+            gw = gw.reshape(self.input_shapes[1])
         return gx, gw, g

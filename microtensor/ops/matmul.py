@@ -36,6 +36,8 @@ class MatMul(Function):
             g = g[..., None]
         if len(a_shape) == 1:
             g = np.expand_dims(g, -2)
+        if len(b_shape) == 2 and g.ndim > 2 and not g.flags.c_contiguous:
+            g = np.ascontiguousarray(g)  # both products fold g's rows: one copy, not one each
         need_a, need_b = self.needs_input_grad
         ga = gb = None
         if need_a:

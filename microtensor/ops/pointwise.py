@@ -9,6 +9,7 @@ import numpy as np
 
 from ..autograd import Function
 from .erf import erf, normal_pdf
+from .gelu_float32 import gelu_float32
 
 
 class Exp(Function):
@@ -105,16 +106,21 @@ class GELU(Function):
             th = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
             self.save(x=x, tanh=th)
             return 0.5 * x * (1 + th)
-        cdf = erf(x * (1 / _SQRT_2))
-        cdf += 1
-        cdf *= 0.5  # Φ(x) = ½(1 + erf(x/√2))
-        self.save(x=x, cdf=cdf)
-        return x * cdf
+        if x.dtype == np.float32:
+            z, slope = gelu_float32(x, with_slope=self.needs_input_grad[0])
+        else:
+            cdf = erf(x * (1 / _SQRT_2))
+            cdf += 1
+            cdf *= 0.5  # Φ(x) = ½(1 + erf(x/√2))
+            z = x * cdf
+            slope = cdf + x * normal_pdf(x) if self.needs_input_grad[0] else None
+        # the slope Φ(x) + x·φ(x) is made here, where Φ is at hand: one array kept, not x and Φ
+        self.save(slope=slope)
+        return z
 
     def backward(self, g):
-        x = self.saved["x"]
         if self.approximate == "tanh":
-            th = self.saved["tanh"]
+            x, th = self.saved["x"], self.saved["tanh"]
             du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
             return g * (0.5 * (1 + th) + 0.5 * x * (1 - th * th) * du)
-        return g * (self.saved["cdf"] + x * normal_pdf(x))
+        return g * self.saved["slope"]

@@ -6,13 +6,15 @@ the product of the Jacobian ∂aᵢ/∂sⱼ = aᵢ(δᵢⱼ − aⱼ) with da, w
 import numpy as np
 
 from ..autograd import Function
+from .rows import row_dot, row_max, row_sum
 
 
 def _stable_exp(x, axis):
-    """exp(x − max x) along axis; a row that is all −inf gives zeros instead of NaN."""
-    m = x.max(axis=axis, keepdims=True)
-    m = np.where(np.isneginf(m), 0, m)  # −inf − (−inf) would be NaN
-    return np.exp(x - m), m
+    """exp(x − max x) along axis, in a new array; a row that is all −inf gives zeros, not NaN."""
+    m = row_max(x, axis)
+    m[np.isneginf(m)] = 0  # −inf − (−inf) would be NaN
+    e = x - m
+    return np.exp(e, out=e), m
 
 
 class Softmax(Function):
@@ -29,15 +31,18 @@ class Softmax(Function):
         self.axis = axis
 
     def forward(self, s):
-        e, _ = _stable_exp(s, self.axis)
-        total = e.sum(axis=self.axis, keepdims=True)
-        a = e / np.where(total == 0, 1, total)
+        a, _ = _stable_exp(s, self.axis)
+        total = row_sum(a, self.axis)
+        total[total == 0] = 1
+        a /= total  # normalised in place: the exp buffer is this op's own
         self.save(a=a)
         return a
 
     def backward(self, da):
         a = self.saved["a"]
-        return a * (da - (a * da).sum(axis=self.axis, keepdims=True))
+        ds = da - row_dot(a, da, self.axis)
+        ds *= a
+        return ds
 
 
 class LogSoftmax(Function):
@@ -55,7 +60,7 @@ class LogSoftmax(Function):
 
     def forward(self, s):
         e, m = _stable_exp(s, self.axis)
-        y = s - m - np.log(e.sum(axis=self.axis, keepdims=True))
+        y = s - m - np.log(row_sum(e, self.axis))
         self.save(y=y)
         return y
 

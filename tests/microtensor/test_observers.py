@@ -111,6 +111,6 @@ def test_after_backward_the_steps_activations_are_not_reachable_from_the_loss():
     loss.backward()
     weights |= {id(p.grad) for p in model.parameters()}
     kept = _arrays_reachable(loss, weights)
-    assert held > 300_000, f"the forward graph should hold the activations first; got {held} bytes"
+    assert held > 200_000, f"the forward graph should hold the activations first; got {held} bytes"
     assert kept < 32_000, (f"expected only ids and targets (< 32 kB) reachable after backward, "
                            f"got {kept:,} bytes of {held:,}")

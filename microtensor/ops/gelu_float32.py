@@ -1,0 +1,57 @@
+"""The exact GELU x·Φ(x) and its slope on float32 arrays in few passes (Hendrycks & Gimpel 2016).
+
+Φ comes from erfc by Abramowitz & Stegun, "Handbook of Mathematical Functions", 7.1.26
+(|error| ≤ 1.5e-7 in erfc, so ≤ 7.5e-8 in Φ: about one float32 step near 1):
+    erfc(z) ≈ t·(a₁ + t(a₂ + t(a₃ + t(a₄ + t·a₅))))·exp(−z²),   t = 1/(1 + p·z),   z ≥ 0.
+With z = |x|/√2, and the ½ of Φ(x) = ½erfc(−x/√2) folded into the aᵢ:
+    Φ(−|x|) = t·P(t)·exp(−x²/2),   Φ(x) = ½ + sign(x)·(½ − Φ(−|x|)),
+    slope ∂z/∂x = Φ(x) + x·φ(x),   φ(x) = exp(−x²/2)/√(2π), reusing the same exp.
+float64 does not come here: GELU computes it with `erf` (erf.py), to machine precision.
+"""
+import math
+
+import numpy as np
+
+_P = 0.3275911 / math.sqrt(2)
+_A = tuple(0.5 * a for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429))
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+# ~24 passes run over each piece while it sits in the L2 cache: [12, 64, 512] in one
+# piece takes 1.9 ms, in pieces of 64k elements 1.4 ms (1 thread)
+_PIECE = 1 << 16
+
+
+def gelu_float32(x, with_slope):
+    """(x·Φ(x), Φ(x) + x·φ(x) or None) for a float32 array x of any shape."""
+    z = np.empty(x.shape, dtype=np.float32)
+    slope = np.empty(x.shape, dtype=np.float32) if with_slope else None
+    flat_x, flat_z = x.reshape(-1), z.reshape(-1)  # views of z (C-ordered): written through
+    flat_slope = None if slope is None else slope.reshape(-1)
+    for i in range(0, flat_x.size, _PIECE):
+        piece = slice(i, i + _PIECE)
+        _gelu_piece(flat_x[piece], flat_z[piece], None if slope is None else flat_slope[piece])
+    return z, slope
+
+
+def _gelu_piece(x, z, slope):
+    t = np.abs(x)
+    t *= _P
+    t += 1
+    np.reciprocal(t, out=t)                   # t = 1/(1 + p|x|/√2)
+    cdf = t * _A[4]
+    for a in _A[3::-1]:                       # Horner's rule: t·(a₁ + t(a₂ + …))
+        cdf += a
+        cdf *= t
+    e = np.square(x)
+    e *= -0.5
+    # exp(−x²/2), uncapped: only 13.2 < |x| < 14 gives (slow) subnormal floats, and its 0 at
+    # ±inf makes the slope x·φ(x) NaN there, as PyTorch's
+    np.exp(e, out=e)
+    cdf *= e                                  # Φ(−|x|)
+    np.subtract(0.5, cdf, out=cdf)
+    np.copysign(cdf, x, out=cdf)
+    cdf += 0.5                                # Φ(x), no branch on the sign (np.where is slow)
+    np.multiply(x, cdf, out=z)
+    if slope is not None:
+        e *= x
+        e *= _INV_SQRT_2PI                    # x·φ(x)
+        np.add(cdf, e, out=slope)
