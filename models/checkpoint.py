@@ -1,4 +1,6 @@
-"""Checkpoints: the best model and the latest training state of a run, in one directory, written atomically together and read without unpickling.
+"""Checkpoints: a run's best model and latest training state, in one directory.
+
+Both are written atomically together and read without unpickling.
 
 A checkpoint directory (`--out`) holds
 

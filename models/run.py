@@ -1,4 +1,7 @@
-"""The bookkeeping every training loop shares (`microtensor train`, `translate train`): the --out policy, SIGINT/SIGTERM, metrics.jsonl, best and latest checkpoints, a stop on a non-finite loss.
+"""The bookkeeping every training loop shares (`microtensor train`, `translate train`).
+
+That is the --out policy, SIGINT/SIGTERM, metrics.jsonl, best and latest checkpoints, and a
+stop on a non-finite loss.
 
 A loop uses it so (see models/train.py for the GPT's):
 

@@ -1,4 +1,7 @@
-"""The training loop of the character-level GPT: AdamW with warmup + cosine decay, gradient clipping, periodic evaluation, best and latest checkpoints, exact resume.
+"""The training loop of the character-level GPT, with checkpoints and exact resume.
+
+AdamW with warmup + cosine decay, gradient clipping, periodic evaluation, and best and
+latest checkpoints.
 
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch);
 Loshchilov & Hutter 2019 (AdamW); Radford et al. 2019 (GPT-2). The --out policy,
