@@ -2,6 +2,8 @@
 
 For Z = A B:   ∂L/∂A = G Bᵀ   and   ∂L/∂B = Aᵀ G   (notes 3.8: ∂L/∂V = AᵀG, ∂L/∂A = GVᵀ).
 """
+import math
+
 import numpy as np
 
 from ..autograd import Function, unbroadcast
@@ -50,7 +52,7 @@ class MatMul(Function):
             b_ndim2 = max(len(self.b_shape), 2)
             if b_ndim2 == 2 and a.ndim > 2:
                 # all rows of all batches hit the same weight: one [K, M] @ [M, N] product
-                gb = a.reshape(-1, a.shape[-1]).T @ g.reshape(-1, g.shape[-1])
+                gb = _rows(a).T @ _rows(g)
             else:
                 b_shape2 = self.b_shape + (1,) if len(self.b_shape) == 1 else self.b_shape
                 gb = unbroadcast(_matmul(_swap_last(a), g), b_shape2)
@@ -58,8 +60,13 @@ class MatMul(Function):
         return ga, gb
 
 
+def _rows(x):
+    """x [..., K] as one matrix [N, K]; N is spelled out, as -1 is ambiguous when K = 0."""
+    return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+
+
 def _matmul(a, b):
     """a @ b; a stack [..., M, K] times one matrix [K, N] is run as a single 2-D product."""
     if b.ndim == 2 and a.ndim > 2:
-        return (a.reshape(-1, a.shape[-1]) @ b).reshape(*a.shape[:-1], b.shape[-1])
+        return (_rows(a) @ b).reshape(*a.shape[:-1], b.shape[-1])
     return a @ b

@@ -99,7 +99,8 @@ def erf(x):
     subnormal floats, which are slow. Updated in place: GELU calls this on big arrays.
     """
     if x.dtype == np.float64:
-        return _exact_erf(x).astype(np.float64)
+        return np.asarray(_exact_erf(x), dtype=np.float64)  # a 0-d input gives a Python float
+    shape, x = np.shape(x), np.reshape(x, -1)  # 1-D: numpy scalars cannot be updated in place
     z = np.minimum(np.abs(x), 9)
     t = 1 / (1 + 0.5 * z)
     e = t * _ERFC_COEFFS[-1]
@@ -111,7 +112,7 @@ def erf(x):
     np.exp(e, out=e)
     e *= t  # erfc(|x|)
     np.subtract(1, e, out=e)
-    return np.copysign(e, x, out=e)
+    return np.copysign(e, x, out=e).reshape(shape)
 
 
 def normal_pdf(x):

@@ -177,3 +177,45 @@ def test_np_array_of_a_tensor_is_a_copy_and_np_asarray_shares_as_in_torch():
     assert t.data[0] == 1.0, f"np.array(tensor) must copy; the tensor became {t.data}"
     assert np.shares_memory(np.asarray(t), t.data), "np.asarray(tensor) should share the data"
     assert np.array(t, dtype=np.float64).dtype == np.float64, "np.array(t, dtype=) should cast"
+
+
+# ---- zero-size and 0-d inputs (found by the differential test) ----------------------------
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_over_an_empty_axis_is_empty_as_in_torch(op):
+    x = mt.Tensor(np.zeros((2, 0)), requires_grad=True)
+    with np.errstate(divide="ignore"):  # log Σ over nothing = log 0, broadcast over nothing
+        y = getattr(x, op)(-1)
+        y.backward(np.zeros((2, 0)))
+    assert y.shape == (2, 0) and x.grad.shape == (2, 0), f"expected (2, 0), got {y.shape}"
+
+
+def test_matmul_with_an_inner_dim_of_0_gives_zeros():
+    a = mt.Tensor(np.zeros((2, 2, 0)), requires_grad=True)
+    b = mt.Tensor(np.zeros((0, 3)), requires_grad=True)
+    y = a @ b
+    y.backward(np.ones((2, 2, 3)))
+    assert np.array_equal(y.data, np.zeros((2, 2, 3))), f"expected zeros [2, 2, 3], got {y.data}"
+    assert (a.grad.shape, b.grad.shape) == ((2, 2, 0), (0, 3)), "gradients keep the input shapes"
+
+
+def test_embedding_of_a_table_with_0_columns_has_an_empty_gradient():
+    w = mt.Tensor(np.zeros((3, 0)), requires_grad=True)
+    F.embedding(np.array([[0, 2]]), w).backward(np.zeros((1, 2, 0)))
+    assert w.grad.shape == (3, 0), f"expected gradient shape (3, 0), got {w.grad.shape}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_of_a_0_dim_tensor_is_a_0_dim_tensor(dtype):
+    y = F.gelu(mt.Tensor(np.array(1.0, dtype=dtype)))
+    expected = 0.5 * (1 + math.erf(1 / math.sqrt(2)))
+    assert y.shape == () and abs(y.item() - expected) < 1e-7, f"expected {expected}, got {y}"
+
+
+def test_an_ignored_row_with_nan_logits_gets_a_nan_gradient_as_in_torch():
+    z = mt.Tensor(np.array([[NAN, 0.0], [1.0, 2.0]]), requires_grad=True)
+    loss = F.cross_entropy(z, np.array([-100, 1]), reduction="sum")
+    with np.errstate(invalid="ignore"):
+        loss.backward()
+    assert np.isnan(z.grad[0]).all() and np.isfinite(z.grad[1]).all(), (
+        f"expected NaN in the ignored NaN row only (PyTorch: 0·NaN), got {z.grad}")
+    assert np.isfinite(loss.item()), f"the ignored row adds 0 to the loss; got {loss.item()}"
