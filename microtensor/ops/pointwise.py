@@ -73,7 +73,9 @@ class ReLU(Function):
 
     def forward(self, a):
         self.save(inactive=a <= 0)
-        return np.maximum(a, 0)  # not a·[a > 0]: −inf·0 would be NaN; NaN stays NaN
+        # not a·[a > 0]: −inf·0 would be NaN. As PyTorch, NaN stays NaN and −0.0 stays −0.0
+        # (np.maximum(−0.0, 0) would give +0.0, and 1/relu(x) the other infinity)
+        return np.where(a < 0, 0, a)
 
     def backward(self, g):
         # np.where, not g·mask: an inactive unit passes exactly 0 even when g is inf or NaN

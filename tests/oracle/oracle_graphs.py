@@ -375,7 +375,7 @@ def make_case(seed):
     """A random graph of 1 to 6 ops on one or two inputs; float64 mostly, float32 sometimes."""
     rng = np.random.default_rng(seed)
     dtype = np.float64 if rng.random() < 0.8 else np.float32
-    specials = rng.random() < 0.15
+    specials = rng.random() < 0.3
     case = Case(seed)
     case.dtype = dtype
     start = rng.random()

@@ -219,3 +219,19 @@ def test_an_ignored_row_with_nan_logits_gets_a_nan_gradient_as_in_torch():
     assert np.isnan(z.grad[0]).all() and np.isfinite(z.grad[1]).all(), (
         f"expected NaN in the ignored NaN row only (PyTorch: 0·NaN), got {z.grad}")
     assert np.isfinite(loss.item()), f"the ignored row adds 0 to the loss; got {loss.item()}"
+
+
+def test_relu_keeps_the_sign_of_minus_zero_as_in_torch():
+    y = F.relu(mt.Tensor(np.array([-0.0, 0.0, -2.0]))).data
+    assert np.signbit(y).tolist() == [True, False, False], (
+        f"expected relu(-0.0) = -0.0 and relu(-2) = +0.0 (as torch), got signs {np.signbit(y)}")
+
+
+@pytest.mark.parametrize("value, dtype", [(0.1, np.float64), (-1e9, np.float32)])
+def test_layer_norm_of_a_constant_row_is_exactly_the_bias(value, dtype):
+    x = mt.Tensor(np.full((2, 3), value, dtype=dtype), requires_grad=True)
+    bias = mt.Tensor(np.array([0.5, -1.0, 2.0], dtype=dtype))
+    y = F.layer_norm(x, 3, mt.Tensor(np.ones(3, dtype=dtype)), bias).data
+    assert np.array_equal(y, np.broadcast_to(bias.data, (2, 3))), (
+        f"x − mean(x) is exactly 0 for a constant row of {value} (as torch); "
+        f"expected the bias {bias.data}, got {y}")
