@@ -211,7 +211,8 @@ class Tensor:
         return Tensor._make(other.data.astype(dtype))
 
     def _binary(self, op, a, b, true_divide=False):
-        dtype = result_type(a, b)
+        same = isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype
+        dtype = a.dtype if same else result_type(a, b)  # `same`: the common case, quickly
         if op is arithmetic.Sub and np.bool_ in (result_type(a), result_type(b)):
             raise TypeError("-: subtraction with a bool operand is not supported (as in "
                             "PyTorch); cast the mask first, e.g. mask.data.astype(np.int64)")

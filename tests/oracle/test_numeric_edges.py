@@ -235,3 +235,12 @@ def test_layer_norm_of_a_constant_row_is_exactly_the_bias(value, dtype):
     assert np.array_equal(y, np.broadcast_to(bias.data, (2, 3))), (
         f"x − mean(x) is exactly 0 for a constant row of {value} (as torch); "
         f"expected the bias {bias.data}, got {y}")
+
+
+def test_the_gradient_of_x_to_the_half_at_minus_zero_and_minus_inf_is_torchs():
+    x = mt.Tensor(np.array([-0.0, -INF, 4.0]), requires_grad=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        (x ** 0.5).backward(np.ones(3))
+    # ½·x^(−½) with x^(−½) = 1/√x, as PyTorch's rsqrt: 1/√(−0.0) = −inf, 1/√(−inf) = NaN
+    assert np.array_equal(x.grad, [-INF, NAN, 0.25], equal_nan=True), (
+        f"expected [-inf, nan, 0.25], got {x.grad}")
