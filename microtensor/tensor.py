@@ -15,6 +15,9 @@ float32, Python ints int64, numpy arrays keep their dtype. Deliberate difference
     view == reshape              view needs .contiguous() after transpose (no strides here)
     nn.Linear.weight [in, out]   [out, in]                (the course's X W_Q)
     softmax of an all −inf row   NaN there, zeros here    (a fully blocked query, notes 3.3)
+    int_tensor + np.True_        int64 here, float32 there (a numpy bool counts as a bool here)
+    float32 t * 0-dim float64    float32 there; float64 here when the 0-dim one requires grad
+                                 (a constant one is cast; there is no differentiable cast)
 """
 import numbers
 import weakref
@@ -38,6 +41,49 @@ def _as_array(data, dtype):
     return array
 
 
+def _category(dtype):
+    """0 bool, 1 integer, 2 floating: the categories of PyTorch's type promotion."""
+    return 0 if dtype == np.bool_ else 1 if np.issubdtype(dtype, np.integer) else 2
+
+
+def _higher(first, second):
+    """The dtype of the higher category; within one category, the wider (torch.promote_types)."""
+    if first is None or second is None:
+        return second if first is None else first
+    if _category(first) != _category(second):
+        return first if _category(first) > _category(second) else second
+    return np.promote_types(first, second)
+
+
+def result_type(*operands):
+    """The dtype PyTorch gives `a + b` (torch.result_type), for Tensors, arrays and scalars.
+
+    Operands rank in three groups: tensors with dims, 0-dim tensors, and Python or numpy
+    scalars (a float scalar counts as float32, an int one as int64, a bool as bool). A lower
+    group only decides the dtype when its category (bool < int < float) is higher, so a
+    scalar never truncates and never widens: int64 * 1.5 is float32, bool * 3 is int64,
+    float32 * np.float64(2) is float32, but float32 * a float64 array is float64.
+    """
+    groups = {"dims": None, "zero-dim": None, "scalar": None}
+    for x in operands:
+        if isinstance(x, (Tensor, np.ndarray)):
+            group, dtype = ("dims" if x.ndim else "zero-dim"), x.dtype
+        elif isinstance(x, (bool, np.bool_)):
+            group, dtype = "scalar", np.dtype(np.bool_)
+        elif isinstance(x, (numbers.Integral, np.integer)):
+            group, dtype = "scalar", np.dtype(np.int64)
+        elif isinstance(x, (numbers.Real, np.floating)):
+            group, dtype = "scalar", np.dtype(np.float32)
+        else:
+            group, dtype = "dims", _as_array(x, None).dtype  # a list: as Tensor(list)
+        groups[group] = _higher(groups[group], dtype)
+    result = None
+    for dtype in groups.values():  # dims first: a later group wins only by a higher category
+        if dtype is not None and (result is None or _category(dtype) > _category(result)):
+            result = dtype
+    return np.dtype(result)
+
+
 class Tensor:
     """An n-dimensional array that can record the ops applied to it and differentiate them.
 
@@ -53,8 +99,12 @@ class Tensor:
     __array_ufunc__ = None  # makes `ndarray + Tensor` call Tensor.__radd__, not numpy's add
 
     def __array__(self, dtype=None, copy=None):
-        """np.asarray(tensor) gives the data (no graph)."""
-        return self.data if dtype is None else self.data.astype(dtype)
+        """The data, no graph: np.array(tensor) copies, np.asarray(tensor) shares (as torch)."""
+        if copy is False and dtype is not None and np.dtype(dtype) != self.dtype:
+            raise ValueError(f"np.asarray(tensor, copy=False): a {self.dtype} tensor cannot "
+                             f"become {np.dtype(dtype)} without a copy")
+        data = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        return data.copy() if copy and data is self.data else data
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
         self.data = _as_array(data, dtype)
@@ -170,39 +220,50 @@ class Tensor:
         self.grad = None
 
     # ---- arithmetic (numpy broadcasting; scalars and arrays on either side) ----------
-    def _lift(self, other):
-        if isinstance(other, Tensor):
+    def _lift(self, other, dtype=None):
+        """`other` as a Tensor of `dtype` (a constant is cast; one that requires grad is not)."""
+        if isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
+            return Tensor._make(np.asarray(other, dtype=dtype))  # straight to dtype: no rounding
+        if not isinstance(other, Tensor):
+            other = Tensor._make(np.asarray(other) if isinstance(other, np.ndarray)
+                                 else _as_array(other, None))
+        if dtype is None or other.dtype == dtype or other.requires_grad:
             return other
-        if isinstance(other, numbers.Number) and not isinstance(other, (bool, np.bool_)):
-            dtype = self.dtype
-            if isinstance(other, float) and not np.issubdtype(dtype, np.floating):
-                dtype = np.float32
-            return Tensor._make(np.asarray(other, dtype=dtype))
-        return Tensor._make(np.asarray(other))
+        return Tensor._make(other.data.astype(dtype))
+
+    def _binary(self, op, a, b, true_divide=False):
+        same = isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype
+        dtype = a.dtype if same else result_type(a, b)  # `same`: the common case, quickly
+        if op is arithmetic.Sub and np.bool_ in (result_type(a), result_type(b)):
+            raise TypeError("-: subtraction with a bool operand is not supported (as in "
+                            "PyTorch); cast the mask first, e.g. mask.data.astype(np.int64)")
+        if true_divide and _category(dtype) < 2:  # int / int is float32 in PyTorch, not float64
+            dtype = np.dtype(np.float32)
+        return apply(op(), self._lift(a, dtype), self._lift(b, dtype))
 
     def __add__(self, other):
-        return apply(arithmetic.Add(), self, self._lift(other))
+        return self._binary(arithmetic.Add, self, other)
 
     def __radd__(self, other):
-        return apply(arithmetic.Add(), self._lift(other), self)
+        return self._binary(arithmetic.Add, other, self)
 
     def __sub__(self, other):
-        return apply(arithmetic.Sub(), self, self._lift(other))
+        return self._binary(arithmetic.Sub, self, other)
 
     def __rsub__(self, other):
-        return apply(arithmetic.Sub(), self._lift(other), self)
+        return self._binary(arithmetic.Sub, other, self)
 
     def __mul__(self, other):
-        return apply(arithmetic.Mul(), self, self._lift(other))
+        return self._binary(arithmetic.Mul, self, other)
 
     def __rmul__(self, other):
-        return apply(arithmetic.Mul(), self._lift(other), self)
+        return self._binary(arithmetic.Mul, other, self)
 
     def __truediv__(self, other):
-        return apply(arithmetic.Div(), self, self._lift(other))
+        return self._binary(arithmetic.Div, self, other, true_divide=True)
 
     def __rtruediv__(self, other):
-        return apply(arithmetic.Div(), self._lift(other), self)
+        return self._binary(arithmetic.Div, other, self, true_divide=True)
 
     def __neg__(self):
         return apply(arithmetic.Neg(), self)
@@ -210,7 +271,10 @@ class Tensor:
     def __pow__(self, exponent):
         if not isinstance(exponent, numbers.Number):
             raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
-        return apply(arithmetic.Pow(exponent), self)
+        base = self._lift(self, result_type(self, exponent))
+        # a Python number, so that numpy does not widen: float32 ** np.float64(2) is float32
+        exponent = exponent.item() if isinstance(exponent, np.generic) else exponent
+        return apply(arithmetic.Pow(exponent), base)
 
     def __matmul__(self, other):
         return apply(matmul.MatMul(), self, self._lift(other))
