@@ -21,6 +21,7 @@ ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "
             "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"]
 ORDINALS += [f"twenty-{w}" for w in ORDINALS[:9]] + ["thirtieth", "thirty-first"]
 YEARS = (1900, 2099)                                                  # inclusive
+MAX_LEN = 40  # positions of a source (at most 37 characters) or a target (11 tokens)
 
 
 def _suffix(day):

@@ -8,9 +8,9 @@ import argparse
 import os
 import sys
 
-from . import attention, flops, gradflow, graph, plot_loss, sample, shapes, train
+from . import attention, flops, gradflow, graph, plot_loss, sample, shapes, train, translate
 
-COMMANDS = [train, sample, graph, attention, gradflow, plot_loss, shapes, flops]
+COMMANDS = [train, sample, translate, graph, attention, gradflow, plot_loss, shapes, flops]
 
 
 def _version():
