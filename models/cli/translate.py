@@ -69,7 +69,27 @@ def add_parser(subparsers):
     r.add_argument("--out", metavar="DIR", required=True,
                    help="a checkpoint directory written by `microtensor translate train`")
     r.add_argument("text", metavar="TEXT", nargs="+", help="the words of a date")
+    r.add_argument("--attention", metavar="FILE",
+                   help="also draw the cross-attention weights (source characters across, "
+                        "output characters down) of each head: .png, .svg or .pdf")
+    r.add_argument("--layer", metavar="L", type=int, default=-1,
+                   help="with --attention: the decoder layer to draw (default: the last)")
     r.set_defaults(run=run_translate)
+
+    g = actions.add_parser(
+        "graph", help="draw the computation graph of one training step",
+        description="One training step (forward and backward) of a fresh 1 + 1-layer "
+                    "encoder-decoder on two dates, drawn by viz.draw_graph: the encoder's "
+                    "output reaches the decoder, and the gradient the encoder, only through "
+                    "the cross-attention's keys and values.")
+    g.add_argument("--output", "-o", metavar="FILE", required=True,
+                   help="picture to write: .svg, .png, .pdf or .dot")
+    g.add_argument("--depth", metavar="N", type=int, default=2,
+                   help="fold modules N levels down (2: the layers' sub-layers; default: "
+                        "%(default)s)")
+    g.add_argument("--focus", metavar="MODULE",
+                   help="draw only the inside of this module, e.g. decoder.0.multihead_attn")
+    g.set_defaults(run=run_graph)
 
 
 def run_train(args):
@@ -104,5 +124,82 @@ def run_translate(args):
     if len(text) > model.config.max_len:
         raise ValueError(f"TEXT has {len(text)} characters; the model reads at most "
                          f"{model.config.max_len}")
-    print(translate(model, [text], src_tok, tgt_tok)[0])
+    if args.attention:
+        from viz.save import picture_format
+
+        picture_format(args.attention)  # a bad suffix fails before any work
+    output = translate(model, [text], src_tok, tgt_tok)[0]
+    print(output)
+    if args.attention:
+        n_layers = model.config.n_decoder_layers
+        if not -n_layers <= args.layer < n_layers:
+            raise ValueError(f"--layer {args.layer} is out of range: the decoder has "
+                             f"{n_layers} layers (0 .. {n_layers - 1})")
+        draw_cross_attention(model, src_tok, tgt_tok, text, args.layer % n_layers,
+                             args.attention)
+        print(f"wrote {args.attention}")
+    return 0
+
+
+def cross_attention_weights(model, src_tokenizer, text):
+    """(weights [L, H, T_out, T_src], output labels [T_out]) while the model translates `text`.
+
+    Teacher forcing with the model's own greedy output gives the same weights as decoding
+    step by step, in one forward; row i is the query that wrote output token i.
+    """
+    import numpy as np
+
+    import microtensor
+
+    src = np.array([src_tokenizer.encode(text)])                         # [1, T_src]
+    out = model.generate(src, model.config.max_len)[0]                   # [T_out], eos last
+    tgt_in = np.concatenate([[model.config.bos_id], out[:-1]])[None]     # [1, T_out]
+    with microtensor.no_grad():
+        model(src, tgt_in)
+    weights = np.stack([layer.multihead_attn.last_attention.data[0] for layer in model.decoder])
+    return weights, out
+
+
+def draw_cross_attention(model, src_tokenizer, tgt_tokenizer, text, layer, path):
+    """viz.attention_heatmap of one decoder layer's heads, stacked: the source across, the output down."""
+    import viz
+
+    weights, out = cross_attention_weights(model, src_tokenizer, text)
+    weights = weights[layer]                                             # [H, T_out, T_src]
+    n_heads, t_out, t_src = weights.shape
+    rows = ["<eos>" if i == model.config.eos_id else tgt_tokenizer.decode([i]) for i in out]
+    # one head per row: attention_heatmap draws layers as rows, heads as columns, and a
+    # source of 35 characters makes each panel wide
+    figure = viz.attention_heatmap(weights[:, None], list(text), query_chars=rows,
+                                   title=f"cross-attention of decoder layer {layer}: "
+                                         f"{text!r} -> {tgt_tokenizer.decode(out)!r}")
+    for head, ax in enumerate(figure.axes[:n_heads]):                    # the colour bar is last
+        ax.set_title(f"head {head}", fontsize=9)
+        ax.set_ylabel("output character", fontsize=8)
+        ax.set_xlabel("source character", fontsize=8)
+    figure.set_size_inches(0.2 * t_src + 2.0, n_heads * (0.2 * t_out + 0.9) + 0.6)
+    viz.save_figure(figure, path)
+
+
+def run_graph(args):
+    import microtensor
+    import viz
+    from models import translation as task
+    from models.seq2seq import Seq2SeqTransformer
+    from models.train_translation import TranslateConfig
+    from viz.save import FORMATS, picture_format
+
+    picture_format(args.output, FORMATS + ("dot",))  # a bad suffix fails before any work
+    microtensor.manual_seed(0)
+    src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
+    config = TranslateConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
+                             d_ff=32)
+    model = Seq2SeqTransformer(config.model_config(src_tok.vocab_size, tgt_tok.vocab_size))
+    pairs = [("3 Mar 1999", "1999-03-03"), ("the third of may, 2001", "2001-05-03")]
+    _, loss = model(*task.encode_batch(pairs, src_tok, tgt_tok))
+    loss.backward()
+    graph = viz.draw_graph(loss, depth=args.depth, focus=args.focus)
+    viz.save(graph, args.output)
+    print(f"wrote {args.output}: one training step on {len(pairs)} dates, "
+          f"loss {loss.item():.4f}")
     return 0

@@ -103,3 +103,18 @@ def test_translate_train_names_the_bad_setting(tmp_path, capsys, flags, message)
 def test_translate_run_names_a_character_outside_the_vocabulary(trained, capsys):
     assert main(["translate", "run", "--out", str(trained), "3 Mär 1999"]) == 1
     assert "TEXT: character 'ä'" in capsys.readouterr().err
+
+
+def test_translate_run_draws_the_cross_attention_heatmap(trained, tmp_path):
+    path = tmp_path / "xattn.png"
+    assert main(["translate", "run", "--out", str(trained), "3 Mar 1999",
+                 "--attention", str(path)]) == 0
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", "expected a PNG file"
+
+
+def test_translate_graph_has_encoder_and_decoder_clusters_joined_by_cross_attention(tmp_path):
+    path = tmp_path / "step.dot"
+    assert main(["translate", "graph", "-o", str(path)]) == 0
+    source = path.read_text()
+    for cluster in ("cluster_encoder.0", "cluster_decoder.0", "multihead_attn"):
+        assert cluster in source, f"expected {cluster!r} in the graph"
