@@ -72,19 +72,22 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     return op(x, *affine)
 
 
-def cross_entropy(logits, targets, ignore_index=-100, reduction="mean"):
+def cross_entropy(logits, targets, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """Cross-entropy loss of `logits` against integer class `targets` (as torch's).
 
     Shapes: logits [N, C] with targets [N], or logits [B, T, C] with targets [B, T].
-    reduction: "mean" over non-ignored targets, "sum", or "none" (shape of targets).
-    Raises ValueError on mismatched shapes or a target outside [0, C).
+    reduction: "mean" over non-ignored targets (NaN if every target is ignored, as torch),
+    "sum", or "none" (shape of targets; 0 at ignored targets).
+    label_smoothing ε in [0, 1]: the target is (1 − ε)·onehot + ε/C (Szegedy et al. 2016;
+    "Attention Is All You Need" §5.4 uses 0.1); see microtensor/ops/loss.py for the formula.
+    Raises ValueError on mismatched shapes, a target outside [0, C) or ε outside [0, 1].
     """
     logits, targets = _tensor(logits, "logits"), _ids(targets, "targets")
     if logits.ndim < 2 or targets.shape != logits.shape[:-1]:
         raise ValueError(f"cross_entropy: logits {logits.shape} need targets of shape "
                          f"{logits.shape[:-1]}; got {targets.shape}")
     flat = logits.reshape(-1, logits.shape[-1]) if logits.ndim > 2 else logits
-    op = _loss.CrossEntropy(targets.reshape(-1), ignore_index, reduction)
+    op = _loss.CrossEntropy(targets.reshape(-1), ignore_index, reduction, label_smoothing)
     out = op(flat)
     return out.reshape(targets.shape) if reduction == "none" and targets.ndim > 1 else out
 
