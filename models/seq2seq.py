@@ -205,7 +205,8 @@ class Seq2SeqTransformer(nn.Module):
             src_padding_mask: bool [B, T_src], True at padding (None: where src == pad_id).
             tgt_padding_mask: bool [B, T_tgt], True at padding (None: no key is blocked
                 beyond the causal mask, enough for right-padded targets).
-            label_smoothing: ε of the loss (§5.4).
+            label_smoothing: ε of the loss (§5.4, the paper uses 0.1): the target
+                distribution is (1 − ε)·onehot + ε/V, as torch's cross_entropy.
         Returns:
             (logits [B, T_tgt, tgt_vocab_size] float32 Tensor, loss scalar Tensor or None).
         Raises:
@@ -220,8 +221,7 @@ class Seq2SeqTransformer(nn.Module):
             return logits, None
         targets = _ids(targets, "targets")
         targets = np.where(targets == self.config.pad_id, -100, targets)  # ignore_index
-        extra = {"label_smoothing": label_smoothing} if label_smoothing else {}
-        return logits, F.cross_entropy(logits, targets, **extra)
+        return logits, F.cross_entropy(logits, targets, label_smoothing=label_smoothing)
 
     def generate(self, src, max_new_tokens, src_padding_mask=None, use_cache=True):
         """Greedy translation: from bos_id, append the most likely token until eos_id -> int64 [B, ≤ max_new_tokens].
