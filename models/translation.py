@@ -4,9 +4,9 @@ Nothing is downloaded: the pairs are generated from a seed, so a run is reproduc
 student checks any translation by eye. Sources vary in length (10 to 37 characters), so
 batches need padding and the padding masks matter; the held-out dates never occur in the
 training pairs, in any phrasing. The tokenizer is character-level with the special ids of
-models.Seq2SeqConfig (pad 0, bos 1, eos 2). References: the date-normalisation toy task of
-attention tutorials (e.g. Chollet, "Deep Learning with Python"; Bahdanau et al. 2015 used
-real translation); Vaswani et al. 2017 §5 (training an encoder-decoder).
+models.Seq2SeqConfig (pad 0, bos 1, eos 2). References: the date-translation exercise of
+deeplearning.ai's Sequence Models course (human-readable dates to ISO with attention);
+Bahdanau et al. 2015 (attention for translation); Vaswani et al. 2017 §5 (training).
 """
 import calendar
 import datetime
