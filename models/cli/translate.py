@@ -1,10 +1,13 @@
-"""`microtensor translate`: train the encoder-decoder Transformer on the built-in dates task (`translate train`) and translate with it (`translate run`).
+"""`microtensor translate`: train the encoder-decoder Transformer on the built-in dates task (`translate train`), translate with it (`translate run`), draw one training step (`translate graph`).
 
 The task turns a date in words into ISO form ("the third of march, 1999" -> "1999-03-03");
 see models/translation.py. Every setting of models.train_translation.TranslateConfig has a flag.
 """
 import argparse
 import dataclasses
+import sys
+
+from .checks import add_out_flag
 
 HELP = {
     "d_model": "model width D",
@@ -19,6 +22,7 @@ HELP = {
     "learning_rate": "peak learning rate",
     "min_lr": "final learning rate of the cosine decay",
     "warmup_iters": "steps of linear warmup",
+    "lr_decay_iters": "steps of cosine decay (default: --max-iters)",
     "weight_decay": "AdamW weight decay",
     "beta1": "AdamW beta1",
     "beta2": "AdamW beta2 (the paper: 0.98)",
@@ -43,19 +47,21 @@ def add_parser(subparsers):
         "train", help="train on the built-in dates task",
         description="Train; prints losses and exact match on held-out dates, appends each "
                     "evaluation to OUT/metrics.jsonl and writes a checkpoint into OUT.")
-    t.add_argument("--out", metavar="DIR", default="out-translate",
-                   help="checkpoint directory (default: %(default)s)")
-    t.add_argument("--overwrite", action="store_true",
-                   help="replace a checkpoint already in --out")
+    add_out_flag(t, default="out-translate", help="checkpoint directory (default: %(default)s)")
+    again = t.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue the latest state in --out with its saved settings "
+                            "(--max-iters may change)")
+    again.add_argument("--overwrite", action="store_true",
+                       help="start afresh, replacing the checkpoint in --out")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
-    t.add_argument("--threads", metavar="N", type=int, default=1,
-                   help="threads for numpy's matrix products (default: %(default)s)")
     settings = t.add_argument_group("settings")
     defaults = TranslateConfig()
     for field in dataclasses.fields(TranslateConfig):
         name = field.name
+        default = getattr(defaults, name)
         kwargs = {"dest": name, "default": None,
-                  "help": f"{HELP[name]} (default: {getattr(defaults, name)})"}
+                  "help": HELP[name] + ("" if default is None else f" (default: {default})")}
         flag = "--" + name.replace("_", "-")
         if field.type in (bool, "bool"):
             settings.add_argument(flag, action=argparse.BooleanOptionalAction, **kwargs)
@@ -66,8 +72,7 @@ def add_parser(subparsers):
 
     r = actions.add_parser("run", help="translate a date written in words",
                            description="Print the greedy translation of TEXT.")
-    r.add_argument("--out", metavar="DIR", required=True,
-                   help="a checkpoint directory written by `microtensor translate train`")
+    add_out_flag(r, help="a checkpoint directory written by `microtensor translate train`")
     r.add_argument("text", metavar="TEXT", nargs="+", help="the words of a date")
     r.add_argument("--attention", metavar="FILE",
                    help="also draw the cross-attention weights (source characters across, "
@@ -93,21 +98,27 @@ def add_parser(subparsers):
 
 
 def run_train(args):
-    from threadpoolctl import threadpool_limits
+    from models.run import Interrupted, TrainingRun
+    from models.train_translation import KIND, TranslateConfig, train_translation
 
-    from models.train_translation import TranslateConfig, train_translation
-
-    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TranslateConfig)
-                 if getattr(args, f.name) is not None}
-    config = TranslateConfig(**overrides).validate()
-    if args.threads < 1:
-        raise ValueError(f"--threads must be >= 1; got {args.threads}")
-    with threadpool_limits(limits=args.threads, user_api="blas"):
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TranslateConfig)
+             if getattr(args, f.name) is not None}
+    if args.resume:  # the saved settings, and the flags given (only --max-iters may differ)
+        run = TrainingRun(args.out, resume=True, kind=KIND)
+        saved = TranslateConfig.from_dict(run.manifest["info"]["train_config"])
+        config = dataclasses.replace(saved, **given)
+    else:
+        config = TranslateConfig(**given)
+    config.validate()
+    try:
         result = train_translation(config, args.out, progress=not args.quiet,
-                                   overwrite=args.overwrite)
+                                   resume=args.resume, overwrite=args.overwrite)
+    except Interrupted as stop:
+        print(stop, file=sys.stderr)
+        return stop.exit_status
     print(f"done in {result['elapsed_s']:.1f} s: exact match {result['exact_match']:.1%} on "
-          f"{config.n_test} held-out dates, val loss {result['val_loss']:.4f}; "
-          f"checkpoint in {args.out}")
+          f"{config.n_test} held-out dates, val loss {result['val_loss']:.4f} (best "
+          f"{result['best_val_loss']:.4f}); checkpoint in {args.out}")
     return 0
 
 

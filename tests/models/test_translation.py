@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from models import translation as task
+from models.checkpoint import load_model
 from models.cli.main import main
 
 
@@ -70,7 +71,7 @@ def trained(tmp_path_factory):
 
 
 def test_translate_train_writes_metrics_with_exact_match(trained):
-    rows = [json.loads(line) for line in (trained / "metrics.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in open(trained / "metrics.jsonl")]
     assert [r["iter"] for r in rows] == [0, 3, 6], f"got {rows}"
     assert all(set(r) >= {"train_loss", "val_loss", "exact_match", "elapsed_s"} for r in rows)
     assert all(0 <= r["exact_match"] <= 1 for r in rows)
@@ -88,6 +89,23 @@ def test_translate_train_refuses_an_out_that_holds_a_checkpoint(trained, capsys)
     assert "already holds a checkpoint" in capsys.readouterr().err
     after = {p: os.path.getmtime(trained / p) for p in os.listdir(trained)}
     assert after == before, "a refused run changed the directory"
+
+
+def test_an_interrupted_run_resumed_ends_with_the_weights_of_an_uninterrupted_one(tmp_path):
+    assert _train(tmp_path / "whole") == 0
+    assert _train(tmp_path / "parts", "--max-iters", "3") == 0
+    assert _train(tmp_path / "parts", "--resume") == 0          # _train asks for 6 steps
+    whole, _ = load_model(tmp_path / "whole", "latest", kind="seq2seq")
+    parts, _ = load_model(tmp_path / "parts", "latest", kind="seq2seq")
+    for (name, a), b in zip(whole.state_dict().items(), parts.state_dict().values()):
+        np.testing.assert_array_equal(a, b, err_msg=f"{name} after 3 + 3 steps vs 6")
+    rows = [json.loads(line) for line in (tmp_path / "parts" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in rows] == [0, 3, 6], f"metrics.jsonl continued: got {rows}"
+
+
+def test_translate_train_resume_keeps_the_saved_settings(trained, capsys):
+    assert _train(trained, "--resume", "--max-iters", "9", "--d-model", "32") == 1
+    assert "--d-model 32 differs from the checkpoint's 16" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flags, message", [
