@@ -17,8 +17,16 @@ import nn
 from microtensor.autograd import record_grad_norms
 
 from . import translation as task
-from .checkpoint import (CheckpointError, load_model, load_model_arrays, load_optimizer,
-                         load_snapshot, model_arrays, optimizer_arrays, register_model)
+from .checkpoint import (
+    CheckpointError,
+    load_model,
+    load_model_arrays,
+    load_optimizer,
+    load_snapshot,
+    model_arrays,
+    optimizer_arrays,
+    register_model,
+)
 from .presets import flag_name
 from .run import TrainingRun
 from .seq2seq import Seq2SeqConfig, Seq2SeqTransformer

@@ -71,7 +71,7 @@ def trained(tmp_path_factory):
 
 
 def test_translate_train_writes_metrics_with_exact_match(trained):
-    rows = [json.loads(line) for line in open(trained / "metrics.jsonl")]
+    rows = [json.loads(line) for line in (trained / "metrics.jsonl").read_text().splitlines()]
     assert [r["iter"] for r in rows] == [0, 3, 6], f"got {rows}"
     assert all(set(r) >= {"train_loss", "val_loss", "exact_match", "elapsed_s"} for r in rows)
     assert all(0 <= r["exact_match"] <= 1 for r in rows)
