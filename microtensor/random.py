@@ -1,7 +1,10 @@
-"""One random generator for the whole package: `manual_seed(s)` makes init, dropout, batching and sampling repeatable; `get_rng_state`/`set_rng_state` save and restore where it stands (as torch)."""
+"""One random generator for the whole package: `manual_seed(s)` makes init, dropout, batching and
+sampling repeatable; `get_rng_state`/`set_rng_state` save and restore where it stands (as torch)."""
 import copy
 
 import numpy as np
+
+from .tensor import Tensor
 
 _generator = np.random.default_rng()
 
@@ -51,8 +54,6 @@ def set_rng_state(state):
 
 def randn(*shape, requires_grad=False, dtype=np.float32, name=None):
     """A tensor of standard-normal samples, float32 by default, from the package generator."""
-    from .tensor import Tensor  # late import: tensor.py imports this package
-
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     data = _generator.standard_normal(shape).astype(dtype)

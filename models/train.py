@@ -15,7 +15,6 @@ from tqdm import tqdm
 
 import microtensor
 import nn
-from microtensor.autograd import record_grad_norms
 
 from .checkpoint import (
     load_model_arrays,
@@ -189,8 +188,7 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
                disable=not progress, dynamic_ncols=True)
     evaluated = it if resume else None  # a saved state has had its evaluation
     tokens_per_step, tokens_per_s = config.batch_size * config.block_size, None
-    # The per-edge gradient norms are for the graph pictures; training does not need them.
-    with run.signals(), record_grad_norms(False):
+    with run.signals():
         try:
             while True:
                 if (it % config.eval_interval == 0 or it == config.max_iters) and it != evaluated:

@@ -47,7 +47,8 @@ def _measure(model, x, y):
     import viz
 
     _, loss = model(x, y)
-    loss.backward()
+    with viz.record_grad_norms():
+        loss.backward()
     norms = viz.module_input_grad_norms(loss, [f"blocks.{i}" for i in range(len(model.blocks))])
     model.zero_grad()
     return norms, loss.item()
@@ -65,7 +66,6 @@ def stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps=0,
 
     import microtensor
     import nn
-    from microtensor.autograd import record_grad_norms
     from models import GPT, CharTokenizer
     from models.data import default_corpus, get_batch
     from models.presets import TrainConfig
@@ -88,13 +88,12 @@ def stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps=0,
         if steps:
             config = TrainConfig(learning_rate=learning_rate)  # AdamW settings of `train`
             optimizer = configure_optimizer(model, config)
-            with record_grad_norms(False):  # training needs no picture bookkeeping
-                for _ in range(steps):
-                    _, loss = model(*get_batch(ids, batch_size, block_size))
-                    optimizer.zero_grad()
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-                    optimizer.step()
+            for _ in range(steps):
+                _, loss = model(*get_batch(ids, batch_size, block_size))
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+                optimizer.step()
             norms.setdefault(after, {})[label], losses.setdefault(after, {})[label] = _measure(model, x, y)
     return norms, losses
 

@@ -120,7 +120,8 @@ def run(args):
     start = time.perf_counter()
     _, loss = model(x, y)
     if not args.forward_only:
-        loss.backward()
+        with viz.record_grad_norms():  # the norms the picture draws on its edges
+            loss.backward()
     stepped = time.perf_counter()
     graph = viz.draw_graph(loss, depth=args.depth, focus=args.focus,
                            show_saved=args.show_saved, rankdir=args.rankdir)

@@ -42,13 +42,13 @@ def attention_shapes(batch, seq, d_model, heads, seed=0, kv_seq=None):
         rows = [("X (queries come from it)", "[B, T, D]", x.shape),
                 ("context (keys and values)", "[B, T_k, D]", context.shape)]
     nodes, edges = viz.trace(out)
-    by_name = {n.name: n for n in nodes.values() if n.name}
+    by_role = {n.role: n for n in nodes.values() if n.role}
     feeding = {(e.dst, e.slot): nodes[e.src] for e in edges}
 
     def op_in(module, op):
         return next(n for n in nodes.values() if n.module == module and n.op == op)
 
-    qk = by_name["QKᵀ"]
+    qk = by_role["QKᵀ"]
     out_matmul = op_in("out_proj", "matmul")
     d = mha.head_dim
     w_q = mha.q_proj.weight
@@ -58,9 +58,9 @@ def attention_shapes(batch, seq, d_model, heads, seed=0, kv_seq=None):
         ("Q = X W_Q", "[B, T, D]", op_in("q_proj", "matmul").shape),
         ("Q split into heads", "[B, H, T, d]", feeding[(qk.key, 0)].shape),
         ("Kᵀ per head", f"[B, H, d, {tk}]", feeding[(qk.key, 1)].shape),
-        ("S = QKᵀ/√d", f"[B, H, T, {tk}]", by_name["S"].shape),
-        ("A = softmax(S) over keys", f"[B, H, T, {tk}]", by_name["A"].shape),
-        ("Z per head = A V", "[B, H, T, d]", by_name["Z"].shape),
+        ("S = QKᵀ/√d", f"[B, H, T, {tk}]", by_role["S"].shape),
+        ("A = softmax(S) over keys", f"[B, H, T, {tk}]", by_role["A"].shape),
+        ("Z per head = A V", "[B, H, T, d]", by_role["Z"].shape),
         ("Z merged (heads concatenated)", "[B, T, D]", feeding[(out_matmul.key, 0)].shape),
         ("output = Z W_O", "[B, T, D]", out.shape),
     ]

@@ -50,18 +50,6 @@ def test_training_lowers_the_loss(tmp_path):
     assert result["train_loss"] < first["train_loss"] - 0.5
 
 
-def test_grad_norm_bookkeeping_is_off_while_training(tmp_path, monkeypatch):
-    seen = []
-    real_clip = train_module.nn.utils.clip_grad_norm_
-
-    def spy(params, max_norm):
-        seen.append(microtensor.autograd._record_grad_norms)
-        return real_clip(params, max_norm)
-
-    monkeypatch.setattr(train_module.nn.utils, "clip_grad_norm_", spy)
-    train(small(max_iters=2), TEXT, tmp_path, progress=False)
-    assert seen == [False, False]
-    assert microtensor.autograd._record_grad_norms is True
 
 
 def test_weight_decay_only_on_matrices():
