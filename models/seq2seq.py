@@ -1,4 +1,5 @@
-"""The 2017 encoder-decoder Transformer: an encoder reads the whole source, a decoder writes the target one token at a time while attending to the encoder output.
+"""The 2017 encoder-decoder Transformer: an encoder reads the whole source, a decoder writes the
+target one token at a time while attending to the encoder output.
 
 References: Vaswani et al. 2017, "Attention Is All You Need": §3.1 (encoder and decoder
 stacks), §3.2.3 (self-, masked self- and encoder-decoder attention), §3.4 (embeddings
@@ -64,9 +65,10 @@ class Seq2SeqConfig:
                              f"got {self.activation!r}")
         for name in ("pad_id", "bos_id", "eos_id"):
             value = getattr(self, name)
-            if not 0 <= value < min(self.src_vocab_size, self.tgt_vocab_size):
+            smaller = min(self.src_vocab_size, self.tgt_vocab_size)
+            if not 0 <= value < smaller:
                 raise ValueError(f"Seq2SeqConfig: {name}={value} must be an id of both "
-                                 f"vocabularies, in [0, {min(self.src_vocab_size, self.tgt_vocab_size)})")
+                                 f"vocabularies, in [0, {smaller})")
 
     def to_dict(self):
         return asdict(self)
@@ -196,7 +198,7 @@ class Seq2SeqTransformer(nn.Module):
 
     def forward(self, src, tgt_in, targets=None, src_padding_mask=None, tgt_padding_mask=None,
                 label_smoothing=0.0):
-        """Teacher forcing: logits for every target position at once, and the loss if targets are given.
+        """Teacher forcing: logits for every target position at once, and the loss given targets.
 
         Args:
             src: int ids [B, T_src]; tgt_in: int ids [B, T_tgt], the target shifted right
@@ -224,7 +226,7 @@ class Seq2SeqTransformer(nn.Module):
         return logits, F.cross_entropy(logits, targets, label_smoothing=label_smoothing)
 
     def generate(self, src, max_new_tokens, src_padding_mask=None, use_cache=True):
-        """Greedy translation: from bos_id, append the most likely token until eos_id -> int64 [B, ≤ max_new_tokens].
+        """Greedy translation from bos_id to eos_id -> int64 [B, ≤ max_new_tokens].
 
         The encoder runs once. With use_cache each decoder layer keeps a KVCache of its
         self-attention (each step computes only the newest token) and one of its

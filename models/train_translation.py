@@ -1,4 +1,6 @@
-"""Training the encoder-decoder on the built-in dates task: settings (`TranslateConfig`), teacher-forced steps with AdamW, warmup + cosine decay, and evaluation by exact match on held-out dates.
+"""Training the encoder-decoder on the built-in dates task: settings (`TranslateConfig`),
+teacher-forced steps with AdamW, warmup + cosine decay, and evaluation by exact match on
+held-out dates.
 
 The --out directory, resume, signals and checkpoints are those of `microtensor train`
 (models/run.py, models/checkpoint.py); the model is registered there as kind "seq2seq".
@@ -14,7 +16,6 @@ from tqdm import tqdm
 
 import microtensor
 import nn
-from microtensor.autograd import record_grad_norms
 
 from . import translation as task
 from .checkpoint import (
@@ -110,7 +111,7 @@ class TranslateConfig:
 
 def evaluate(model, pairs, src_tokenizer, tgt_tokenizer, label_smoothing=0.0, exact=True,
              batch_size=250):
-    """{"loss": mean teacher-forced loss over `pairs`, "exact_match": fraction or None}, in eval mode.
+    """{"loss": mean teacher-forced loss over `pairs`, "exact_match": fraction or None} (eval mode).
 
     exact=False skips the greedy translations (the slow part) and gives exact_match None.
     """
@@ -147,7 +148,7 @@ def resumed_config(saved, config):
 
 
 def load_translator(out_dir, which="best"):
-    """(model in eval mode, source tokenizer, target tokenizer, manifest) of a `translate train` checkpoint.
+    """(model in eval mode, source and target tokenizers, manifest) of a `translate train` run.
 
     Raises FileNotFoundError when out_dir holds no checkpoint, CheckpointError (a
     ValueError naming the file) when it is broken or holds another kind of model.
@@ -255,7 +256,7 @@ def train_translation(config, out_dir, progress=True, resume=False, overwrite=Fa
     bar = tqdm(total=config.max_iters, initial=it, desc="translate", unit="it",
                disable=not progress, dynamic_ncols=True)
     evaluated = it if resume else None  # a saved state has had its evaluation
-    with run.signals(), record_grad_norms(False):
+    with run.signals():
         try:
             while True:
                 if (it % config.eval_interval == 0 or it == config.max_iters) and it != evaluated:

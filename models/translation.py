@@ -1,4 +1,5 @@
-"""A built-in translation task for the encoder-decoder: dates written in words, in several phrasings, to ISO form ("the third of march, 1999" -> "1999-03-03").
+"""A built-in translation task for the encoder-decoder: dates written in words, in several
+phrasings, to ISO form ("the third of march, 1999" -> "1999-03-03").
 
 Nothing is downloaded: the pairs are generated from a seed, so a run is reproducible and a
 student checks any translation by eye. Sources vary in length (10 to 37 characters), so

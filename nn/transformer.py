@@ -1,4 +1,6 @@
-"""The two layers of the 2017 encoder-decoder Transformer: an encoder layer (bidirectional self-attention, FFN) and a decoder layer (causal self-attention, cross-attention over the encoder output, FFN).
+"""The two layers of the 2017 encoder-decoder Transformer: an encoder layer (bidirectional
+self-attention, FFN) and a decoder layer (causal self-attention, cross-attention over the
+encoder output, FFN).
 
 References: Vaswani et al. 2017, "Attention Is All You Need", §3.1 (the two stacks), §3.2.3
 (the three uses of attention), §5.4 (dropout on every sub-layer); course notes 3.6 (the
@@ -65,7 +67,7 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerDecoderLayer(Module):
-    """tgt [B, T_tgt, D], memory [B, T_src, D] -> [B, T_tgt, D]: causal self-attention, cross-attention over memory, then the FFN.
+    """tgt [B, T_tgt, D], memory [B, T_src, D] -> [B, T_tgt, D]: self-, cross-attention, FFN.
 
     The self-attention sees only earlier target positions (teacher forcing, notes 3.7); the
     cross-attention takes its queries from the decoder and its keys and values from

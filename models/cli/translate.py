@@ -1,4 +1,6 @@
-"""`microtensor translate`: train the encoder-decoder Transformer on the built-in dates task (`translate train`), translate with it (`translate run`), draw one training step (`translate graph`).
+"""`microtensor translate`: train the encoder-decoder Transformer on the built-in dates task
+(`translate train`), translate with it (`translate run`), draw one training step
+(`translate graph`).
 
 The task turns a date in words into ISO form ("the third of march, 1999" -> "1999-03-03");
 see models/translation.py. Every setting of models.train_translation.TranslateConfig has a flag.
@@ -172,7 +174,7 @@ def cross_attention_weights(model, src_tokenizer, text):
 
 
 def draw_cross_attention(model, src_tokenizer, tgt_tokenizer, text, layer, path):
-    """viz.attention_heatmap of one decoder layer's heads, stacked: the source across, the output down."""
+    """viz.attention_heatmap of one decoder layer's heads, stacked: source across, output down."""
     import viz
 
     weights, out = cross_attention_weights(model, src_tokenizer, text)
@@ -208,7 +210,8 @@ def run_graph(args):
     model = Seq2SeqTransformer(config.model_config(src_tok.vocab_size, tgt_tok.vocab_size))
     pairs = [("3 Mar 1999", "1999-03-03"), ("the third of may, 2001", "2001-05-03")]
     _, loss = model(*task.encode_batch(pairs, src_tok, tgt_tok))
-    loss.backward()
+    with viz.record_grad_norms():  # the norms the picture draws on its edges
+        loss.backward()
     graph = viz.draw_graph(loss, depth=args.depth, focus=args.focus)
     viz.save(graph, args.output)
     print(f"wrote {args.output}: one training step on {len(pairs)} dates, "

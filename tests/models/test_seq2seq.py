@@ -1,4 +1,5 @@
-"""models.Seq2SeqTransformer: teacher-forced forward, padding, cached greedy decoding, a tiny copy task learned."""
+"""models.Seq2SeqTransformer: teacher-forced forward, padding, cached greedy decoding, a tiny copy
+task learned."""
 import numpy as np
 import pytest
 

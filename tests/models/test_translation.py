@@ -99,7 +99,8 @@ def test_an_interrupted_run_resumed_ends_with_the_weights_of_an_uninterrupted_on
     parts, _ = load_model(tmp_path / "parts", "latest", kind="seq2seq")
     for (name, a), b in zip(whole.state_dict().items(), parts.state_dict().values()):
         np.testing.assert_array_equal(a, b, err_msg=f"{name} after 3 + 3 steps vs 6")
-    rows = [json.loads(line) for line in (tmp_path / "parts" / "metrics.jsonl").read_text().splitlines()]
+    lines = (tmp_path / "parts" / "metrics.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
     assert [r["iter"] for r in rows] == [0, 3, 6], f"metrics.jsonl continued: got {rows}"
 
 

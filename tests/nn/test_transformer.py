@@ -1,4 +1,5 @@
-"""nn.TransformerEncoderLayer and nn.TransformerDecoderLayer: shapes, masks, finite differences, and PyTorch's layers with the same weights."""
+"""nn.TransformerEncoderLayer and nn.TransformerDecoderLayer: shapes, masks, finite differences,
+and PyTorch's layers with the same weights."""
 import numpy as np
 import pytest
 
@@ -60,7 +61,8 @@ def test_decoder_cross_attention_gives_padded_memory_zero_weight():
     pad = np.array([[False, False, True], [False, True, True]])
     dec(mt.Tensor(_x(2, 4, 8)), mt.Tensor(_x(2, 3, 8, seed=1)), memory_key_padding_mask=pad)
     weights = dec.multihead_attn.last_attention.data              # [B, H, T_tgt, T_src]
-    assert weights.shape == (2, 2, 4, 3), f"expected [B, H, T_tgt, T_src] = (2, 2, 4, 3), got {weights.shape}"
+    assert weights.shape == (2, 2, 4, 3), (
+        f"expected [B, H, T_tgt, T_src] = (2, 2, 4, 3), got {weights.shape}")
     blocked = np.broadcast_to(pad[:, None, None, :], weights.shape)
     assert np.all(weights[blocked] == 0), f"padded memory got weight {weights[blocked].max()}"
 
@@ -93,8 +95,9 @@ def test_decoding_with_caches_gives_the_full_forward_outputs():
                  cross_attn_cache=cross_cache).data for t in range(4)]
     np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-12,
                                err_msg="step-by-step decoding with KV caches")
-    assert len(cross_cache) == 5 and len(self_cache) == 4, (
-        f"caches: expected 5 memory keys and 4 target keys, got {len(cross_cache)}, {len(self_cache)}")
+    assert (len(cross_cache), len(self_cache)) == (5, 4), (
+        f"caches: expected 5 memory keys and 4 target keys, "
+        f"got {len(cross_cache)}, {len(self_cache)}")
 
 
 # ---- PyTorch with copied weights (float64) -----------------------------------------------
