@@ -137,3 +137,29 @@ def test_translate_graph_has_encoder_and_decoder_clusters_joined_by_cross_attent
     source = path.read_text()
     for cluster in ("cluster_encoder.0", "cluster_decoder.0", "multihead_attn"):
         assert cluster in source, f"expected {cluster!r} in the graph"
+
+
+def test_sigterm_saves_the_latest_state_and_resume_finishes_the_run(tmp_path, monkeypatch, capsys):
+    import signal
+
+    from models.run import TrainingRun
+
+    check_finite = TrainingRun.check_finite
+
+    def signal_at_iter_4(self, value, it, what):  # as if SIGTERM arrived during step 4
+        if it == 4 and what == "training loss":
+            self.stop_signal = signal.SIGTERM
+        return check_finite(self, value, it, what)
+
+    monkeypatch.setattr(TrainingRun, "check_finite", signal_at_iter_4)
+    assert _train(tmp_path / "out") == 143, "SIGTERM exits with 128 + 15"
+    _, manifest = load_model(tmp_path / "out", "latest", kind="seq2seq")
+    assert manifest["latest"]["iter"] == 5, f"latest state saved at {manifest['latest']['iter']}"
+    assert "SIGTERM at iter 5" in capsys.readouterr().err
+    monkeypatch.setattr(TrainingRun, "check_finite", check_finite)
+    assert _train(tmp_path / "out", "--resume") == 0
+    assert _train(tmp_path / "whole") == 0
+    resumed, _ = load_model(tmp_path / "out", "latest", kind="seq2seq")
+    whole, _ = load_model(tmp_path / "whole", "latest", kind="seq2seq")
+    for (name, a), b in zip(whole.state_dict().items(), resumed.state_dict().values()):
+        np.testing.assert_array_equal(a, b, err_msg=f"{name}: stopped at 5 and resumed vs whole")
