@@ -14,7 +14,7 @@ from mt_testing import check_shape
 import microtensor as mt
 import models
 import nn
-from models.seq2seq import Seq2SeqConfig, Seq2SeqTransformer
+from models import Seq2SeqConfig, Seq2SeqTransformer
 
 SRC = np.array([[3, 4, 5, 6, 7, 8], [9, 10, 11, 0, 0, 0]])   # row 1: 3 tokens, 3 pads
 TGT_IN = np.array([[1, 3, 4, 5], [1, 6, 7, 8]])
