@@ -13,6 +13,8 @@ float32, Python ints int64, numpy arrays keep their dtype. Deliberate difference
     sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's argument names)
     max(axis) -> values          amax(dim); max(dim) also returns indices
     view == reshape              view needs .contiguous() after transpose (no strides here)
+    t.size: element count (int)  t.size() is the shape; t.numel() counts the elements
+    float32 @ float64            float64 here (numpy's rule); RuntimeError there (one dtype)
     nn.Linear.weight [in, out]   [out, in]                (the course's X W_Q)
     softmax of an all −inf row   NaN there, zeros here    (a fully blocked query, notes 3.3)
     int_tensor + np.True_        int64 here, float32 there (a numpy bool counts as a bool here)
@@ -29,6 +31,7 @@ from .ops import arithmetic, masking, matmul, pointwise, reduction, shape, softm
 
 
 def _as_array(data, dtype):
+    """`data` as a new numpy array (a copy, as `torch.tensor`), with PyTorch's default dtypes."""
     if isinstance(data, Tensor):
         data = data.data
     if dtype is not None:
@@ -118,7 +121,7 @@ class Tensor:
 
     @classmethod
     def _make(cls, data):
-        """Wrap an op's output array without copying it."""
+        """Wrap an array as a Tensor without copying it (op outputs, `detach`, constants)."""
         t = cls.__new__(cls)
         t.data, t.grad, t.name, t.grad_fn = data, None, None, None
         t._accumulator, t.requires_grad = None, False
@@ -133,6 +136,7 @@ class Tensor:
         return self.grad_fn is None
 
     def requires_grad_(self, flag=True):
+        """Set `requires_grad` in place (a trailing _ marks in-place, as PyTorch); returns self."""
         if flag and not np.issubdtype(self.dtype, np.floating):
             raise TypeError(
                 f"only floating-point tensors can require grad; got dtype {self.dtype}"
@@ -145,7 +149,7 @@ class Tensor:
     shape = property(lambda self: self.data.shape)
     ndim = property(lambda self: self.data.ndim)
     dtype = property(lambda self: self.data.dtype)
-    size = property(lambda self: self.data.size)
+    size = property(lambda self: self.data.size)  # number of elements (torch: numel())
     T = property(lambda self: self._transpose_2d())
 
     def __len__(self):
@@ -169,15 +173,19 @@ class Tensor:
         return self.data.item()
 
     def detach(self):
-        """A tensor with the same data that is cut off from the graph."""
+        """A tensor sharing this one's data (no copy, as PyTorch), cut off from the graph."""
         return Tensor._make(self.data)
 
     # ---- autograd ---------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
-        """Compute d(self)/d(leaf) for every leaf that requires grad (notes 3.8).
+        """Add dL/d(leaf) to `.grad` of every leaf that requires grad (notes 3.8).
+
+        Without `grad`, L is self (a loss). With it, `grad` stands for dL/d(self) of a loss
+        L computed after self; each leaf then gets dL/d(leaf) by the chain rule.
 
         Args:
-            grad: dL/d(self), same shape as self; may be omitted for a one-element tensor.
+            grad: dL/d(self), same shape as self (cast to self's dtype); may be omitted for
+                a one-element tensor (then 1).
             retain_graph: keep the saved arrays so that backward can run again.
         Raises:
             RuntimeError: self does not require grad.
@@ -216,7 +224,8 @@ class Tensor:
         return self
 
     def zero_grad(self):
-        """Forget the accumulated gradient (`.grad = None`, as PyTorch's set_to_none)."""
+        """Forget the accumulated gradient: `.grad = None` (PyTorch has zero_grad on modules
+        and optimizers only, where set_to_none=True does the same; on a tensor, t.grad = None)."""
         self.grad = None
 
     # ---- arithmetic (numpy broadcasting; scalars and arrays on either side) ----------
@@ -227,6 +236,7 @@ class Tensor:
         if not isinstance(other, Tensor):
             other = Tensor._make(np.asarray(other) if isinstance(other, np.ndarray)
                                  else _as_array(other, None))
+        # a tensor that requires grad keeps its dtype: a cast would cut it off the graph
         if dtype is None or other.dtype == dtype or other.requires_grad:
             return other
         return Tensor._make(other.data.astype(dtype))
@@ -271,7 +281,7 @@ class Tensor:
     def __pow__(self, exponent):
         if not isinstance(exponent, numbers.Number):
             raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
-        base = self._lift(self, result_type(self, exponent))
+        base = self._lift(self, result_type(self, exponent))  # int ** 0.5 is float32, as torch
         # a Python number, so that numpy does not widen: float32 ** np.float64(2) is float32
         exponent = exponent.item() if isinstance(exponent, np.generic) else exponent
         return apply(arithmetic.Pow(exponent), base)
@@ -339,6 +349,7 @@ class Tensor:
     def __getitem__(self, index):
         parts = index if isinstance(index, tuple) else (index,)
         parts = tuple(p.data if isinstance(p, Tensor) else p for p in parts)  # ids as arrays
+        # a tuple index stays a tuple and a single one stays single, as the caller wrote it
         return apply(shape.GetItem(parts if isinstance(index, tuple) else parts[0]), self)
 
     # ---- attention building blocks ----------------------------------------------------
@@ -360,13 +371,15 @@ class Tensor:
         return apply(softmax.LogSoftmax(axis), self)
 
 
-
 def apply(fn, *inputs):
     """Run the op `fn` (a `Function`) on Tensors: forward on their arrays, then, if an input
     requires grad (and grad is enabled), record `fn` as the output's `grad_fn`.
 
     Every Tensor method and `microtensor.functional` goes through here; a new op is a
-    `Function` subclass called as `apply(MyOp(), x)`. Forward hooks see each call.
+    `Function` subclass called as `apply(MyOp(), x)`: a fresh instance per call, because the
+    instance becomes that call's graph node and holds its saved arrays. `needs_input_grad`
+    is known before forward runs, so that forward saves only what backward will use.
+    Forward hooks see each call.
     """
     record = autograd.is_grad_enabled() and any(t.requires_grad for t in inputs)
     data = fn.run(tuple(t.data for t in inputs), tuple(record and t.requires_grad for t in inputs))
