@@ -25,6 +25,7 @@ class Embedding(Function):
     def backward(self, g):
         (weight_shape,) = self.input_shapes
         gw = np.zeros(weight_shape, dtype=g.dtype)
+        # rows spelled out: reshape(-1, D) is ambiguous when D = 0
         ids, rows = self.ids.reshape(-1), g.reshape(self.ids.size, *weight_shape[1:])
         if ids.size == 0:
             return gw

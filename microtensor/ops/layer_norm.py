@@ -3,8 +3,12 @@ notes 3.6).
 
 σ² is the biased variance (divide by n), as PyTorch, computed in two passes
 (mean first, then the mean of squared deviations) so that float32 rows with a large
-common offset keep their precision, which the one-pass E[x²] − E[x]² loses.
+common offset keep their precision, which the one-pass E[x²] − E[x]² loses. Each row is
+first shifted by its first element (Chan, Golub & LeVeque 1983, "Algorithms for computing
+the sample variance"), so that a constant row gives x − μ = 0 exactly, as PyTorch.
 """
+import math
+
 import numpy as np
 
 from ..autograd import Function
@@ -31,7 +35,8 @@ class LayerNorm(Function):
 
     def _rows(self, a):
         """a [..., *S] viewed as [..., n]: the normalized dims as one, for the row reductions."""
-        return a if self.n_dims == 1 else a.reshape(a.shape[:a.ndim - self.n_dims] + (-1,))
+        lead = a.ndim - self.n_dims  # n spelled out: -1 is ambiguous when a dim is 0
+        return a if self.n_dims == 1 else a.reshape(a.shape[:lead] + (math.prod(a.shape[lead:]),))
 
     def _unrows(self, a, shape):
         return a if self.n_dims == 1 else a.reshape(shape)
@@ -39,7 +44,8 @@ class LayerNorm(Function):
     def forward(self, x, weight, bias):
         rows = self._rows(x)
         n = rows.shape[-1]
-        xhat = rows - row_sum(rows) / n            # x − μ, in an array of our own
+        xhat = rows - rows[..., :1]                # x − (first of its row), in an array of our own
+        xhat -= row_sum(xhat) / n                  # x − μ, in place
         rstd = 1 / np.sqrt(row_dot(xhat, xhat) / n + self.eps)
         xhat *= rstd                               # x̂ = (x − μ)·r, in place
         weight, bias = (a.reshape(-1) for a in (weight, bias))  # [*S] -> [n]; a scalar stays one
@@ -63,6 +69,7 @@ class LayerNorm(Function):
             ghat *= self.saved["rstd"]
             gx = self._unrows(ghat, g.shape)
         if need_weight:  # Σ over the rows of g ⊙ x̂, in one pass without the product array
-            gw = np.einsum("ij,ij->j", g_rows.reshape(-1, n), xhat.reshape(-1, n))
+            m = math.prod(xhat.shape[:-1])
+            gw = np.einsum("ij,ij->j", g_rows.reshape(m, n), xhat.reshape(m, n))
             gw = gw.reshape(self.input_shapes[1])
         return gx, gw, g

@@ -1,4 +1,7 @@
-"""The fast paths stay exact: float32 GELU within torch float32 error; row sums, dots, maxima."""
+"""The fast paths stay exact: the float32 GELU slope, and row sums, dot products and maxima.
+
+(Its float32 values against PyTorch's error: tests/oracle/test_numeric_edges.py.)
+"""
 import math
 
 import numpy as np
@@ -19,16 +22,6 @@ def _gelu_exact(x):
 def _gelu_slope_exact(x):
     x = np.asarray(x, dtype=np.float64)
     return 0.5 * (1 + _erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
-
-
-def test_float32_gelu_error_over_minus_10_to_10_is_within_pytorch_float32_gelu_error():
-    torch = pytest.importorskip("torch")
-    x = np.linspace(-10, 10, 200_001, dtype=np.float32)
-    exact = _gelu_exact(x)
-    ours = np.abs(F.gelu(mt.Tensor(x)).data - exact).max()
-    theirs = np.abs(torch.nn.functional.gelu(torch.from_numpy(x)).numpy() - exact).max()
-    assert ours <= theirs, (f"max |error| vs float64 exact: expected <= torch's {theirs:.3g}, "
-                            f"got {ours:.3g}")
 
 
 def test_float32_gelu_gradient_is_the_exact_slope_to_float32_precision():
