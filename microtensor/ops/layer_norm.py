@@ -48,7 +48,7 @@ class LayerNorm(Function):
         xhat -= row_sum(xhat) / n                  # x − μ, in place
         rstd = 1 / np.sqrt(row_dot(xhat, xhat) / n + self.eps)
         xhat *= rstd                               # x̂ = (x − μ)·r, in place
-        weight, bias = (a.reshape(-1) for a in (weight, bias))  # [*S] -> [n]; a scalar stays one
+        weight, bias = (a.reshape(-1) for a in (weight, bias))  # [*S] -> [n]; a constant -> [1]
         self.save(xhat=xhat)  # ∂L/∂x and ∂L/∂w use x̂
         self.save(rstd=rstd, weight=weight, for_input=0)
         y = xhat * weight
