@@ -5,9 +5,14 @@ each edge's width and colour show the gradient that flowed back along it (log sc
 Residual adds mark their skip and branch edges (the I + ∂F/∂x of notes 3.6) and the
 attention chain is labelled S, A, Z as in notes 3.1–3.5.
 """
+from html import escape
+
 import graphviz
 
-from .style import FILL, GradScale, fmt_norm, fmt_shape
+from .fold import FoldedNode, fold_repeats
+from .legend import legend_label
+from .save import page_size
+from .style import FILL, GradScale, fmt_norm, fmt_number, fmt_shape, mix
 from .trace import trace
 from .views import collapse, focus as focus_view, module_units
 
@@ -72,22 +77,53 @@ def _label(node, symbolic=None, where=""):
         title = ATTENTION_STEPS[node.name][0]
         lines = [title, node.op + consts, f"{symbolic or ATTENTION_STEPS[node.name][1]} = {shape}"]
     elif node.kind == "op":
-        lines = [node.op + consts + (f"  ({node.name})" if node.name else ""), shape]
+        lines = [node.op + consts + (f"  ({node.name})" if node.name else "") + " " + shape]
     elif node.kind == "module":
         name = _short_name(node, where)
         lines = [name, node.op, shape] if node.op else [name, shape]
     else:
-        lines = [_short_name(node, where) or node.kind, shape]
+        lines = [(_short_name(node, where) or node.kind) + " " + shape]
     norm = fmt_norm(node.grad_norm)
     return "\n".join(lines + ([norm] if norm else []))
 
 
-def _node_attrs(node, show_saved, symbolic=None, where=""):
-    kind = node.kind
-    if kind == "op" and node.name in ATTENTION_STEPS:
-        kind = "attention"
-    elif kind == "op" and node.op == "residual_add":
-        kind = "residual"
+def _folded_label(node, scale, where=""):
+    """An HTML-like label: the run's name and class, then one bar per block, as tall as that
+    block's ‖∂L/∂output‖ relative to the largest of the run and coloured as an edge carrying it."""
+    name = node.name[len(where) + 1:] if where and node.name.startswith(where + ".") else node.name
+    count = len(node.members)
+    rows = [f'<tr><td colspan="{count}"><b>{escape(name)} · {escape(node.op)} ×{count}</b></td></tr>',
+            f'<tr><td colspan="{count}">{fmt_shape(node.shape)}</td></tr>']
+    norms = [n for _, n in node.members]
+    if all(n is not None for n in norms):
+        top = max(norms) or 1.0
+        bars = []
+        for n in norms:
+            t = scale.position(n)
+            colour = mix(t) if t is not None else "#9e9e9e"
+            height = max(1, round(24 * n / top))
+            bars.append(f'<td valign="bottom" height="26"><table border="0" cellspacing="0" '
+                        f'cellpadding="0"><tr><td bgcolor="{colour}" fixedsize="true" width="12" height="{height}">'
+                        f'</td></tr></table></td>')
+        index = node.members[0][0].rpartition(".")[2]
+        labels = [f'<td><font point-size="8">{int(index) + i}</font></td>' for i in range(count)]
+        rows += ["<tr>" + "".join(bars) + "</tr>", "<tr>" + "".join(labels) + "</tr>",
+                 f'<tr><td colspan="{count}">‖g‖ per block: {fmt_number(min(norms))} … '
+                 f'{fmt_number(max(norms))}</td></tr>']
+    return '<<table border="0" cellborder="0" cellspacing="1">' + "".join(rows) + "</table>>"
+
+
+def _fill_kind(node):
+    """The colour class of a node: its kind, with attention steps and residual adds apart."""
+    if node.kind == "op" and node.name in ATTENTION_STEPS:
+        return "attention"
+    if node.kind == "op" and node.op == "residual_add":
+        return "residual"
+    return node.kind
+
+
+def _node_attrs(node, show_saved, symbolic=None, where="", scale=None):
+    kind = _fill_kind(node)
     attrs = {"label": _label(node, symbolic, where), "fillcolor": FILL[kind], "style": "filled,rounded",
              "shape": "box"}
     if kind in ("param", "input", "const"):
@@ -96,6 +132,8 @@ def _node_attrs(node, show_saved, symbolic=None, where=""):
         attrs.update(style="dashed,rounded")
     elif kind == "module":
         attrs.update(shape="box3d", style="filled")
+        if isinstance(node, FoldedNode):
+            attrs["label"] = _folded_label(node, scale, where)
     elif kind == "residual":
         attrs.update(shape="box", style="filled,bold")
     tip = [f"module: {node.module or '(top level)'}"] if node.kind == "op" else [node.name] if node.name else []
@@ -131,6 +169,8 @@ def _cluster_tree(nodes):
     members = {}
     for key, node in nodes.items():
         path = node.name if node.kind == "module" else node.module
+        if isinstance(node, FoldedNode):
+            path = node.members[0][0]  # "blocks.0–3" sits where "blocks.0" would
         units = module_units(path)
         if node.kind == "module":
             units = units[:-1]  # a collapsed module sits in its parent's cluster
@@ -138,29 +178,89 @@ def _cluster_tree(nodes):
     return members
 
 
-def _emit_clusters(graph, nodes, ids, members, attrs_of, flatten=(), parent="", where=""):
+def _emit_clusters(graph, nodes, ids, members, attrs_of, edges, flatten=(), parent="",
+                   where="", rows=False):
     """One dashed cluster per module, nested as the modules are; paths in `flatten` get no box
     (the modules around a focused one, which would only frame it). `where` is the innermost
     cluster drawn so far: labels inside it leave out its path."""
-    for key in members.get(parent, []):
-        graph.node(ids[key], **attrs_of(key, where))
+    here = members.get(parent, [])
+    # with `rows`, attention's steps stand side by side: QKᵀ → S → mask → A → Z reads across
+    # the page under the Q, K and V columns, which keeps a slide landscape
+    steps = [k for k in here if rows and _fill_kind(nodes[k]) == "attention"]
+    # a weight beside the op that reads it (W → x W in a Linear): one rank less, and the
+    # input's edges come into the projections from above instead of around the weights
+    beside = {}
+    for key in here if rows else ():
+        readers = [e.dst for e in edges if e.src == key and e.dst in here]
+        if nodes[key].kind == "param" and len(readers) == 1 and readers[0] not in steps:
+            beside.setdefault(readers[0], []).append(key)
+    paired = set(beside) | {k for params in beside.values() for k in params}
+    for key in here:
+        if key not in paired and (key not in steps or len(steps) < 2):
+            graph.node(ids[key], **attrs_of(key, where))
+    for reader, params in beside.items():
+        with graph.subgraph() as pair:
+            pair.attr(rank="same")
+            for key in params + [reader]:
+                pair.node(ids[key], **attrs_of(key, where))
+    if len(steps) >= 2:
+        with graph.subgraph() as row:
+            row.attr(rank="same")
+            for key in steps:
+                row.node(ids[key], **attrs_of(key, where))
     depth = len(module_units(parent))
-    children = sorted({".".join(module_units(p)[:depth + 1]) for p in members
-                       if p and len(module_units(p)) > depth
-                       and module_units(p)[:depth] == module_units(parent)})
+    # in order of first use (members follow the forward order): q_proj, k_proj, v_proj, out_proj
+    children = list(dict.fromkeys(".".join(module_units(p)[:depth + 1]) for p in members
+                                  if p and len(module_units(p)) > depth
+                                  and module_units(p)[:depth] == module_units(parent)))
     for child in children:
         if child in flatten:
-            _emit_clusters(graph, nodes, ids, members, attrs_of, flatten, child, where)
+            _emit_clusters(graph, nodes, ids, members, attrs_of, edges, flatten, child, where,
+                           rows)
             continue
-        kind = next((k for n in nodes.values() for p, k in n.scope if p == child), "")
+        kind = next((k for n in nodes.values() for p, k in n.scope if p == child and k), "")
         name = child[len(where) + 1:] if where else child
         with graph.subgraph(name="cluster_" + child) as sub:
             sub.attr(label=f"{name}  {kind}".strip(), tooltip=child, style="rounded,dashed",
                      color="#7f7f7f", fontname="Helvetica", fontsize="11")
-            _emit_clusters(sub, nodes, ids, members, attrs_of, flatten, child, child)
+            _emit_clusters(sub, nodes, ids, members, attrs_of, edges, flatten, child, child,
+                           rows)
 
 
-def draw_graph(root, *, depth=None, focus=None, show_saved=False, rankdir="TB", title=None):
+def _forward_order(nodes, edges):
+    """`nodes` reordered as a forward pass would make them, an op's inputs in slot order
+    (Q before K before V): dot keeps the order boxes are declared in where it can."""
+    inputs = {}
+    for e in sorted(edges, key=lambda e: e.slot):
+        inputs.setdefault(e.dst, []).append(e.src)
+    readers = {e.src for e in edges}
+    order, done = [], set()
+    for sink in [k for k in nodes if k not in readers] + list(nodes):
+        stack = [(sink, False)]
+        while stack:
+            key, expanded = stack.pop()
+            if expanded:
+                order.append(key)
+                continue
+            if key in done:
+                continue
+            done.add(key)
+            stack.append((key, True))
+            stack.extend((k, False) for k in reversed(inputs.get(key, [])) if k not in done)
+    return {k: nodes[k] for k in order}
+
+
+def _number_leaves(nodes):
+    """Unnamed inputs read "input 1", "input 2", ... so that two of them tell apart."""
+    count = 0
+    for node in nodes.values():
+        if node.kind in ("input", "const") and not node.name:
+            count += 1
+            node.name = f"{node.kind} {count}"
+
+
+def draw_graph(root, *, depth=None, focus=None, show_saved=False, rankdir="TB", title=None,
+               direction="forward", fold=True, size=None, legend=True):
     """The graph of ops behind `root` (a Tensor) as a `graphviz.Digraph`.
 
     Args:
@@ -173,49 +273,81 @@ def draw_graph(root, *, depth=None, focus=None, show_saved=False, rankdir="TB", 
             with dashed boxes for its inputs and for the ops that read its outputs.
         show_saved: also print, in each op box, the arrays it saved for backward.
         rankdir: graphviz layout direction ("TB" top to bottom, "LR" left to right).
-        title: a caption; the default names the edge scale once gradients exist.
+        title: the first line of the key (default: none).
+        direction: "forward" draws arrows the way data flows; "backward" turns every arrow
+            round, the way the gradient flows (the layout stays the same).
+        fold: with `depth`, draw a run of repeated blocks (blocks.0, blocks.1, ... of one
+            class) as one box "blocks.0–3 · TransformerBlock ×4" with a bar per block's ‖g‖;
+            False draws each block (`focus` opens one).
+        size: a page to fill: "16:9" or "4:3" (a 13.33-inch-wide slide), "WxH" in inches
+            ("10x5.625"), or a (width, height) pair in inches. None: Graphviz's natural size.
+        legend: print the key (what width, colour, ‖g‖ and edge labels mean) in the picture.
     Returns:
-        graphviz.Digraph: displays inline in Jupyter; `viz.save(graph, "g.svg")` renders it.
+        graphviz.Digraph: displays inline in Jupyter as SVG; `viz.save(graph, "g.svg")`
+        renders it.
     Raises:
-        ValueError: depth < 1, an unknown rankdir, or `focus` names no module of the graph.
+        ValueError: depth < 1, an unknown rankdir or direction, a size that is not a page,
+            or `focus` names no module of the graph.
     """
     if depth is not None and depth < 1:
         raise ValueError(f"draw_graph: depth must be >= 1 (or None); got {depth}")
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise ValueError(f"draw_graph: rankdir must be TB, LR, BT or RL; got {rankdir!r}")
+    if direction not in ("forward", "backward"):
+        raise ValueError(f"draw_graph: direction must be 'forward' or 'backward'; got {direction!r}")
+    page = page_size(size) if size is not None else None
     nodes, edges = trace(root)
     if focus:
         nodes, edges = focus_view(nodes, edges, focus)
     if depth is not None:
         nodes, edges = collapse(nodes, edges, depth + (len(module_units(focus)) if focus else 0))
+        if fold:
+            nodes, edges = fold_repeats(nodes, edges)
+    nodes = _forward_order(nodes, edges)
+    _number_leaves(nodes)
     scale = GradScale([e.grad_norm for e in edges])
     has_grads = any(e.grad_norm is not None for e in edges)
 
     graph = graphviz.Digraph("microtensor")
-    caption = title or (scale.legend() if has_grads else "forward graph (run backward() for gradients)")
-    graph.attr(rankdir=rankdir, fontname="Helvetica", label=caption, labelloc="t", fontsize="12",
-               ranksep="0.3", nodesep="0.25")  # compact: a whole model should fit one slide
-    graph.attr("node", fontname="Helvetica", fontsize="10")
-    graph.attr("edge", fontname="Helvetica", fontsize="9", arrowsize="0.6")
+    graph.attr(rankdir=rankdir, fontname="Helvetica", fontsize="11", ranksep="0.3",
+               nodesep="0.25")  # compact: a whole model should fit one slide
+    if page:
+        # fill the page exactly: Graphviz spreads the layout to the page's aspect ratio, then
+        # scales it to fit, so a slide gets the whole picture without empty bands
+        graph.attr(size=f"{page[0]:.3f},{page[1]:.3f}!", ratio="fill")
+    graph.attr("node", fontname="Helvetica", fontsize="11")
+    graph.attr("edge", fontname="Helvetica", fontsize="10", arrowsize="0.6")
     ids = {key: f"n{i}" for i, key in enumerate(nodes)}  # DOT names: keys may hold ':' or tuples
     symbolic = _attention_shapes(nodes, edges)
     flatten = {p for p in _ancestors(focus)} if focus else set()
     _emit_clusters(graph, nodes, ids, _cluster_tree(nodes),
-                   lambda key, where: _node_attrs(nodes[key], show_saved, symbolic.get(key), where),
-                   flatten)
+                   lambda key, where: _node_attrs(nodes[key], show_saved, symbolic.get(key),
+                                                  where, scale),
+                   edges, flatten, rows=rankdir in ("TB", "BT"))
 
     marks = _residual_marks(nodes, edges)
-    for i, e in enumerate(edges):
+    # edges into each box in input order, so dot places an op's first input leftmost
+    # (Q left of K above QKᵀ, A left of V at Z = AV)
+    for i in sorted(range(len(edges)), key=lambda i: edges[i].slot):
+        e = edges[i]
         attrs = scale.edge_attrs(e.grad_norm) if has_grads else {"color": "#555555"}
         if i in marks:
-            norm = f" {e.grad_norm:.2e}" if e.grad_norm is not None else ""
+            norm = f" {fmt_number(e.grad_norm)}" if e.grad_norm is not None else ""
             attrs["label"] = f"{marks[i]}{norm}"
             attrs["style"] = "bold" if marks[i] == "skip" else "dashed"
             if marks[i] == "skip":
                 attrs["weight"] = "4"  # keep the residual stream straight in the layout
         elif e.label:
             attrs["label"] = e.label
+        if direction == "backward":
+            attrs["dir"] = "back"  # same layout, arrowhead at the input: the gradient's way
         graph.edge(ids[e.src], ids[e.dst], **attrs)
+    if legend:
+        kinds = {_fill_kind(n) for n in nodes.values()}
+        graph.attr(label=legend_label(scale, has_grads, direction, kinds, title), labelloc="b",
+                   labeljust="l")
+    elif title:
+        graph.attr(label=title, labelloc="t")
     return graph
 
 

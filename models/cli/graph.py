@@ -40,6 +40,13 @@ def add_parser(subparsers):
     p.add_argument("--seq-len", metavar="T", type=int, default=16,
                    help="characters per sequence, at most the model's block size "
                         "(default: %(default)s)")
+    p.add_argument("--direction", choices=["forward", "backward"], default="forward",
+                   help="arrows the way data flows (forward) or the way the gradient flows "
+                        "(backward); the layout is the same (default: %(default)s)")
+    p.add_argument("--unfold", action="store_true",
+                   help="with --depth: draw repeated blocks one box each instead of one "
+                        "folded 'blocks.0–3 · TransformerBlock ×4' box")
+    add_page_flags(p)
     p.add_argument("--show-saved", action="store_true",
                    help="list in each op box the arrays it saved for backward")
     p.add_argument("--forward-only", action="store_true",
@@ -47,6 +54,16 @@ def add_parser(subparsers):
     p.add_argument("--seed", metavar="S", type=int, default=0,
                    help="random seed for the weights and the batch (default: %(default)s)")
     p.set_defaults(run=run)
+
+
+def add_page_flags(p, dpi=144):
+    """--size and --dpi, shared by the picture commands."""
+    p.add_argument("--size", metavar="PAGE",
+                   help="fill a page: 16:9 or 4:3 (a 13.33-inch-wide slide) or WxH in inches, "
+                        "e.g. 10x5.625 (default: the picture's natural size)")
+    p.add_argument("--dpi", metavar="N", type=float, default=dpi,
+                   help="pixels per inch of a PNG; 144 makes a 16:9 picture 1920 pixels wide "
+                        "(default: %(default)s)")
 
 
 def output_path(output, fmt):
@@ -126,9 +143,10 @@ def run(args):
         loss.backward()
     stepped = time.perf_counter()
     graph = viz.draw_graph(loss, depth=args.depth, focus=args.focus,
-                           show_saved=args.show_saved, rankdir=args.rankdir)
+                           show_saved=args.show_saved, rankdir=args.rankdir,
+                           direction=args.direction, fold=not args.unfold, size=args.size)
     drawn = time.perf_counter()
-    viz.save(graph, path)
+    viz.save(graph, path, dpi=args.dpi)
     saved = time.perf_counter()
     boxes = sum(1 for line in graph.body if re.match(r"\s*n\d+ \[", line))  # node statements
     writer = "write" if fmt == "dot" else "dot"

@@ -59,6 +59,9 @@ def parse_dot(source):
             stack.append(opened.group(1)[len("cluster_"):])
             dot.clusters[stack[-1]] = ""
             continue
+        if line.strip() == "{":  # an anonymous subgraph: a rank=same row, in its cluster
+            stack.append(stack[-1])
+            continue
         if line.strip() == "}":
             stack.pop()
             continue

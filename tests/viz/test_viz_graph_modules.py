@@ -31,7 +31,7 @@ def test_ops_sit_in_the_cluster_of_the_module_that_ran_them(read_dot, tiny_gpt, 
 
 
 def test_depth_1_folds_the_gpt_into_embeddings_blocks_and_final_norm(read_dot, tiny_gpt, gpt_step):
-    dot = read_dot(viz.draw_graph(gpt_step(tiny_gpt(n_layer=3)), depth=1))
+    dot = read_dot(viz.draw_graph(gpt_step(tiny_gpt(n_layer=3)), depth=1, fold=False))
     boxes = module_boxes(dot)
     assert set(boxes) == {"wte", "wpe", "blocks.0", "blocks.1", "blocks.2", "ln_f"}, \
         f"expected one box per top-level module (a list index stays with its list), got {sorted(boxes)}"
@@ -48,7 +48,7 @@ def test_the_depth_1_baby_gpt_fits_one_slide(read_dot, gpt_step):
     c = PRESETS["baby"]
     model = GPT(GPTConfig(vocab_size=65, block_size=c.block_size, n_layer=c.n_layer,
                           n_head=c.n_head, n_embd=c.n_embd, bias=c.bias))
-    dot = read_dot(viz.draw_graph(gpt_step(model, seq=8), depth=1))
+    dot = read_dot(viz.draw_graph(gpt_step(model, seq=8), depth=1, fold=False))
     assert len(dot.nodes) <= 16, f"expected at most 16 boxes for one slide, got {len(dot.nodes)}: {dot.labels()}"
     assert len(module_boxes(dot)) == c.n_layer + 3, f"expected {c.n_layer} blocks + wte, wpe, ln_f"
 
@@ -92,7 +92,7 @@ def test_focus_draws_only_the_inside_of_one_module(read_dot, tiny_gpt, gpt_step)
 def test_focus_shows_what_feeds_in_and_what_reads_out_as_dashed_boxes(read_dot, tiny_gpt, gpt_step):
     dot = read_dot(viz.draw_graph(gpt_step(tiny_gpt()), focus="blocks.0.attn"))
     dashed = sorted(a["label"].split("\n")[0] for a in dot.nodes.values() if "dashed" in a["style"])
-    assert dashed == ["from blocks.0.ln_1: layer_norm", "to blocks.0: residual_add"], \
+    assert dashed == ["from blocks.0.ln_1: layer_norm [2,8,8]", "to blocks.0: residual_add [2,8,8]"], \
         f"expected ln_1 feeding in and the residual add reading out, got {dashed}"
 
 

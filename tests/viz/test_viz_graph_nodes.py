@@ -60,13 +60,13 @@ def test_every_edge_of_the_recorded_graph_is_drawn(read_dot):
 def test_op_boxes_show_the_op_and_its_output_shape(read_dot):
     dot = read_dot(viz.draw_graph(mlp_loss(backward=False)))
     labels = dot.labels()
-    for text in ("matmul\n[5,6]", "relu\n[5,6]", "matmul\n[5,3]", "mean\n[]"):
-        assert any(label.startswith(text) for label in labels), f"expected a box {text!r}; got {labels}"
+    for text in ("matmul [5,6]", "relu [5,6]", "matmul [5,3]", "mean []"):
+        assert text in labels, f"expected a box {text!r}; got {labels}"
 
 
 def test_leaves_show_parameter_and_tensor_names_with_shapes(read_dot):
     dot = read_dot(viz.draw_graph(mlp_loss(backward=False)))
-    leaves = {a["label"].split("\n")[0]: a for a in dot.nodes.values() if a.get("shape") == "ellipse"}
+    leaves = {a["label"].split()[0]: a for a in dot.nodes.values() if a.get("shape") == "ellipse"}
     assert set(leaves) == {"x", "0.weight", "0.bias", "2.weight", "2.bias"}, \
         f"expected the input x and the four parameters, got {sorted(leaves)}"
     assert "[4,6]" in leaves["0.weight"]["label"] and "[5,4]" in leaves["x"]["label"], \
@@ -95,7 +95,7 @@ def test_after_backward_every_box_shows_its_gradient_norm(read_dot):
     missing = [a["label"] for a in dot.nodes.values() if "‖g‖" not in a["label"]]
     assert not missing, f"expected ‖g‖ in every box after backward(), missing in {missing}"
     root = dot.find("mean")[0]
-    assert "‖g‖ 1.00e+00" in dot.nodes[root]["label"], \
+    assert dot.nodes[root]["label"].endswith("‖g‖ 1"), \
         f"expected ‖∂L/∂L‖ = 1 at the loss, got {dot.nodes[root]['label']!r}"
 
 
@@ -105,7 +105,7 @@ def test_a_parameter_box_shows_the_norm_of_its_grad(read_dot):
     loss.backward()
     dot = read_dot(viz.draw_graph(loss))
     (key,) = [k for k, a in dot.nodes.items() if a["label"].startswith("weight")]
-    expected = f"‖g‖ {np.linalg.norm(mlp.weight.grad):.2e}"
+    expected = f"‖g‖ {np.linalg.norm(mlp.weight.grad):.3g}"
     assert expected in dot.nodes[key]["label"], f"expected {expected!r} in {dot.nodes[key]['label']!r}"
 
 
@@ -116,8 +116,8 @@ def test_edge_width_grows_with_the_gradient_on_a_log_scale(read_dot):
     loss = (a * 0.01 + b * 1.0 + c * 100.0).sum()  # ‖∂L/∂·‖ = 0.01√2, √2, 100√2
     loss.backward()
     dot = read_dot(viz.draw_graph(loss))
-    width = {dot.nodes[s]["label"].split("\n")[0]: float(attrs["penwidth"])
-             for s, _, attrs in dot.edges if dot.nodes[s]["label"].split("\n")[0] in "abc"}
+    width = {dot.nodes[s]["label"].split()[0]: float(attrs["penwidth"])
+             for s, _, attrs in dot.edges if dot.nodes[s]["label"].split()[0] in "abc"}
     assert width["a"] < width["b"] < width["c"], f"expected widths a < b < c, got {width}"
     middle = (width["a"] + width["c"]) / 2
     assert width["b"] == pytest.approx(middle, abs=0.02), \
