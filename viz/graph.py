@@ -92,24 +92,25 @@ def _folded_label(node, scale, where=""):
     block's ‖∂L/∂output‖ relative to the largest of the run and coloured as an edge carrying it."""
     name = node.name[len(where) + 1:] if where and node.name.startswith(where + ".") else node.name
     count = len(node.members)
-    rows = [f'<tr><td colspan="{count}"><b>{escape(name)} · {escape(node.op)} ×{count}</b></td></tr>',
-            f'<tr><td colspan="{count}">{fmt_shape(node.shape)}</td></tr>']
+    rows = [f"<tr><td><b>{escape(name)} · {escape(node.op)} ×{count}</b></td></tr>",
+            f"<tr><td>{fmt_shape(node.shape)}</td></tr>"]
     norms = [n for _, n in node.members]
     if all(n is not None for n in norms):
         top = max(norms) or 1.0
-        bars = []
-        for n in norms:
+        bars, numbers = [], []
+        first = int(node.members[0][0].rpartition(".")[2])
+        for i, n in enumerate(norms):
             t = scale.position(n)
             colour = mix(t) if t is not None else "#9e9e9e"
-            height = max(1, round(24 * n / top))
-            bars.append(f'<td valign="bottom" height="26"><table border="0" cellspacing="0" '
-                        f'cellpadding="0"><tr><td bgcolor="{colour}" fixedsize="true" width="12" height="{height}">'
-                        f'</td></tr></table></td>')
-        index = node.members[0][0].rpartition(".")[2]
-        labels = [f'<td><font point-size="8">{int(index) + i}</font></td>' for i in range(count)]
-        rows += ["<tr>" + "".join(bars) + "</tr>", "<tr>" + "".join(labels) + "</tr>",
-                 f'<tr><td colspan="{count}">‖g‖ per block: {fmt_number(min(norms))} … '
-                 f'{fmt_number(max(norms))}</td></tr>']
+            bars.append(f'<td valign="bottom" fixedsize="true" width="16" height="26">'
+                        f'<table border="0" cellspacing="0" cellpadding="0"><tr>'
+                        f'<td bgcolor="{colour}" fixedsize="true" width="12" '
+                        f'height="{max(1, round(24 * n / top))}"></td></tr></table></td>')
+            numbers.append(f'<td><font point-size="8">{first + i}</font></td>')
+        rows += [f'<tr><td><table border="0" cellspacing="1" cellpadding="0"><tr>{"".join(bars)}'
+                 f'</tr><tr>{"".join(numbers)}</tr></table></td></tr>',
+                 f"<tr><td>‖g‖ per block: {fmt_number(min(norms))} … {fmt_number(max(norms))}"
+                 "</td></tr>"]
     return '<<table border="0" cellborder="0" cellspacing="1">' + "".join(rows) + "</table>>"
 
 
@@ -312,9 +313,8 @@ def draw_graph(root, *, depth=None, focus=None, show_saved=False, rankdir="TB", 
     graph.attr(rankdir=rankdir, fontname="Helvetica", fontsize="11", ranksep="0.3",
                nodesep="0.25")  # compact: a whole model should fit one slide
     if page:
-        # fill the page exactly: Graphviz spreads the layout to the page's aspect ratio, then
-        # scales it to fit, so a slide gets the whole picture without empty bands
-        graph.attr(size=f"{page[0]:.3f},{page[1]:.3f}!", ratio="fill")
+        # "!": scale the whole drawing, text included, up or down until it just fits the page
+        graph.attr(size=f"{page[0]:.3f},{page[1]:.3f}!")
     graph.attr("node", fontname="Helvetica", fontsize="11")
     graph.attr("edge", fontname="Helvetica", fontsize="10", arrowsize="0.6")
     ids = {key: f"n{i}" for i, key in enumerate(nodes)}  # DOT names: keys may hold ':' or tuples
