@@ -179,6 +179,20 @@ def _cluster_tree(nodes):
     return members
 
 
+def _merge_tail(nodes, edges, start, allowed):
+    """The ops that follow Z = AV while they stay in its module and have one reader each:
+    the head merge (transpose, reshape) that joins Z's row."""
+    readers = {}
+    for e in edges:
+        readers.setdefault(e.src, []).append(e.dst)
+    tail = []
+    for key in start:
+        while len(readers.get(key, [])) == 1 and readers[key][0] in allowed:
+            key = readers[key][0]
+            tail.append(key)
+    return tail
+
+
 def _emit_clusters(graph, nodes, ids, members, attrs_of, edges, flatten=(), parent="",
                    where="", rows=False):
     """One dashed cluster per module, nested as the modules are; paths in `flatten` get no box
@@ -188,6 +202,7 @@ def _emit_clusters(graph, nodes, ids, members, attrs_of, edges, flatten=(), pare
     # with `rows`, attention's steps stand side by side: QKᵀ → S → mask → A → Z reads across
     # the page under the Q, K and V columns, which keeps a slide landscape
     steps = [k for k in here if rows and _fill_kind(nodes[k]) == "attention"]
+    steps += _merge_tail(nodes, edges, [k for k in steps if nodes[k].name == "Z"], set(here))
     # a weight beside the op that reads it (W → x W in a Linear): one rank less, and the
     # input's edges come into the projections from above instead of around the weights
     beside = {}

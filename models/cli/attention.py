@@ -1,4 +1,5 @@
 """`microtensor attention`: heatmaps of the attention weights A = softmax(QKᵀ/√d_k + M) of a trained GPT on a prompt, per layer and head (notes 3.1–3.5)."""
+from .graph import add_page_flags
 
 
 def add_parser(subparsers):
@@ -16,6 +17,7 @@ def add_parser(subparsers):
     p.add_argument("--layer", metavar="L", type=int,
                    help="draw only this layer (0 = nearest the input; default: all)")
     p.add_argument("--head", metavar="H", type=int, help="draw only this head (default: all)")
+    add_page_flags(p)
     p.set_defaults(run=run)
 
 
@@ -62,7 +64,7 @@ def run(args):
     weights = attention_weights(model, ids)[layers][:, heads]    # [L', H', T, T]
     figure = viz.attention_heatmap(weights, list(text), layers, heads,
                                    title=f"attention weights A on {text!r}")
-    viz.save_figure(figure, args.output)
+    viz.save_figure(figure, args.output, dpi=args.dpi, size=args.size)
     print(f"wrote {args.output}: {len(layers)} layer(s) x {len(heads)} head(s) over "
           f"{len(text)} characters")
     return 0

@@ -1,6 +1,8 @@
 """`microtensor plot-loss`: the training and validation loss curves of a run, from the metrics.jsonl that `microtensor train` writes."""
 import os
 
+from .graph import add_page_flags
+
 
 def add_parser(subparsers):
     p = subparsers.add_parser(
@@ -13,6 +15,7 @@ def add_parser(subparsers):
                    help="picture to write: .png, .svg or .pdf")
     p.add_argument("--title", default="Training and validation loss",
                    help="chart title (default: %(default)s)")
+    add_page_flags(p)
     p.set_defaults(run=run)
 
 
@@ -28,7 +31,8 @@ def run(args):
         raise FileNotFoundError(f"metrics file {path!r} does not exist (`microtensor train "
                                 "--out DIR` writes DIR/metrics.jsonl)")
     records = viz.read_metrics(path)
-    viz.save_figure(viz.loss_curve(records, title=args.title), args.output)
+    viz.save_figure(viz.loss_curve(records, title=args.title), args.output, dpi=args.dpi,
+                    size=args.size)
     last = records[-1]
     print(f"wrote {args.output}: {len(records)} evaluations; last at iter {last['iter']}: "
           f"train {last['train_loss']:.4f}, val {last['val_loss']:.4f}")

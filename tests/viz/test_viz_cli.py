@@ -133,10 +133,12 @@ def test_gradflow_charts_pre_and_post_norm_and_prints_the_norms(tmp_path, capsys
     run(models.cli.gradflow, ["gradflow", "--output", str(out)] + SMALL)
     ET.parse(out)  # a well-formed SVG
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "at initialisation:" and lines[1].split() == ["block", "pre-norm", "post-norm"], lines[:2]
-    rows = [line.split() for line in lines[2:5]]
+    assert lines[0].startswith("measured: ‖∂L/∂x_l‖") and "float64, one BLAS thread" in lines[0], \
+        f"expected a first line saying what was measured and how, got {lines[0]!r}"
+    assert lines[1] == "at initialisation:" and lines[2].split() == ["block", "pre-norm", "post-norm"], lines[1:3]
+    rows = [line.split() for line in lines[3:6]]
     assert [r[0] for r in rows] == ["0", "1", "2"] and all(len(r) == 3 for r in rows), \
-        f"expected one row of two norms per block, got {lines[2:5]}"
+        f"expected one row of two norms per block, got {lines[3:6]}"
 
 
 def test_gradflow_with_steps_measures_again_after_training(tmp_path, capsys):
@@ -159,6 +161,16 @@ def test_one_seed_gives_pre_and_post_norm_models_the_same_weights():
     assert states[0].keys() == states[1].keys(), "expected the same parameters"
     for name in states[0]:
         np.testing.assert_array_equal(states[0][name], states[1][name], err_msg=name)
+
+
+def test_gradflow_computes_in_float64_unless_asked_for_float32():
+    norms64, _ = models.cli.gradflow.stream_gradients(2, 8, 2, 8, 2, seed=3)
+    norms32, _ = models.cli.gradflow.stream_gradients(2, 8, 2, 8, 2, seed=3, dtype="float32")
+    stage = "at initialisation"
+    for label in norms64[stage]:
+        a, b = norms64[stage][label], norms32[stage][label]
+        assert a != b and a == pytest.approx(b, rel=1e-4), \
+            f"expected float32 within rounding of float64 but not equal, got {a} vs {b}"
 
 
 def test_gradflow_measures_every_block_of_both_models():
