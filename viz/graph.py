@@ -5,6 +5,7 @@ each edge's width and colour show the gradient that flowed back along it (log sc
 Residual adds mark their skip and branch edges (the I + ∂F/∂x of notes 3.6) and the
 attention chain is labelled S, A, Z as in notes 3.1–3.5.
 """
+from dataclasses import replace
 from html import escape
 
 import graphviz
@@ -307,11 +308,14 @@ def draw_graph(root, *, depth=None, focus=None, show_saved=False, rankdir="TB", 
     """
     if depth is not None and depth < 1:
         raise ValueError(f"draw_graph: depth must be >= 1 (or None); got {depth}")
-    if rankdir not in ("TB", "LR", "BT", "RL"):
-        raise ValueError(f"draw_graph: rankdir must be TB, LR, BT or RL; got {rankdir!r}")
-    if direction not in ("forward", "backward"):
-        raise ValueError(f"draw_graph: direction must be 'forward' or 'backward'; got {direction!r}")
-    page = page_size(size) if size is not None else None
+    nodes, edges = graph_view(root, depth=depth, focus=focus, fold=fold)
+    return render(nodes, edges, focus=focus, show_saved=show_saved, rankdir=rankdir, title=title,
+                  direction=direction, size=size, legend=legend)
+
+
+def graph_view(root, depth=None, focus=None, fold=True):
+    """The (nodes, edges) that `draw_graph` draws: `trace(root)`, cut to `focus`, folded to
+    `depth`, repeated blocks folded, in forward order, unnamed inputs numbered."""
     nodes, edges = trace(root)
     if focus:
         nodes, edges = focus_view(nodes, edges, focus)
@@ -321,6 +325,28 @@ def draw_graph(root, *, depth=None, focus=None, show_saved=False, rankdir="TB", 
             nodes, edges = fold_repeats(nodes, edges)
     nodes = _forward_order(nodes, edges)
     _number_leaves(nodes)
+    return nodes, edges
+
+
+PENDING = "‖g‖ ?"  # a gradient backward() has not reached yet (the frames of viz.animate)
+
+
+def render(nodes, edges, *, focus=None, show_saved=False, rankdir="TB", title=None,
+           direction="forward", size=None, legend=True, overlay=None, overlay_note=None,
+           pending=(), current=None):
+    """Draw (nodes, edges) of `graph_view` as a `graphviz.Digraph` (see `draw_graph`).
+
+    overlay: {node key: extra line for its box} (`viz.overlay`), explained in the key by
+        `overlay_note`. pending: keys of nodes whose gradient is not known yet: their
+        boxes are grey and read "‖g‖ ?", the edges into them carry nothing yet. current:
+        the key of the node to highlight (the one backward() is at).
+    """
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise ValueError(f"draw_graph: rankdir must be TB, LR, BT or RL; got {rankdir!r}")
+    if direction not in ("forward", "backward"):
+        raise ValueError(f"draw_graph: direction must be 'forward' or 'backward'; got {direction!r}")
+    page = page_size(size) if size is not None else None
+    overlay = overlay or {}
     scale = GradScale([e.grad_norm for e in edges])
     has_grads = any(e.grad_norm is not None for e in edges)
 
@@ -335,20 +361,35 @@ def draw_graph(root, *, depth=None, focus=None, show_saved=False, rankdir="TB", 
     ids = {key: f"n{i}" for i, key in enumerate(nodes)}  # DOT names: keys may hold ':' or tuples
     symbolic = _attention_shapes(nodes, edges)
     flatten = {p for p in _ancestors(focus)} if focus else set()
-    _emit_clusters(graph, nodes, ids, _cluster_tree(nodes),
-                   lambda key, where: _node_attrs(nodes[key], show_saved, symbolic.get(key),
-                                                  where, scale),
-                   edges, flatten, rows=rankdir in ("TB", "BT"))
+
+    def attrs_of(key, where):
+        node = nodes[key]
+        if key in pending:
+            node = replace(node, grad_norm=None)
+        attrs = _node_attrs(node, show_saved, symbolic.get(key), where, scale)
+        if key in pending and has_grads:
+            attrs.update(label=attrs["label"] + "\n" + PENDING, fontcolor="#8c8c8c",
+                         color="#bdbdbd")
+        if key in overlay and not attrs["label"].startswith("<"):
+            attrs["label"] += "\n" + overlay[key]
+        if key == current:
+            attrs.update(color="#d62728", penwidth="4", fillcolor="#fff2a8")
+        return attrs
+
+    _emit_clusters(graph, nodes, ids, _cluster_tree(nodes), attrs_of, edges, flatten,
+                   rows=rankdir in ("TB", "BT"))
 
     marks = _residual_marks(nodes, edges)
     # edges into each box in input order, so dot places an op's first input leftmost
     # (Q left of K above QKᵀ, A left of V at Z = AV)
     for i in sorted(range(len(edges)), key=lambda i: edges[i].slot):
         e = edges[i]
-        attrs = scale.edge_attrs(e.grad_norm) if has_grads else {"color": "#555555"}
+        norm = None if e.dst in pending else e.grad_norm
+        attrs = scale.edge_attrs(norm) if has_grads else {"color": "#555555"}
+        if has_grads and e.dst in pending:
+            attrs.update(color="#cfcfcf", style="dotted")  # no gradient has come this way yet
         if i in marks:
-            norm = f" {fmt_number(e.grad_norm)}" if e.grad_norm is not None else ""
-            attrs["label"] = f"{marks[i]}{norm}"
+            attrs["label"] = marks[i] + (f" {fmt_number(norm)}" if norm is not None else "")
             attrs["style"] = "bold" if marks[i] == "skip" else "dashed"
             if marks[i] == "skip":
                 attrs["weight"] = "4"  # keep the residual stream straight in the layout
@@ -359,8 +400,8 @@ def draw_graph(root, *, depth=None, focus=None, show_saved=False, rankdir="TB", 
         graph.edge(ids[e.src], ids[e.dst], **attrs)
     if legend:
         kinds = {_fill_kind(n) for n in nodes.values()}
-        graph.attr(label=legend_label(scale, has_grads, direction, kinds, title), labelloc="b",
-                   labeljust="l")
+        graph.attr(label=legend_label(scale, has_grads, direction, kinds, title, overlay_note),
+                   labelloc="b", labeljust="l")
     elif title:
         graph.attr(label=title, labelloc="t")
     return graph
