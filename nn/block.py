@@ -3,26 +3,22 @@
 Pre-norm (GPT-2, nanoGPT):    x = x + Attn(LN₁(x));   x = x + FFN(LN₂(x))
 Post-norm (Vaswani et al. 2017): x = LN₁(x + Attn(x));   x = LN₂(x + FFN(x))
 """
-from microtensor.ops.arithmetic import Add
-
 from .attention import MultiHeadAttention
 from .feedforward import FeedForward
 from .layers import LayerNorm
 from .module import Module
 
 
-class ResidualAdd(Add):
-    """y = skip + branch, an `add` recorded under its own name so pictures can tell the two edges apart.
+def residual(skip, branch):
+    """skip + branch, a residual connection: input 0 is the skip path, input 1 the branch F.
 
     ∂L/∂skip = g (the identity term of I + ∂F/∂x), ∂L/∂branch = g (then on through F).
+    The add's graph node gets the role "residual", so pictures can tell the two edges apart.
     """
-
-    op = "residual_add"
-
-
-def residual(skip, branch):
-    """skip + branch; input 0 is the skip path, input 1 the branch."""
-    return ResidualAdd()(skip, branch)
+    out = skip + branch
+    if out.grad_fn is not None:
+        out.grad_fn.role = "residual"
+    return out
 
 
 class TransformerBlock(Module):

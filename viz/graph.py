@@ -3,7 +3,8 @@
 Boxes are ops (name and output shape), green ellipses are parameters; after `backward()`
 each edge's width and colour show the gradient that flowed back along it (log scale).
 Residual adds mark their skip and branch edges (the I + ∂F/∂x of notes 3.6) and the
-attention chain is labelled S, A, Z as in notes 3.1–3.5.
+attention chain is labelled S, A, Z as in notes 3.1–3.5: both are found by the role the
+code that computes them gives their graph node (`grad_fn.role`), never by tensor names.
 """
 from dataclasses import replace
 from html import escape
@@ -12,12 +13,13 @@ import graphviz
 
 from .fold import FoldedNode, fold_repeats
 from .legend import legend_label
+from .overlay import NOTES, OVERLAYS, overlay_lines
 from .save import page_size
 from .style import FILL, GradScale, fmt_norm, fmt_number, fmt_shape, mix
 from .trace import trace
 from .views import collapse, focus as focus_view, module_units
 
-# The tensor names scaled_dot_product_attention gives its steps -> (title, symbolic shape).
+# The roles nn.scaled_dot_product_attention gives its steps -> (title, symbolic shape).
 # "T_k" / "T_q" become plain "T" in self-attention, where the score matrix is square.
 ATTENTION_STEPS = {
     "QKᵀ": ("QKᵀ", "[B,H,T_q,T_k]"),
@@ -30,7 +32,10 @@ ATTENTION_STEPS = {
 
 
 def _fmt_const(op, c, attention=False):
-    """A scalar folded into an op; in attention's scaling step 0.1768 reads ×1/√32 (the 1/√d_k)."""
+    """A scalar folded into an arithmetic op; in attention's scaling step 0.1768 reads ×1/√32
+    (the 1/√d_k). Other ops' scalars (LayerNorm's default weight 1 and bias 0) are not shown."""
+    if op not in ("add", "sub", "mul", "div"):
+        return ""
     if op != "mul":
         return f" {c:.4g}"
     if attention and c > 0:
@@ -43,15 +48,15 @@ def _fmt_const(op, c, attention=False):
 def _attention_shapes(nodes, edges):
     """{node key: symbolic shape} for the S, A, Z steps, with T_q = T_k written as T when the scores are square."""
     square = {key for key, n in nodes.items()
-              if n.kind == "op" and n.name in ATTENTION_STEPS and n.name != "Z"
+              if n.kind == "op" and n.role in ATTENTION_STEPS and n.role != "Z"
               and len(n.shape) >= 2 and n.shape[-1] == n.shape[-2]}
     a_of_z = {e.dst: e.src for e in edges if e.slot == 0}  # Z = A V: A is input 0
     shapes = {}
     for key, n in nodes.items():
-        if n.kind != "op" or n.name not in ATTENTION_STEPS:
+        if n.kind != "op" or n.role not in ATTENTION_STEPS:
             continue
-        symbolic = ATTENTION_STEPS[n.name][1]
-        is_square = a_of_z.get(key) in square if n.name == "Z" else key in square
+        symbolic = ATTENTION_STEPS[n.role][1]
+        is_square = a_of_z.get(key) in square if n.role == "Z" else key in square
         if is_square:
             symbolic = symbolic.replace("T_q", "T").replace("T_k", "T")
         shapes[key] = symbolic
@@ -72,13 +77,13 @@ def _short_name(node, where):
 
 def _label(node, symbolic=None, where=""):
     shape = fmt_shape(node.shape)
-    attention = node.kind == "op" and node.name in ATTENTION_STEPS
+    attention = node.kind == "op" and node.role in ATTENTION_STEPS
     consts = "".join(_fmt_const(node.op, c, attention) for c in node.consts)
     if attention:
-        title = ATTENTION_STEPS[node.name][0]
-        lines = [title, node.op + consts, f"{symbolic or ATTENTION_STEPS[node.name][1]} = {shape}"]
+        title = ATTENTION_STEPS[node.role][0]
+        lines = [title, node.op + consts, f"{symbolic or ATTENTION_STEPS[node.role][1]} = {shape}"]
     elif node.kind == "op":
-        lines = [node.op + consts + (f"  ({node.name})" if node.name else "") + " " + shape]
+        lines = [node.op + consts + (f"  ({node.role})" if node.role else "") + " " + shape]
     elif node.kind == "module":
         name = _short_name(node, where)
         lines = [name, node.op, shape] if node.op else [name, shape]
@@ -117,9 +122,9 @@ def _folded_label(node, scale, where=""):
 
 def _fill_kind(node):
     """The colour class of a node: its kind, with attention steps and residual adds apart."""
-    if node.kind == "op" and node.name in ATTENTION_STEPS:
+    if node.kind == "op" and node.role in ATTENTION_STEPS:
         return "attention"
-    if node.kind == "op" and node.op == "residual_add":
+    if node.kind == "op" and node.role == "residual":
         return "residual"
     return node.kind
 
@@ -158,7 +163,7 @@ def _residual_marks(nodes, edges):
     marks = {}
     for i, e in enumerate(edges):
         node = nodes.get(e.dst)
-        if node is not None and node.kind == "op" and node.op == "residual_add" and e.slot == 0:
+        if node is not None and node.kind == "op" and node.role == "residual" and e.slot == 0:
             marks[i] = "skip"
             for j in reads[e.src]:
                 if edges[j].dst != e.dst and j not in marks:
@@ -203,7 +208,7 @@ def _emit_clusters(graph, nodes, ids, members, attrs_of, edges, flatten=(), pare
     # with `rows`, attention's steps stand side by side: QKᵀ → S → mask → A → Z reads across
     # the page under the Q, K and V columns, which keeps a slide landscape
     steps = [k for k in here if rows and _fill_kind(nodes[k]) == "attention"]
-    steps += _merge_tail(nodes, edges, [k for k in steps if nodes[k].name == "Z"], set(here))
+    steps += _merge_tail(nodes, edges, [k for k in steps if nodes[k].role == "Z"], set(here))
     # a weight beside the op that reads it (W → x W in a Linear): one rank less, and the
     # input's edges come into the projections from above instead of around the weights
     beside = {}
@@ -277,7 +282,7 @@ def _number_leaves(nodes):
 
 
 def draw_graph(root, *, depth=None, focus=None, show_saved=False, rankdir="TB", title=None,
-               direction="forward", fold=True, size=None, legend=True):
+               direction="forward", fold=True, size=None, legend=True, overlay=None):
     """The graph of ops behind `root` (a Tensor) as a `graphviz.Digraph`.
 
     Args:
@@ -299,18 +304,28 @@ def draw_graph(root, *, depth=None, focus=None, show_saved=False, rankdir="TB", 
         size: a page to fill: "16:9" or "4:3" (a 13.33-inch-wide slide), "WxH" in inches
             ("10x5.625"), or a (width, height) pair in inches. None: Graphviz's natural size.
         legend: print the key (what width, colour, ‖g‖ and edge labels mean) in the picture.
+        overlay: "flops" or "saved": print in each box the FLOPs or the bytes saved for
+            backward that `microtensor.profile()` counts for it (the forward pass must have
+            run inside `viz.record_costs()`; a folded module shows the sum of its ops);
+            "grad": print on every edge the ‖∂L/∂x‖ it carried back.
     Returns:
         graphviz.Digraph: displays inline in Jupyter as SVG; `viz.save(graph, "g.svg")`
         renders it.
     Raises:
-        ValueError: depth < 1, an unknown rankdir or direction, a size that is not a page,
-            or `focus` names no module of the graph.
+        ValueError: depth < 1, an unknown rankdir, direction or overlay, a size that is not
+            a page, `focus` names no module of the graph, or an overlay of costs that were
+            not recorded.
     """
     if depth is not None and depth < 1:
         raise ValueError(f"draw_graph: depth must be >= 1 (or None); got {depth}")
+    if overlay is not None and overlay not in OVERLAYS:
+        raise ValueError(f"draw_graph: overlay must be one of {', '.join(OVERLAYS)} (or None); "
+                         f"got {overlay!r}")
     nodes, edges = graph_view(root, depth=depth, focus=focus, fold=fold)
+    lines = overlay_lines(root, nodes, overlay) if overlay in ("flops", "saved") else None
     return render(nodes, edges, focus=focus, show_saved=show_saved, rankdir=rankdir, title=title,
-                  direction=direction, size=size, legend=legend)
+                  direction=direction, size=size, legend=legend, overlay=lines,
+                  overlay_note=NOTES.get(overlay), edge_numbers=overlay == "grad")
 
 
 def graph_view(root, depth=None, focus=None, fold=True):
@@ -333,11 +348,11 @@ PENDING = "‖g‖ ?"  # a gradient backward() has not reached yet (the frames o
 
 def render(nodes, edges, *, focus=None, show_saved=False, rankdir="TB", title=None,
            direction="forward", size=None, legend=True, overlay=None, overlay_note=None,
-           pending=(), current=None):
+           edge_numbers=False, pending=(), current=None):
     """Draw (nodes, edges) of `graph_view` as a `graphviz.Digraph` (see `draw_graph`).
 
     overlay: {node key: extra line for its box} (`viz.overlay`), explained in the key by
-        `overlay_note`. pending: keys of nodes whose gradient is not known yet: their
+        `overlay_note`. edge_numbers: label every edge with its gradient norm. pending: keys of nodes whose gradient is not known yet: their
         boxes are grey and read "‖g‖ ?", the edges into them carry nothing yet. current:
         the key of the node to highlight (the one backward() is at).
     """
@@ -395,6 +410,8 @@ def render(nodes, edges, *, focus=None, show_saved=False, rankdir="TB", title=No
                 attrs["weight"] = "4"  # keep the residual stream straight in the layout
         elif e.label:
             attrs["label"] = e.label
+        elif edge_numbers and norm is not None:
+            attrs["label"] = fmt_number(norm)
         if direction == "backward":
             attrs["dir"] = "back"  # same layout, arrowhead at the input: the gradient's way
         graph.edge(ids[e.src], ids[e.dst], **attrs)

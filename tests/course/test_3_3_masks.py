@@ -13,7 +13,7 @@ import numpy as np
 import microtensor as mt
 import microtensor.functional as F
 import nn
-from course_checks import check_close, np_softmax, to_float64
+from mt_testing import check_close, np_softmax, to_float64
 
 
 def _qkv(t=5, d_k=4, d_v=3, seed=0, batch=()):

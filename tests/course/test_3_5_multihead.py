@@ -13,14 +13,14 @@ import pytest
 
 import microtensor as mt
 import nn
-from course_checks import check_close, check_shape, graph_tensors, np_softmax, to_float64
+from mt_testing import check_close, check_shape, recorded_steps, np_softmax, to_float64
 
 
-def _first_input_chain(tensor, steps):
-    """`tensor` and the tensors reached by following each op's first input, `steps` times."""
-    chain = [tensor]
+def _first_input_chain(node, steps):
+    """A graph node and the nodes reached by following each one's first input, `steps` times."""
+    chain = [node]
     for _ in range(steps):
-        chain.append(chain[-1]._node.inputs[0])
+        chain.append(chain[-1].inputs[0])
     return chain
 
 
@@ -48,22 +48,22 @@ def test_shapes_B_T_D_to_heads_to_scores_and_back():
     d = d_model // h
     mha = nn.MultiHeadAttention(d_model, h)
     x = mt.randn(b, t, d_model, requires_grad=True)
-    out = mha(x)
-    steps = graph_tensors(out)
+    with recorded_steps() as steps:
+        out = mha(x)
     # the query path, walking back from QKᵀ: transpose ← reshape ← projection
-    q_heads, q_split, q_flat = _first_input_chain(steps["QKᵀ"], 3)[1:]
+    q_heads, q_split, q_flat = _first_input_chain(steps["QKᵀ"].grad_fn, 3)[1:]
     check_shape(q_flat, (b, t, d_model), "Q = X W_Q [B, T, D]")
-    assert q_split._node.op == "reshape", f"expected a reshape to [B, T, H, d], got {q_split._node.op}"
+    assert q_split.op == "reshape", f"expected a reshape to [B, T, H, d], got {q_split.op}"
     check_shape(q_split, (b, t, h, d), "Q reshaped [B, T, H, d]")
-    assert q_heads._node.op == "transpose", f"expected a transpose to [B, H, T, d], got {q_heads._node.op}"
+    assert q_heads.op == "transpose", f"expected a transpose to [B, H, T, d], got {q_heads.op}"
     check_shape(q_heads, (b, h, t, d), "Q per head [B, H, T, d]")
     check_shape(steps["S"], (b, h, t, t), "scores S [B, H, T, T]")
     check_shape(steps["A"], (b, h, t, t), "A [B, H, T, T]: H matrices of T×T")
     check_shape(steps["Z"], (b, h, t, d), "context per head [B, H, T, d]")
     # the merge, walking back from the output projection's matmul
-    out_matmul = next(n for n in _first_input_chain(out, 3) if n._node.op == "matmul")
+    out_matmul = next(n for n in _first_input_chain(out.grad_fn, 3) if n.op == "matmul")
     merged, swapped, z = _first_input_chain(out_matmul, 3)[1:]
-    assert z is steps["Z"], "the output projection should read the heads' context Z"
+    assert z is steps["Z"].grad_fn, "the output projection should read the heads' context Z"
     check_shape(swapped, (b, t, h, d), "context transposed [B, T, H, d]")
     check_shape(merged, (b, t, d_model), "heads concatenated [B, T, D]")
     check_shape(out, (b, t, d_model), "MHA output [B, T, D]")

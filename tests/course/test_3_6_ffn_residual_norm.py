@@ -15,7 +15,7 @@ import pytest
 import microtensor as mt
 import models
 import nn
-from course_checks import backward_jacobian, check_close, np_softmax, numeric_jacobian, to_float64
+from mt_testing import backward_jacobian, check_close, np_softmax, numeric_jacobian, to_float64
 
 
 def test_ffn_is_w2_relu_w1_x_plus_b1_plus_b2_at_every_position():

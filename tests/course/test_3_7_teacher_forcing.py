@@ -12,7 +12,7 @@ import numpy as np
 import microtensor as mt
 import models
 import nn
-from course_checks import check_close, np_softmax, to_float64
+from mt_testing import check_close, np_softmax, to_float64
 
 A, B, C, D = 3, 1, 4, 5
 

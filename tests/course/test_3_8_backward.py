@@ -12,7 +12,7 @@ import pytest
 
 import microtensor as mt
 import nn
-from course_checks import check_close, graph_tensors
+from mt_testing import check_close, recorded_steps
 
 
 def _setup(is_causal=False, t_q=4, t_k=4, d_k=3, d_v=5, seed=0):
@@ -20,8 +20,8 @@ def _setup(is_causal=False, t_q=4, t_k=4, d_k=3, d_v=5, seed=0):
     rng = np.random.default_rng(seed)
     q, k = (mt.Tensor(rng.normal(size=(t, d_k)), requires_grad=True) for t in (t_q, t_k))
     v = mt.Tensor(rng.normal(size=(t_k, d_v)), requires_grad=True)
-    z, a = nn.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
-    steps = graph_tensors(z)
+    with recorded_steps() as steps:
+        z, a = nn.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
     s = steps["S"]                                           # before the mask, if any
     for tensor in (a, s, z):
         tensor.retain_grad()

@@ -73,16 +73,16 @@ def test_residual_adds_are_recorded_with_the_skip_path_as_input_0(norm_first):
     x = mt.Tensor(_x(1, 3, 8).astype(np.float32), requires_grad=True)
     out = block(x)
     # pre-norm ends in the second residual add; post-norm ends in ln_2 of it
-    second = out._node if norm_first else out._node.inputs[0]._node
-    assert second.op == "residual_add", f"expected 'residual_add', got {second.op!r}"
-    assert second.inputs[1]._node.module.startswith("mlp"), (
-        f"input 1 of the second add is the mlp branch; got a node of {second.inputs[1]._node.module!r}")
+    second = out.grad_fn if norm_first else out.grad_fn.inputs[0]
+    assert second.role == "residual", f"expected the role 'residual', got {second.role!r}"
+    assert second.inputs[1].module.startswith("mlp"), (
+        f"input 1 of the second add is the mlp branch; got a node of {second.inputs[1].module!r}")
     skip = second.inputs[0]
-    first = skip._node if norm_first else skip._node.inputs[0]._node
-    assert first.op == "residual_add", f"expected the first 'residual_add' on the skip path, got {first.op!r}"
-    assert first.inputs[0] is x, "input 0 of the first residual add must be the block's input x itself"
-    assert first.inputs[1]._node.module.startswith("attn"), (
-        f"input 1 of the first add is the attention branch; got {first.inputs[1]._node.module!r}")
+    first = skip if norm_first else skip.inputs[0]
+    assert first.role == "residual", f"expected the first residual add on the skip path, got {first!r}"
+    assert first.inputs[0].variable is x, "input 0 of the first residual add must be the block's input x"
+    assert first.inputs[1].module.startswith("attn"), (
+        f"input 1 of the first add is the attention branch; got {first.inputs[1].module!r}")
 
 
 def test_residual_passes_the_gradient_unchanged_to_both_inputs():

@@ -176,9 +176,14 @@ def test_module_list_registers_parameters_with_index_names():
     assert len(layers) == 3 and layers[2] is list(layers)[2]
 
 
+def _leaf(node):
+    """The leaf tensor behind an input node (an AccumulateGrad), else None."""
+    return node.variable if isinstance(node, mt.autograd.AccumulateGrad) else None
+
+
 def _node_reading(nodes, tensor, op):
     """The node of kind `op` that takes `tensor` as an input."""
-    found = [n for n in nodes if n.op == op and any(i is tensor for i in n.inputs)]
+    found = [n for n in nodes if n.op == op and any(_leaf(i) is tensor for i in n.inputs)]
     assert len(found) == 1, f"expected one '{op}' node reading that tensor, found {len(found)}"
     return found[0]
 
@@ -194,22 +199,25 @@ def test_every_op_records_the_path_of_the_module_that_ran_it(graph_nodes):
     assert emb.module == "embed", f"expected 'embed', got {emb.module!r}"
     softmaxes = sorted(n.module for n in nodes if n.op == "softmax")
     assert softmaxes == ["blocks.0.attn", "blocks.1.attn"], f"softmax paths: got {softmaxes}"
-    residuals = sorted(n.module for n in nodes if n.op == "residual_add")
-    assert residuals == ["blocks.0"] * 2 + ["blocks.1"] * 2, f"residual_add paths: got {residuals}"
+    residuals = sorted(n.module for n in nodes if n.role == "residual")
+    assert residuals == ["blocks.0"] * 2 + ["blocks.1"] * 2, f"residual add paths: got {residuals}"
     # in general: an op that reads a parameter runs in the module that owns it
     owner = {id(p): name.rsplit(".", 1)[0] for name, p in model.named_parameters()}
-    wrong = [(n.op, n.module, owner[id(i)]) for n in nodes for i in n.inputs
-             if id(i) in owner and n.module != owner[id(i)]]
+    wrong = [(n.op, n.module, owner[id(_leaf(i))]) for n in nodes for i in n.inputs
+             if id(_leaf(i)) in owner and n.module != owner[id(_leaf(i))]]
     assert not wrong, f"(op, recorded path, owning module) mismatches: {wrong}"
     root_ops = [n.op for n in nodes if n.module == ""]
     assert root_ops == ["mul"], f"only the root's own `* 2.0` runs outside submodules; got {root_ops}"
 
 
-def test_calling_a_submodule_alone_does_not_spoil_paths_of_the_next_root_call(graph_nodes):
+def test_a_submodule_called_alone_records_its_path_in_the_tree_it_was_built_into(graph_nodes):
     model = Stack()
     q_proj = model.blocks[0].attn.q_proj
     alone = q_proj(mt.Tensor(np.ones((1, 2, 8), dtype=np.float32)))
-    assert alone._node.module == "", f"a module called on its own is the root: got {alone._node.module!r}"
+    assert alone.grad_fn.module == "blocks.0.attn.q_proj", (
+        f"paths are fixed when the tree is built: expected 'blocks.0.attn.q_proj', "
+        f"got {alone.grad_fn.module!r}")
+    assert q_proj.weight.name == "blocks.0.attn.q_proj.weight", f"got {q_proj.weight.name!r}"
     nodes = graph_nodes(model(np.array([[1, 2]])))
     node = _node_reading(nodes, q_proj.weight, "matmul")
     assert node.module == "blocks.0.attn.q_proj", f"expected 'blocks.0.attn.q_proj', got {node.module!r}"
@@ -221,3 +229,24 @@ def test_parameters_are_named_by_their_dotted_path_after_a_call():
     got = {name: p.name for name, p in model.named_parameters()}
     wrong = {n: g for n, g in got.items() if g != n}
     assert not wrong, f"parameter .name should equal its dotted name; mismatches (expected: got): {wrong}"
+
+
+def test_names_are_fixed_when_the_tree_is_built_and_a_tied_weight_keeps_its_first_name():
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(2, 2), nn.Linear(2, 2)
+            self.b.weight = self.a.weight  # tied, as GPT's LM head and wte
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Tied()
+
+    model = Outer()
+    names = {p.name for p in model.parameters()}
+    listed = {n for n, _ in model.named_parameters()}
+    assert names == listed == {"inner.a.weight", "inner.a.bias", "inner.b.bias"}, (
+        f"expected parameter names to match named_parameters(); got {names} vs {listed}")
+    model.inner.b(mt.Tensor(np.ones((1, 2), dtype=np.float32)))
+    assert model.inner.a.weight.name == "inner.a.weight", "calling a module renamed a weight"

@@ -19,7 +19,8 @@ needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
 
 def backward(loss):
     """One backward() that notes the gradient norms the pictures draw."""
-    loss.backward()
+    with viz.record_grad_norms():
+        loss.backward()
     return loss
 
 
