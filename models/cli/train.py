@@ -56,6 +56,9 @@ def add_parser(subparsers):
     p.add_argument("--preset", choices=sorted(PRESETS), default=None,
                    help="starting settings, each overridable by its flag (default: baby)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--log-grad-norms", action="store_true",
+                   help="add each module's gradient norm (of the last step before each "
+                        "evaluation) to metrics.jsonl; `microtensor plot-loss` draws them")
     settings = p.add_argument_group("settings (defaults from the preset)")
     for field in dataclasses.fields(TrainConfig):
         name = field.name
@@ -100,7 +103,8 @@ def run(args):
     try:
         result = train(config, corpus, args.out, source=source, progress=not args.quiet,
                        resume=args.resume, overwrite=args.overwrite,
-                       data_path=os.path.abspath(data_path) if data_path else None)
+                       data_path=os.path.abspath(data_path) if data_path else None,
+                       log_grad_norms=args.log_grad_norms)
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return stop.exit_status
