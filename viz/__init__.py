@@ -1,4 +1,5 @@
-"""viz: pictures of what microtensor computed: graphs of ops and gradient flow, backprop step by step, attention maps, training curves."""
+"""viz: pictures of what microtensor computed: graphs of ops and gradient flow, backprop step by
+step, attention maps, training curves."""
 from .animate import backprop_frames, record_backward_order, save_animation
 from .flow import module_input_grad_norms
 from .graph import draw_graph

@@ -1,4 +1,5 @@
-"""Backprop step by step: one picture per graph node, in the order backward() processes them, saved as a GIF or a multi-page PDF (course notes 3.8).
+"""Backprop step by step: one picture per graph node, in the order backward() processes them, saved
+as a GIF or a multi-page PDF (course notes 3.8).
 
 Frame k highlights the node backward() is at; every node it has passed shows its
 ‖∂L/∂y‖ and every edge it has sent a gradient along is drawn with that gradient, while the

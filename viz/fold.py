@@ -1,4 +1,5 @@
-"""Fold runs of repeated blocks (`blocks.0` … `blocks.3`, one class) into one box that carries each block's gradient norm.
+"""Fold runs of repeated blocks (`blocks.0` … `blocks.3`, one class) into one box that carries each
+block's gradient norm.
 
 As TorchLens's `fold_repeats` and torchvista's compressed view: a 12-layer GPT at depth 1
 reads embeddings → `blocks.0–11 · TransformerBlock ×12` → final norm. Takes and returns the
@@ -64,7 +65,8 @@ def fold_repeats(nodes, edges):
         pair = (src, dst, e.slot) if src == e.src and dst == e.dst else (src, dst)
         old = merged.get(pair)
         if old is None or (e.grad_norm or 0) > (old.grad_norm or 0):
-            merged[pair] = Edge(src, dst, e.slot, e.grad_norm, e.label or (old.label if old else ""))
+            label = e.label or (old.label if old else "")
+            merged[pair] = Edge(src, dst, e.slot, e.grad_norm, label)
         elif e.label and not old.label:
             old.label = e.label
     return kept, list(merged.values())

@@ -1,4 +1,5 @@
-"""`draw_graph`: the computation graph behind a tensor as a graphviz picture, grouped by module, with gradient flow.
+"""`draw_graph`: the computation graph behind a tensor as a graphviz picture, grouped by module,
+with gradient flow.
 
 Boxes are ops (name and output shape), green ellipses are parameters; after `backward()`
 each edge's width and colour show the gradient that flowed back along it (log scale).
@@ -17,7 +18,8 @@ from .overlay import NOTES, OVERLAYS, overlay_lines
 from .save import page_size
 from .style import FILL, GradScale, fmt_norm, fmt_number, fmt_shape, mix
 from .trace import trace
-from .views import collapse, focus as focus_view, module_units
+from .views import collapse, module_units
+from .views import focus as focus_view
 
 # The roles nn.scaled_dot_product_attention gives its steps -> (title, symbolic shape).
 # "T_k" / "T_q" become plain "T" in self-attention, where the score matrix is square.
@@ -46,7 +48,8 @@ def _fmt_const(op, c, attention=False):
 
 
 def _attention_shapes(nodes, edges):
-    """{node key: symbolic shape} for the S, A, Z steps, with T_q = T_k written as T when the scores are square."""
+    """{node key: symbolic shape} for the S, A, Z steps, with T_q = T_k written as T when the scores
+    are square."""
     square = {key for key, n in nodes.items()
               if n.kind == "op" and n.role in ATTENTION_STEPS and n.role != "Z"
               and len(n.shape) >= 2 and n.shape[-1] == n.shape[-2]}
@@ -131,8 +134,8 @@ def _fill_kind(node):
 
 def _node_attrs(node, show_saved, symbolic=None, where="", scale=None):
     kind = _fill_kind(node)
-    attrs = {"label": _label(node, symbolic, where), "fillcolor": FILL[kind], "style": "filled,rounded",
-             "shape": "box"}
+    attrs = {"label": _label(node, symbolic, where), "fillcolor": FILL[kind],
+             "style": "filled,rounded", "shape": "box"}
     if kind in ("param", "input", "const"):
         attrs.update(shape="ellipse", style="filled")
     elif kind == "external":
@@ -143,7 +146,10 @@ def _node_attrs(node, show_saved, symbolic=None, where="", scale=None):
             attrs["label"] = _folded_label(node, scale, where)
     elif kind == "residual":
         attrs.update(shape="box", style="filled,bold")
-    tip = [f"module: {node.module or '(top level)'}"] if node.kind == "op" else [node.name] if node.name else []
+    if node.kind == "op":
+        tip = [f"module: {node.module or '(top level)'}"]
+    else:
+        tip = [node.name] if node.name else []
     if node.saved:
         saved = ", ".join(f"{k}{fmt_shape(v)}" for k, v in node.saved.items())
         tip.append("saved for backward: " + saved)
@@ -352,14 +358,17 @@ def render(nodes, edges, *, focus=None, show_saved=False, rankdir="TB", title=No
     """Draw (nodes, edges) of `graph_view` as a `graphviz.Digraph` (see `draw_graph`).
 
     overlay: {node key: extra line for its box} (`viz.overlay`), explained in the key by
-        `overlay_note`. edge_numbers: label every edge with its gradient norm. pending: keys of nodes whose gradient is not known yet: their
-        boxes are grey and read "‖g‖ ?", the edges into them carry nothing yet. current:
-        the key of the node to highlight (the one backward() is at).
+        `overlay_note`.
+    edge_numbers: label every edge with its gradient norm.
+    pending: keys of nodes whose gradient is not known yet: their boxes are grey and read
+        "‖g‖ ?", the edges into them carry nothing yet.
+    current: the key of the node to highlight (the one backward() is at).
     """
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise ValueError(f"draw_graph: rankdir must be TB, LR, BT or RL; got {rankdir!r}")
     if direction not in ("forward", "backward"):
-        raise ValueError(f"draw_graph: direction must be 'forward' or 'backward'; got {direction!r}")
+        raise ValueError(f"draw_graph: direction must be 'forward' or 'backward'; "
+                         f"got {direction!r}")
     page = page_size(size) if size is not None else None
     overlay = overlay or {}
     scale = GradScale([e.grad_norm for e in edges])

@@ -1,4 +1,5 @@
-"""The key printed inside every graph picture: what an edge's width and colour, a box's ‖g‖, an edge's label and each fill colour mean.
+"""The key printed inside every graph picture: what an edge's width and colour, a box's ‖g‖, an
+edge's label and each fill colour mean.
 
 It is the graph's own label, an HTML-like Graphviz table, so it travels with the picture
 onto a slide and never moves the boxes of the layout.
@@ -54,7 +55,8 @@ def legend_label(scale, has_grads, direction, kinds, title=None, overlay=None):
     # a cell holds text or a table, not both: the text and the swatches are two rows
     right = f'<tr><td align="left" balign="left">{text}</td></tr>'
     if swatches:
-        right += f'<tr><td align="left"><table border="0" cellspacing="3"><tr>{swatches}</tr></table></td></tr>'
+        right += (f'<tr><td align="left"><table border="0" cellspacing="3"><tr>{swatches}</tr>'
+                  "</table></td></tr>")
     cells.append(f'<td><table border="0" cellspacing="0">{right}</table></td>')
     return ('<<table border="1" color="#bdbdbd" cellborder="0" cellspacing="4" cellpadding="2">'
             f"<tr>{''.join(cells)}</tr></table>>")

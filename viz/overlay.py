@@ -1,4 +1,6 @@
-"""Node overlays: the FLOPs and the bytes saved for backward that `microtensor.profile()` counts for each op, and the gradient backward() sent along each edge, printed on the picture (course notes 3.8).
+"""Node overlays: the FLOPs and the bytes saved for backward that `microtensor.profile()` counts for
+each op, and the gradient backward() sent along each edge, printed on the picture (course notes
+3.8).
 
     with viz.record_costs() as prof:          # a microtensor Profile, and each op's record
         _, loss = model(x, y)

@@ -68,13 +68,15 @@ def gradient_flow(series, title="Gradient norm along the residual stream"):
             "at initialisation" and "after 100 steps".
     Raises ValueError for an empty series or a norm that is not positive.
     """
-    panels = series if series and all(isinstance(v, dict) for v in series.values()) else {"": series}
+    nested = series and all(isinstance(v, dict) for v in series.values())
+    panels = series if nested else {"": series}
     if not series or not all(p and all(len(n) for n in p.values()) for p in panels.values()):
         raise ValueError("gradient_flow: nothing to plot; give {label: [norm per block]}")
     for lines in panels.values():
         for label, norms in lines.items():
             if not all(n > 0 for n in norms):
-                raise ValueError(f"gradient_flow: {label!r} has a norm <= 0 (or NaN): {list(norms)}")
+                raise ValueError(f"gradient_flow: {label!r} has a norm <= 0 (or NaN): "
+                                 f"{list(norms)}")
     fig = Figure(figsize=(4.8 * len(panels) + 0.4, 4.0), layout="constrained")
     axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
     for ax, (panel, lines) in zip(axes, panels.items()):

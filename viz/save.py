@@ -1,4 +1,5 @@
-"""Write a picture to disk: a graph as SVG, PNG or PDF through Graphviz's `dot` (or at least its DOT source), a chart through matplotlib."""
+"""Write a picture to disk: a graph as SVG, PNG or PDF through Graphviz's `dot` (or at least its DOT
+source), a chart through matplotlib."""
 import os
 
 import graphviz

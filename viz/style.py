@@ -1,4 +1,5 @@
-"""How numbers become ink and text: edge width and colour on a log scale, node fill colours, and number formats."""
+"""How numbers become ink and text: edge width and colour on a log scale, node fill colours, and
+number formats."""
 import math
 
 # slate blue for the smallest gradients, through purple, to deep red for the largest; the
@@ -28,7 +29,8 @@ def mix(t):
 
 
 class GradScale:
-    """Maps a gradient norm to a position t in [0, 1] by its log10 between the smallest and largest seen."""
+    """Maps a gradient norm to a position t in [0, 1] by its log10 between the smallest and largest
+    seen."""
 
     def __init__(self, norms):
         logs = [math.log10(n) for n in norms if n is not None and n > 0 and math.isfinite(n)]
@@ -53,7 +55,8 @@ class GradScale:
         return {"color": mix(t), "penwidth": f"{self.width(t):.2f}"}
 
     def samples(self, count=5):
-        """[(norm, colour, pen width)] at `count` evenly spaced points of the scale, smallest first."""
+        """[(norm, colour, pen width)] at `count` evenly spaced points of the scale, smallest
+        first."""
         if self.hi == self.lo:
             return [(10 ** self.hi, mix(1.0), self.width(1.0))]
         return [(10 ** (self.lo + (self.hi - self.lo) * i / (count - 1)), mix(i / (count - 1)),

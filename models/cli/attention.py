@@ -1,4 +1,5 @@
-"""`microtensor attention`: heatmaps of the attention weights A = softmax(QKᵀ/√d_k + M) of a trained GPT on a prompt, per layer and head (notes 3.1–3.5)."""
+"""`microtensor attention`: heatmaps of the attention weights A = softmax(QKᵀ/√d_k + M) of a trained
+GPT on a prompt, per layer and head (notes 3.1–3.5)."""
 from .checks import add_out_flag, count
 from .graph import add_page_flags
 

@@ -1,4 +1,5 @@
-"""`microtensor gradflow`: the gradient norm ‖∂L/∂x_l‖ at each block's input of a pre-norm and a post-norm GPT, at initialisation and, with --steps, after some training (notes 3.6).
+"""`microtensor gradflow`: the gradient norm ‖∂L/∂x_l‖ at each block's input of a pre-norm and a
+post-norm GPT, at initialisation and, with --steps, after some training (notes 3.6).
 
 Both models start from the same weights (same seed, same parameter shapes), see the same
 batches and measure on the same fixed batch; only where the LayerNorm sits differs. The
@@ -108,7 +109,8 @@ def _stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps, le
         for param in model.parameters():
             param.data = param.data.astype(dtype)
         stage = "at initialisation"
-        norms.setdefault(stage, {})[label], losses.setdefault(stage, {})[label] = _measure(model, x, y)
+        norms.setdefault(stage, {})[label], losses.setdefault(stage, {})[label] = \
+            _measure(model, x, y)
         if steps:
             config = TrainConfig(learning_rate=learning_rate)  # AdamW settings of `train`
             optimizer = configure_optimizer(model, config)
@@ -118,7 +120,8 @@ def _stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps, le
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
                 optimizer.step()
-            norms.setdefault(after, {})[label], losses.setdefault(after, {})[label] = _measure(model, x, y)
+            norms.setdefault(after, {})[label], losses.setdefault(after, {})[label] = \
+                _measure(model, x, y)
     return norms, losses
 
 

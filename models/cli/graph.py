@@ -1,4 +1,5 @@
-"""`microtensor graph`: draw the computation graph of one training step (forward and backward) of a GPT, with gradient norms.
+"""`microtensor graph`: draw the computation graph of one training step (forward and backward) of a
+GPT, with gradient norms.
 
 The picture is `viz.draw_graph` of the loss after `loss.backward()`; Graphviz's `dot` lays it
 out. A model comes from a preset (fresh weights) or from a checkpoint of `microtensor train`

@@ -1,4 +1,5 @@
-"""`microtensor plot-loss`: the training and validation loss curves of a run, from the metrics.jsonl that `microtensor train` writes."""
+"""`microtensor plot-loss`: the training and validation loss curves of a run, from the metrics.jsonl
+that `microtensor train` writes."""
 import os
 
 from .graph import add_page_flags

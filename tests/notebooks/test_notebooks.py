@@ -1,4 +1,5 @@
-"""Every notebook under docs/notebooks/ runs top to bottom without an error, and is stored without outputs (CI runs them all with nbclient)."""
+"""Every notebook under docs/notebooks/ runs top to bottom without an error, and is stored without
+outputs (CI runs them all with nbclient)."""
 import pathlib
 
 import pytest
@@ -28,13 +29,15 @@ def test_every_course_section_and_the_gpt_walkthrough_has_a_notebook():
     stems = [p.stem for p in NOTEBOOKS]
     missing = [s for s in SECTIONS if not any(stem.startswith(s + "_") for stem in stems)]
     assert not missing and "backprop_through_a_gpt" in stems, \
-        f"expected a notebook per section 3.1–3.8 and backprop_through_a_gpt, missing {missing}; have {stems}"
+        f"expected a notebook per section 3.1–3.8 and backprop_through_a_gpt, missing " \
+        f"{missing}; have {stems}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_the_notebook_runs_top_to_bottom_without_an_error(path, kernel):
     nb = nbformat.read(path, as_version=4)
-    stored = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and (c.outputs or c.execution_count)]
+    stored = [i for i, c in enumerate(nb.cells)
+              if c.cell_type == "code" and (c.outputs or c.execution_count)]
     assert not stored, f"expected {path.name} stored without outputs; cells {stored} have some"
     nb.cells.insert(0, nbformat.v4.new_code_cell("%reset -f"))
     nbclient.NotebookClient(nb, km=kernel, timeout=120, allow_errors=False).execute()

@@ -1,4 +1,5 @@
-"""Backprop step by step (one frame per graph node, in backward's order) and the node overlays (FLOPs and saved bytes equal to microtensor.profile()'s, gradients on edges)."""
+"""Backprop step by step (one frame per graph node, in backward's order) and the node overlays
+(FLOPs and saved bytes equal to microtensor.profile()'s, gradients on edges)."""
 import re
 import shutil
 
@@ -135,7 +136,8 @@ def test_a_folded_module_shows_the_sum_of_its_ops(read_dot, tiny_gpt):
 def test_the_grad_overlay_numbers_every_edge_and_costs_need_recording(read_dot):
     loss, _ = mlp_step()
     dot = read_dot(viz.draw_graph(loss, overlay="grad"))
-    assert all(re.fullmatch(r"-?[\d.]+(e-?\d+)?", attrs.get("label", "")) for _, _, attrs in dot.edges), \
+    numbers = [attrs.get("label", "") for _, _, attrs in dot.edges]
+    assert all(re.fullmatch(r"-?[\d.]+(e-?\d+)?", n) for n in numbers), \
         f"expected a number on every edge, got {[a.get('label') for _, _, a in dot.edges]}"
     with pytest.raises(ValueError, match="record_costs"):
         viz.draw_graph(loss, overlay="flops")

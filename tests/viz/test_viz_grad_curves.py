@@ -1,4 +1,5 @@
-"""Gradient flow over training: `train --log-grad-norms` writes each module's gradient norm into metrics.jsonl and `plot-loss` draws those curves beside the loss."""
+"""Gradient flow over training: `train --log-grad-norms` writes each module's gradient norm into
+metrics.jsonl and `plot-loss` draws those curves beside the loss."""
 import json
 
 import numpy as np
@@ -8,7 +9,7 @@ import viz
 from models.cli.main import main
 
 
-def test_grad_norms_by_module_gives_each_block_the_norm_of_all_its_parameters_gradients(tiny_gpt, gpt_step):
+def test_grad_norms_by_module_gives_each_block_the_norm_of_its_parameters_grads(tiny_gpt, gpt_step):
     model = tiny_gpt(n_layer=2)
     gpt_step(model)
     norms = nn.utils.grad_norms_by_module(model)
@@ -44,7 +45,8 @@ def test_plot_loss_draws_one_gradient_curve_per_module_beside_the_loss(tmp_path)
     figure = viz.loss_curve(str(out / "metrics.jsonl"))
     loss_panel, norm_panel = figure.axes
     assert [line.get_label() for line in loss_panel.lines] == ["train", "validation"]
-    assert [line.get_label() for line in norm_panel.lines] == ["wte", "wpe", "blocks.0", "blocks.1", "ln_f"]
+    curves = [line.get_label() for line in norm_panel.lines]
+    assert curves == ["wte", "wpe", "blocks.0", "blocks.1", "ln_f"], f"got {curves}"
     assert list(norm_panel.lines[2].get_xdata()) == [3, 6], "expected points at iterations 3 and 6"
     assert norm_panel.get_yscale() == "log"
     assert main(["plot-loss", "--metrics", str(out), "--output", str(tmp_path / "loss.png"),

@@ -3,11 +3,11 @@ import re
 
 import numpy as np
 import pytest
+from mt_testing import graph_nodes
 
 import microtensor as mt
 import nn
 import viz
-from mt_testing import graph_nodes
 
 
 def recorded_functions(root):
