@@ -115,7 +115,7 @@ def _folded_label(node, scale, where=""):
                         f'<table border="0" cellspacing="0" cellpadding="0"><tr>'
                         f'<td bgcolor="{colour}" fixedsize="true" width="12" '
                         f'height="{max(1, round(24 * n / top))}"></td></tr></table></td>')
-            numbers.append(f'<td><font point-size="8">{first + i}</font></td>')
+            numbers.append(f'<td><font point-size="9">{first + i}</font></td>')
         rows += [f'<tr><td><table border="0" cellspacing="1" cellpadding="0"><tr>{"".join(bars)}'
                  f'</tr><tr>{"".join(numbers)}</tr></table></td></tr>',
                  f"<tr><td>‖g‖ per block: {fmt_number(min(norms))} … {fmt_number(max(norms))}"
