@@ -1,4 +1,6 @@
-"""Checkpoints: the best model and the latest training state of a run, in one directory, written atomically together and read without unpickling.
+"""Checkpoints: a run's best model and latest training state, in one directory.
+
+Both are written atomically together and read without unpickling.
 
 A checkpoint directory (`--out`) holds
 
@@ -9,7 +11,7 @@ A checkpoint directory (`--out`) holds
     best.<n>.npz        the weights of the best model by validation loss: "model/<name>"
     latest.<n>.npz      the latest training state: "model/<name>" and the optimizer's
                         buffers "optimizer/<index>/<buffer>"
-    metrics.jsonl       (written by the training loop, not here)
+    metrics.jsonl       (written by models/run.py's TrainingRun.log, not here)
 
 <n> is the number of the save that wrote the file. A save writes its new files first
 (each a temporary file renamed into place), then replaces config.json, then deletes the

@@ -1,4 +1,7 @@
-"""Training text for the character-level GPT: load a file's ids (prepared once, memory-mapped) or the built-in corpus, split 90/10, draw random batches.
+"""Training text for the character-level GPT: load the ids, split 90/10, draw random batches.
+
+A file's ids are prepared once and memory-mapped (models.prepare); without a file the built-
+in corpus is used.
 
 References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` and `train.py`'s
 `get_batch` (the same recipe: one long id array, random windows of block_size + 1).
@@ -94,11 +97,12 @@ def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
 
     ids [N] are the character ids of the whole text, uint8 when the vocabulary has <= 256
     characters, else uint16; for a file they are a read-only np.memmap, so memory holds
-    only the pages batches have touched, at most 1 or 2 bytes per character. The tokenizer and ids equal CharTokenizer.from_text(text)
-    and its encode(text). The first call on a file prepares the ids (models.prepare) into
-    `<path>.microtensor-ids`, or into cache_dir when the file's directory is not writable;
-    later calls reuse them while the file's size, mtime and the hash of its ends are
-    unchanged (prepare.source_key), and prepare again otherwise or when the id file is corrupt.
+    only the pages batches have touched, at most 1 or 2 bytes per character. The tokenizer
+    and ids equal CharTokenizer.from_text(text) and its encode(text). The first call on a
+    file prepares the ids (models.prepare) into `<path>.microtensor-ids`, or into cache_dir
+    when the file's directory is not writable; later calls reuse them while the file's
+    size, mtime and the hash of its ends are unchanged (prepare.source_key), and prepare
+    again otherwise or when the id file is corrupt.
     chunk_size: bytes of text decoded at a time while preparing.
 
     Raises FileNotFoundError, IsADirectoryError, ValueError (empty, not UTF-8, more than

@@ -1,4 +1,6 @@
-"""Prepare a UTF-8 text file once into a memory-mapped file of character ids (uint8 or uint16), reused while the text is unchanged.
+"""Prepare a UTF-8 text file once into a memory-mapped file of character ids.
+
+The ids are uint8 or uint16, and the file is reused while the text is unchanged.
 
 References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` (the ids of a character-level
 corpus written once as uint16 to train.bin, read back by train.py with np.memmap);

@@ -1,4 +1,6 @@
-"""Training settings (`TrainConfig`) and the named presets `baby` and `tiny`, with nanoGPT's names for every value.
+"""Training settings (`TrainConfig`) and the named presets `baby` and `tiny`.
+
+Every setting keeps nanoGPT's name.
 
 `baby` is nanoGPT's documented laptop-CPU configuration for shakespeare_char
 (Karpathy, nanoGPT README, "I only have a macbook"); `tiny` is ours, sized by

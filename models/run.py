@@ -1,4 +1,7 @@
-"""The bookkeeping every training loop shares (`microtensor train`, `translate train`): the --out policy, SIGINT/SIGTERM, metrics.jsonl, best and latest checkpoints, a stop on a non-finite loss.
+"""The bookkeeping every training loop shares (`microtensor train`, `translate train`).
+
+That is the --out policy, SIGINT/SIGTERM, metrics.jsonl, best and latest checkpoints, and a
+stop on a non-finite loss.
 
 A loop uses it so (see models/train.py for the GPT's):
 
@@ -103,8 +106,10 @@ class TrainingRun:
         self.metrics_path = os.path.join(self.out_dir, METRICS_FILE)
         self.stop_signal = None
         self.saved_iter = None      # the iteration of the last save of this process
-        self._fresh = not resume    # the first save starts afresh, and so does the first
-        self._new_metrics = not resume  # metrics line: until then, --out is as it was
+        # Until the first save and the first metrics line, --out stays as it was: the first
+        # save starts the checkpoint afresh, the first line replaces metrics.jsonl.
+        self._fresh = not resume
+        self._new_metrics = not resume
         self._started = time.perf_counter()
         self._elapsed_before = self.manifest["latest"].get("elapsed_s", 0.0) if resume else 0.0
 

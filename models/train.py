@@ -1,4 +1,7 @@
-"""The training loop of the character-level GPT: AdamW with warmup + cosine decay, gradient clipping, periodic evaluation, best and latest checkpoints, exact resume.
+"""The training loop of the character-level GPT, with checkpoints and exact resume.
+
+AdamW with warmup + cosine decay, gradient clipping, periodic evaluation, and best and
+latest checkpoints.
 
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch);
 Loshchilov & Hutter 2019 (AdamW); Radford et al. 2019 (GPT-2). The --out policy,
@@ -52,8 +55,9 @@ def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0):
 def configure_optimizer(model, config):
     """AdamW with weight decay on matrices (embeddings, Linear weights) only.
 
-    Biases and LayerNorm gains are vectors (ndim < 2): decaying them toward zero would only
-    fight the normalisation, so they form a second group with weight_decay 0 (as nanoGPT).
+    Biases and LayerNorm weights are vectors (ndim < 2) and form a second group with
+    weight_decay 0, as in nanoGPT: they hold few parameters, so decaying them regularises
+    little, and pulling a LayerNorm gain toward zero would shrink its whole output.
     """
     params = model.parameters()
     groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": config.weight_decay},

@@ -1,4 +1,7 @@
-"""The decoder-only Transformer block: causal self-attention and a feed-forward network, each inside a residual connection with LayerNorm (notes 3.6).
+"""The decoder-only Transformer block: attention and FFN sublayers (notes 3.6).
+
+Causal self-attention and a feed-forward network, each inside a residual connection with
+LayerNorm.
 
 Pre-norm (GPT-2, nanoGPT):    x = x + Attn(LN₁(x));   x = x + FFN(LN₂(x))
 Post-norm (Vaswani et al. 2017): x = LN₁(x + Attn(x));   x = LN₂(x + FFN(x))
@@ -22,9 +25,12 @@ def residual(skip, branch):
 
 
 class TransformerBlock(Module):
-    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN; `norm_first` picks pre- or post-norm.
+    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN (pre- or post-norm).
 
-    Sub-modules: ln_1, attn (MultiHeadAttention), ln_2, mlp (FeedForward, d_ff wide).
+    `norm_first=True` is pre-norm, False the 2017 post-norm. Sub-modules: ln_1, attn
+    (MultiHeadAttention), ln_2, mlp (FeedForward, d_ff wide). `forward` also takes a
+    `key_padding_mask` [B, T] (True = padding) and a `kv_cache` (nn.KVCache) for generation,
+    both handed to the attention.
     """
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True, activation="gelu",

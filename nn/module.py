@@ -1,5 +1,6 @@
-"""`Module`, `Parameter` and the containers `Sequential` / `ModuleList`: how layers hold weights
-and sub-layers (PyTorch's nn.Module API).
+"""How layers hold weights and sub-layers: `Module`, `Parameter`, `ModuleList`, `Sequential`.
+
+The API is PyTorch's nn.Module.
 
 A module finds its parameters and sub-modules by looking at its own attributes, in the
 order they were assigned. Names are fixed when the tree is built: assigning a sub-module
@@ -97,7 +98,7 @@ class Module:
             p.grad = None
 
     def train(self, mode=True):
-        """Switch every sub-module to training mode (dropout active); returns self."""
+        """Set `training = mode` here and in every sub-module (True: dropout on); returns self."""
         for m in self.modules():
             m.training = mode
         return self

@@ -1,8 +1,9 @@
-"""The one helper module of the test suite: float64 tensors and modules, gradchecks, closeness
-checks, graph walking, a numpy softmax.
+"""The one helper module of the test suite, shared by every test folder.
 
-Every test folder imports it (`from mt_testing import ...`; tests/conftest.py puts this
-folder on sys.path). The distinctive name keeps it apart from any other `helpers` module.
+It holds float64 arrays, tensors and modules, gradchecks, closeness checks, graph walking
+and a numpy softmax. Every test folder imports it (`from mt_testing import ...`;
+tests/conftest.py puts this folder on sys.path). The distinctive name keeps it apart from
+any other `helpers` module.
 """
 import contextlib
 
@@ -27,6 +28,11 @@ def array64(*shape, seed=0, low=-2.0, high=2.0, away_from=None, margin=0.1):
         close = np.abs(x - away_from) < margin
         x = np.where(close, away_from + np.where(x >= away_from, margin, -margin), x)
     return x
+
+
+def normal64(*shape, seed=0):
+    """A float64 numpy array [*shape] of N(0, 1) samples, from a generator seeded with `seed`."""
+    return np.random.default_rng(seed).normal(size=shape)
 
 
 def tensor64(*shape, seed=0, requires_grad=True, **kwargs):

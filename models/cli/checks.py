@@ -1,4 +1,7 @@
-"""The checks every command's flags share: argparse `type=` functions that turn a bad value into one message naming the flag, the value and what is expected, before any work starts.
+"""The checks every command's flags share, as argparse `type=` functions.
+
+Each turns a bad value into one message naming the flag, the value and what is expected,
+before any work starts.
 
 argparse prints "argument --top-k: must be an integer >= 1; got '0'" under the
 subcommand's own usage and exits 2. Settings of a training run are checked by

@@ -10,10 +10,10 @@ import argparse
 import os
 import sys
 
-from . import attention, flops, gradflow, graph, plot_loss, sample, shapes, train
+from . import attention, flops, gradflow, graph, plot_loss, sample, shapes, train, translate
 from .checks import add_threads_flag
 
-COMMANDS = [train, sample, graph, attention, gradflow, plot_loss, shapes, flops]
+COMMANDS = [train, sample, translate, graph, attention, gradflow, plot_loss, shapes, flops]
 
 
 def _version():

@@ -1,4 +1,8 @@
-"""`microtensor shapes`: run one multi-head attention forward and print each tensor's shape, read off the tensors themselves (notes 3.1 and 3.5's closed-book check)."""
+"""`microtensor shapes`: every tensor's shape inside one multi-head attention forward.
+
+The shapes are read off the recorded graph, not computed from formulas; they answer notes
+3.1 and 3.5's closed-book check.
+"""
 
 from .checks import count
 from .sizes import add_size_flags, check_sizes

@@ -1,4 +1,6 @@
-"""`microtensor train`: train a character-level GPT on a text file, or on the built-in corpus, and checkpoint it.
+"""`microtensor train`: train a character-level GPT on a text file and checkpoint it.
+
+Without --data it trains on the built-in corpus (models.data.default_corpus).
 
 Every setting of a preset has a flag named as nanoGPT names it, with dashes
 (`max_iters` -> `--max-iters`); a flag overrides the preset's value. With --resume the
@@ -37,7 +39,7 @@ HELP = {
 
 
 def add_parser(subparsers):
-    from models.presets import PRESETS, TrainConfig
+    from models.presets import PRESETS, TrainConfig, flag_name
 
     p = subparsers.add_parser(
         "train", help="train a character-level GPT",
@@ -64,7 +66,7 @@ def add_parser(subparsers):
         name = field.name
         preset_values = ", ".join(f"{k}: {getattr(v, name)}" for k, v in sorted(PRESETS.items()))
         kwargs = dict(dest=name, default=None, help=f"{HELP[name]} ({preset_values})")
-        flag = "--" + name.replace("_", "-")
+        flag = flag_name(name)
         if field.type in (bool, "bool"):
             settings.add_argument(flag, action=argparse.BooleanOptionalAction, **kwargs)
         elif name == "activation":

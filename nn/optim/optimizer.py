@@ -1,4 +1,7 @@
-"""The `Optimizer` base class: parameter groups, per-parameter state, `zero_grad`, `state_dict` (PyTorch's torch.optim API)."""
+"""The `Optimizer` base class (PyTorch's torch.optim API).
+
+It holds parameter groups and per-parameter state, and gives `zero_grad` and `state_dict`.
+"""
 import numpy as np
 
 

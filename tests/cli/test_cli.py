@@ -1,4 +1,7 @@
-"""The `microtensor` command line: train a few steps, sample from the checkpoint, refuse, resume, check every flag, clean errors."""
+"""The `microtensor` command line: train, sample, refuse, resume, flag checks, clean errors.
+
+Training runs only a few steps.
+"""
 import json
 import os
 import re

@@ -1,4 +1,6 @@
-"""Notes 3.1: why Q, K and V are separate: their shapes, the key axis of softmax, and why A is not symmetric.
+"""Notes 3.1: why Q, K and V are separate.
+
+Their shapes, the key axis of softmax, and why A is not symmetric.
 
 Single head, no batch: X [T, D], W_Q and W_K [D, d_k], W_V [D, d_v]; Q and K are
 [T, d_k], V is [T, d_v]; S and A are [T_q, T_k] and Z is [T_q, d_v]. The shapes are read
@@ -8,10 +10,10 @@ import math
 
 import numpy as np
 import pytest
+from mt_testing import check_close, check_shape, np_softmax, recorded_steps, to_float64
 
 import microtensor as mt
 import nn
-from mt_testing import check_close, check_shape, recorded_steps, np_softmax, to_float64
 
 
 def _project(x, d_out):
@@ -105,7 +107,8 @@ def test_rowwise_normalisation_alone_breaks_symmetry():
     assert np.abs(a.data - a.data.T).max() > 0.05, (
         f"A = softmax of a symmetric S is still asymmetric: expected |A − Aᵀ| > 0.05, "
         f"got max {np.abs(a.data - a.data.T).max():.3g}")
-    # the reason: row i is divided by its own Σ_j exp(S_ij); A_ij / A_ji = Σ_j' e^S_jj' / Σ_j' e^S_ij'
+    # the reason: row i is divided by its own Σ_j exp(S_ij);
+    # A_ij / A_ji = Σ_j' e^S_jj' / Σ_j' e^S_ij'
     e = np.exp(s / math.sqrt(d_k))
     row_totals = e.sum(axis=1)
     check_close(a.data / a.data.T, row_totals[None, :] / row_totals[:, None],

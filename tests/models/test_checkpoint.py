@@ -1,4 +1,7 @@
-"""Checkpoints: an exact round trip, best and latest side by side, saves that are atomic as a whole, one-line errors for every broken file, a second model kind."""
+"""Checkpoints: an exact round trip, best and latest side by side, atomic saves.
+
+Also one-line errors for every broken file, and a second model kind.
+"""
 import hashlib
 import json
 import os

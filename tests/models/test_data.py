@@ -1,4 +1,7 @@
-"""Training data: file errors, ids prepared once into a memory-mapped file and reused, the 90/10 split and random batches."""
+"""Training data: file errors, ids prepared once and reused, the split, random batches.
+
+The ids are memory-mapped; the split is 90/10.
+"""
 import os
 import tempfile
 

@@ -1,4 +1,7 @@
-"""The training loop: evaluations, metrics.jsonl, checkpoints, weight-decay groups, settings checks."""
+"""The training loop: evaluations, metrics.jsonl, checkpoints, decay groups, checks.
+
+Decay groups: weight decay on matrices only; checks: the settings' validation.
+"""
 import json
 
 import pytest
@@ -62,7 +65,13 @@ def test_weight_decay_only_on_matrices():
 
 def test_presets():
     baby = PRESETS["baby"]
-    assert (baby.n_layer, baby.n_head, baby.n_embd, baby.block_size, baby.batch_size) == (4, 4, 128, 64, 12)
+    assert (baby.n_layer, baby.n_head, baby.n_embd, baby.block_size, baby.batch_size) == (
+        4,
+        4,
+        128,
+        64,
+        12,
+    )
     assert (baby.max_iters, baby.learning_rate, baby.min_lr, baby.beta2) == (2000, 1e-3, 1e-4, 0.99)
     assert baby.bias is False and baby.dropout == 0.0
     assert get_preset("tiny", max_iters=5).max_iters == 5

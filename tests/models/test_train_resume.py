@@ -1,4 +1,8 @@
-"""Resume is exact: a run stopped by SIGINT or SIGTERM at any step and resumed ends with bit-identical arrays and the same metrics as one run in one go; best vs latest; NaN stops keep the last good checkpoint."""
+"""Resume is exact: a stopped and resumed run ends as one run in one go.
+
+A run stopped by SIGINT or SIGTERM at any step and resumed ends with bit-identical arrays
+and the same metrics; best vs latest; NaN stops keep the last good checkpoint.
+"""
 import json
 import os
 import signal

@@ -1,4 +1,7 @@
-"""Optimizer state_dict/load_state_dict: PyTorch's layout, and a restored optimizer takes bit-identical steps; the package generator's state round-trips too."""
+"""Optimizer state_dict/load_state_dict: PyTorch's layout and bit-identical steps.
+
+A restored optimizer takes the same steps; the package generator's state round-trips too.
+"""
 import numpy as np
 import pytest
 
