@@ -25,11 +25,13 @@ def kernel():
     manager.shutdown_kernel(now=True)
 
 
-def test_every_course_section_and_the_gpt_walkthrough_has_a_notebook():
+def test_every_course_section_the_gpt_walkthrough_and_the_encoder_decoder_have_a_notebook():
     stems = [p.stem for p in NOTEBOOKS]
     missing = [s for s in SECTIONS if not any(stem.startswith(s + "_") for stem in stems)]
-    assert not missing and "backprop_through_a_gpt" in stems, \
-        f"expected a notebook per section 3.1–3.8 and backprop_through_a_gpt, missing " \
+    missing += [s for s in ("backprop_through_a_gpt", "encoder_decoder") if s not in stems]
+    assert not missing, \
+        f"expected a notebook per section 3.1–3.8, backprop_through_a_gpt and " \
+        f"encoder_decoder, missing " \
         f"{missing}; have {stems}"
 
 
