@@ -196,3 +196,36 @@ def test_plot_loss_names_a_missing_metrics_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="metrics.jsonl"):
         run(models.cli.plot_loss, ["plot-loss", "--metrics", str(tmp_path), "--output",
                             str(tmp_path / "l.png")])
+
+
+def test_graph_animate_writes_one_frame_per_backward_node_of_the_focused_module(tmp_path, capsys):
+    from PIL import Image
+
+    out = tmp_path / "steps.gif"
+    status = run(models.cli.graph, ["graph", "--preset", "tiny", "--focus", "blocks.0.mlp",
+                                    "--seq-len", "4", "--batch-size", "1", "--dpi", "30",
+                                    "--animate", str(out)])
+    assert status == 0, f"expected exit status 0, got {status}"
+    frames = Image.open(out).n_frames
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"wrote {out}: {frames} frames"), printed
+    assert frames == 5, f"expected matmul, gelu, matmul and the two weights, got {frames} frames"
+
+
+def test_graph_overlay_flops_prints_the_profiles_counts(tmp_path):
+    out = tmp_path / "flops.dot"
+    run(models.cli.graph, ["graph", "--preset", "tiny", "--focus", "blocks.0.mlp", "--seq-len", "4",
+                           "--batch-size", "1", "--overlay", "flops", "--output", str(out)])
+    # fc: 2·B·T·D·4D = 2·1·4·64·256 = 131072 FLOPs
+    assert "131 kFLOP" in out.read_text(encoding="utf-8"), "expected fc's matmul count in its box"
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "--output FILE"),
+    (["--animate", "x.gif", "--depth", "1"], "--focus MODULE"),
+    (["--animate", "x.mp4"], ".gif, .pdf"),
+])
+def test_graph_refuses_a_missing_output_an_animation_with_depth_and_an_unknown_suffix(
+        tmp_path, argv, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        run(models.cli.graph, ["graph", "--preset", "tiny"] + argv)
