@@ -38,6 +38,16 @@ def _underlying(key):
     return key[1] if isinstance(key, tuple) and key[0] in ("in", "out") else key
 
 
+def _step_text(node):
+    """What backward does at `node`, for the frame's title."""
+    norm = fmt_number(node.grad_norm) if node.grad_norm is not None else "?"
+    if node.kind != "op":  # a leaf: AccumulateGrad adds the gradient into .grad
+        return f"{node.name or node.kind} receives its gradient, ‖g‖ = {norm}"
+    where = f" in {node.module}" if node.module else ""
+    return (f"{node.op}{where} has ‖∂L/∂y‖ = {norm} and sends the gradient on to its "
+            "inputs (the chain rule)")
+
+
 def backprop_frames(root, order, *, focus=None, rankdir="TB", size=None, direction="backward"):
     """[graphviz.Digraph], one per drawn node that backward() processed, in that order.
 
@@ -62,11 +72,7 @@ def backprop_frames(root, order, *, focus=None, rankdir="TB", size=None, directi
         done = position[_underlying(key)]
         pending = {k for k in nodes if _underlying(k) in position
                    and position[_underlying(k)] > done}
-        node = nodes[key]
-        what = node.name or node.op if node.kind != "op" else node.op
-        where = f" in {node.module}" if node.module else ""
-        norm = f"‖∂L/∂y‖ = {fmt_number(node.grad_norm)}" if node.grad_norm is not None else ""
-        title = f"backward step {i + 1} of {len(steps)}: {what}{where}  {norm}"
+        title = f"backward step {i + 1} of {len(steps)}: " + _step_text(nodes[key])
         frames.append(render(nodes, edges, focus=focus, rankdir=rankdir, size=size,
                              direction=direction, title=title, pending=pending, current=key))
     return frames
