@@ -8,9 +8,9 @@ import argparse
 import os
 import sys
 
-from . import attention, flops, gradflow, graph, plot_loss, sample, shapes, train
+from . import attention, export, flops, gradflow, graph, import_, plot_loss, sample, shapes, train
 
-COMMANDS = [train, sample, graph, attention, gradflow, plot_loss, shapes, flops]
+COMMANDS = [train, sample, graph, attention, gradflow, plot_loss, shapes, flops, export, import_]
 
 
 def _version():
