@@ -119,7 +119,8 @@ def export_nanogpt(model, tokenizer, export_dir, train_state=None, moments=None,
     train_state: our checkpoint's notes (iter, best_val_loss, train_config) -> iter_num,
     best_val_loss, config. moments: our AdamW moments (see `optimizer_state_dict`); None
     writes a fresh optimizer state. dataset: the name nanoGPT's sample.py looks for in
-    data/<dataset>/meta.pkl. text: if given, also write train.bin and val.bin (uint16 ids,
+    data/<dataset>/meta.pkl; nanogpt_config.py sets out_dir = "out-<dataset>".
+    text: if given, also write train.bin and val.bin (uint16 ids,
     first 90% / last 10%, as nanoGPT's prepare.py) for train.py to continue on.
     Raises ValueError for a model nanoGPT cannot express, RuntimeError without PyTorch.
     """
@@ -127,7 +128,8 @@ def export_nanogpt(model, tokenizer, export_dir, train_state=None, moments=None,
     c = model.config
     check_nanogpt(c)
     train_state = train_state or {}
-    config = dict(_train_config(train_state), dataset=dataset, init_from="resume")
+    config = dict(_train_config(train_state), dataset=dataset, out_dir=f"out-{dataset}",
+                  init_from="resume")
     hyper = {"lr": config.get("learning_rate", 1e-3), "eps": 1e-8,
              "betas": (config.get("beta1", 0.9), config.get("beta2", 0.99)),
              "weight_decay": config.get("weight_decay", 0.1)}
@@ -148,7 +150,7 @@ def export_nanogpt(model, tokenizer, export_dir, train_state=None, moments=None,
     paths = [os.path.join(export_dir, n) for n in (CHECKPOINT_FILE, META_FILE, CONFIG_FILE)]
     _atomic_write(paths[0], lambda f: torch.save(checkpoint, f))
     _atomic_write(paths[1], lambda f: pickle.dump(meta(tokenizer), f))
-    lines = [f"# nanoGPT settings of the exported microtensor run: python train.py {CONFIG_FILE}",
+    lines = ["# nanoGPT settings of the exported microtensor run (for nanoGPT's config/)",
              *(f"{k} = {v!r}" for k, v in config.items())]
     _atomic_write(paths[2], lambda f: f.write(("\n".join(lines) + "\n").encode("utf-8")))
     if text is not None:
