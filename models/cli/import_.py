@@ -42,8 +42,7 @@ def run(args):
     if is_nanogpt:
         model, tokenizer, train_state = nanogpt.import_nanogpt(ckpt, args.meta)
     else:
-        model, tokenizer = hf.import_hf(source)
-        train_state = {"imported_from": "Hugging Face GPT-2"}
+        model, tokenizer, train_state = hf.import_hf(source)
     checkpoint.save_checkpoint(args.out, model, tokenizer, train_state)
     print(f"imported {source} ({train_state['imported_from']}, "
           f"{model.num_parameters():,} parameters, vocabulary {tokenizer.vocab_size}) "

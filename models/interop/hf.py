@@ -151,7 +151,7 @@ def _read_weights(path):
 
 
 def import_hf(directory):
-    """(model, tokenizer) from a Hugging Face GPT-2 directory with a character tokenizer.
+    """(model, tokenizer, notes) from a Hugging Face GPT-2 directory with a character tokenizer.
 
     Reads config.json, model.safetensors and tokenizer.json. Raises FileNotFoundError for a
     missing file (and for a pytorch_model.bin alone: a pickle, never opened), ValueError
@@ -188,4 +188,5 @@ def import_hf(directory):
                          "microtensor's GPT ties its head to the token embedding")
     if not config.bias and any(np.any(a) for n, a in state.items() if n.endswith(".bias")):
         config = dataclasses.replace(config, bias=True)  # trained on with biases: keep them
-    return load_gpt2_state(config, state, paths[WEIGHTS_FILE]), tokenizer
+    model = load_gpt2_state(config, state, paths[WEIGHTS_FILE])
+    return model, tokenizer, {"imported_from": "Hugging Face GPT-2"}

@@ -14,7 +14,7 @@ from models import GPT, CharTokenizer, GPTConfig
 from models.interop import export_hf, import_hf
 from models.interop.char_tokenizer_json import tokenizer_config, tokenizer_json
 
-TEXT = "To be, or not to be?\nÇa va. 日本語 — ok\t😀 e\u0301\n"
+TEXT = "To be, or not to be?\r\nÇa va. 日本語 — ok\t😀 e\u0301\n"
 PROMPT = "To be\nÇa 日"
 
 
@@ -39,7 +39,7 @@ def hf_logits(hf_model, ids):
 def test_ours_to_hf_to_ours_gives_every_array_back(tmp_path, bias):
     model, tok = random_gpt(bias=bias)
     export_hf(model, tok, tmp_path)
-    back, back_tok = import_hf(tmp_path)
+    back, back_tok, _ = import_hf(tmp_path)
     assert back.config == model.config, f"expected {model.config}, got {back.config}"
     assert back_tok.chars == tok.chars
     ours, theirs = model.state_dict(), back.state_dict()
@@ -81,8 +81,9 @@ def hf_gpt2(tmp_path, vocab="abcdefgh \n", **config):
     """A random-init transformers GPT2LMHeadModel with a character tokenizer, saved to tmp_path."""
     torch.manual_seed(0)
     tok = CharTokenizer(list(vocab))
-    settings = {"vocab_size": tok.vocab_size, "n_positions": 16, "n_embd": 16, "n_layer": 2, "n_head": 4,
-                    "activation_function": "gelu", "bos_token_id": None, "eos_token_id": None}
+    settings = {"vocab_size": tok.vocab_size, "n_positions": 16, "n_embd": 16, "n_layer": 2,
+                "n_head": 4, "activation_function": "gelu", "bos_token_id": None,
+                "eos_token_id": None}
     hf_model = transformers.GPT2LMHeadModel(transformers.GPT2Config(**{**settings, **config}))
     with torch.no_grad():                             # GPT-2's init leaves biases at 0
         for p in hf_model.parameters():
@@ -95,7 +96,7 @@ def hf_gpt2(tmp_path, vocab="abcdefgh \n", **config):
 
 def test_a_gpt2_made_in_transformers_comes_back_with_its_logits_and_greedy_text(tmp_path):
     hf_model, tok = hf_gpt2(tmp_path)
-    model, back_tok = import_hf(tmp_path)
+    model, back_tok, _ = import_hf(tmp_path)
     ids = tok.encode("bad cab\nfed")
     np.testing.assert_allclose(model(np.array([ids]))[0].data[0], hf_logits(hf_model, ids),
                                rtol=0, atol=1e-5)

@@ -37,7 +37,8 @@ class TorchGPT(torch.nn.Module):
         def block():
             return torch.nn.ModuleDict({
                 "ln_1": torch.nn.LayerNorm(D, bias=bias),
-                "attn": torch.nn.ModuleDict({"c_attn": L(D, 3 * D, bias=bias), "c_proj": L(D, D, bias=bias)}),
+                "attn": torch.nn.ModuleDict({"c_attn": L(D, 3 * D, bias=bias),
+                                             "c_proj": L(D, D, bias=bias)}),
                 "ln_2": torch.nn.LayerNorm(D, bias=bias),
                 "mlp": torch.nn.ModuleDict({"c_fc": L(D, 4 * D, bias=bias),
                                              "c_proj": L(4 * D, D, bias=bias)})})
