@@ -83,7 +83,7 @@ def export_hf(model, tokenizer, export_dir):
     st = require("safetensors.numpy", "the Hugging Face format")
     config = hf_config(model.config)
     c = model.config
-    state = to_gpt2(model.state_dict(), c.n_layer, c.n_embd, zero_biases=True)
+    state = to_gpt2(model.state_dict(), c.n_layer, zero_biases=True)
     weights = {PREFIX + name: array.astype(np.float32) for name, array in state.items()}
     texts = {CONFIG_FILE: json.dumps(config, indent=2) + "\n",
              TOKENIZER_FILE: tokenizer_json(tokenizer),

@@ -42,7 +42,7 @@ def gpt2_parameter_names(n_layer, bias=True):
     return [n for n in names if bias or not n.endswith(".bias")]
 
 
-def to_gpt2(state, n_layer, d_model, zero_biases=False):
+def to_gpt2(state, n_layer, zero_biases=False):
     """Our state dict (names -> arrays) -> GPT-2 names -> arrays, Conv1D layout [in, out].
 
     Q, K, V weights [D, D] each concatenate into c_attn.weight [D, 3D] (their biases into
@@ -65,9 +65,8 @@ def to_gpt2(state, n_layer, d_model, zero_biases=False):
                 out[f"{theirs}attn.c_attn.{kind}"] = np.concatenate(parts, axis=-1)
     if zero_biases:
         for name in gpt2_parameter_names(n_layer):
-            if name.endswith(".bias") and name not in out:
-                width = 3 * d_model if name.endswith("c_attn.bias") else (
-                    4 * d_model if name.endswith("c_fc.bias") else d_model)
+            if name.endswith(".bias") and name not in out:    # as wide as its layer's output
+                width = out[name.removesuffix("bias") + "weight"].shape[-1]
                 out[name] = np.zeros(width, dtype=np.float32)
     return {name: np.ascontiguousarray(a) for name, a in out.items()}
 

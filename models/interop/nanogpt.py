@@ -52,7 +52,7 @@ def _is_linear(name):
 def nanogpt_state(model):
     """{nanoGPT name: float32 array} for our GPT, nanoGPT's layout ([out, in] Linear weights)."""
     c = model.config
-    state = to_gpt2(model.state_dict(), c.n_layer, c.n_embd)
+    state = to_gpt2(model.state_dict(), c.n_layer)
     return {PREFIX + n: np.ascontiguousarray(a.T if _is_linear(n) else a)
             for n, a in state.items()}
 
@@ -91,7 +91,7 @@ def optimizer_state_dict(model, moments, hyper):
         if len(steps) != 1:
             raise ValueError(f"optimizer state: parameters were stepped {sorted(steps)} times; "
                              "nanoGPT's AdamW needs one step count")
-        fused = {kind: to_gpt2({n: m[kind] for n, m in moments.items()}, c.n_layer, c.n_embd)
+        fused = {kind: to_gpt2({n: m[kind] for n, m in moments.items()}, c.n_layer)
                  for kind in ("exp_avg", "exp_avg_sq")}
         step = torch.tensor(float(steps.pop()))  # torch keeps the step as a float tensor
         for index, name in enumerate(decay + no_decay):
