@@ -67,16 +67,31 @@ def _train_config(train_state):
     return config
 
 
-def optimizer_state_dict(model, moments, hyper):
-    """torch.optim.AdamW's state_dict for nanoGPT's parameter groups.
+def _moments(model, optimizer):
+    """({our parameter name: AdamW state}, hyper-parameters) of our `optimizer` over `model`."""
+    names = {id(p): name for name, p in model.named_parameters()}
+    moments = {names[key]: state for key, state in optimizer.state.items() if key in names}
+    group = optimizer.param_groups[0]
+    decay = [g["weight_decay"] for g in optimizer.param_groups
+             if any(p.ndim >= 2 for p in g["params"])]
+    hyper = {"lr": group["lr"], "betas": group["betas"], "eps": group["eps"],
+             "weight_decay": decay[0] if decay else group["weight_decay"]}
+    return moments, hyper
 
-    moments: {our parameter name: {"step": int, "exp_avg": array, "exp_avg_sq": array}},
-    possibly empty (a fresh optimizer). hyper: lr, betas, eps, weight_decay.
+
+def optimizer_state_dict(model, optimizer, hyper):
+    """torch.optim.AdamW's state_dict for nanoGPT's parameter groups, holding our AdamW's moments.
+
+    optimizer: our nn.optim.AdamW over `model`'s parameters (any grouping), or None for a
+    fresh state with the hyper-parameters `hyper` (lr, betas, eps, weight_decay).
     The param_groups come from a real torch AdamW, so they carry every key the installed
     PyTorch expects. Raises ValueError if parameters were stepped a different number of times.
     """
     torch = _torch("the nanoGPT format")
     c = model.config
+    moments = {}
+    if optimizer is not None:
+        moments, hyper = _moments(model, optimizer)
     shapes = {n: a.shape for n, a in nanogpt_state(model).items()}
     names = [PREFIX + n for n in gpt2_parameter_names(c.n_layer, c.bias)]
     decay = [n for n in names if len(shapes[n]) >= 2]
@@ -112,13 +127,13 @@ def check_nanogpt(config):
                          "which the nanoGPT format cannot express")
 
 
-def export_nanogpt(model, tokenizer, export_dir, train_state=None, moments=None,
+def export_nanogpt(model, tokenizer, export_dir, train_state=None, optimizer=None,
                    dataset="microtensor_char", text=None):
     """Write ckpt.pt, meta.pkl and nanogpt_config.py into export_dir; returns the paths written.
 
     train_state: our checkpoint's notes (iter, best_val_loss, train_config) -> iter_num,
-    best_val_loss, config. moments: our AdamW moments (see `optimizer_state_dict`); None
-    writes a fresh optimizer state. dataset: the name nanoGPT's sample.py looks for in
+    best_val_loss, config. optimizer: our AdamW over `model`, whose moments and step count
+    go into ckpt.pt; None writes a fresh optimizer state. dataset: the name nanoGPT's sample.py looks for in
     data/<dataset>/meta.pkl; nanogpt_config.py sets out_dir = "out-<dataset>".
     text: if given, also write train.bin and val.bin (uint16 ids,
     first 90% / last 10%, as nanoGPT's prepare.py) for train.py to continue on.
@@ -138,7 +153,7 @@ def export_nanogpt(model, tokenizer, export_dir, train_state=None, moments=None,
     best = train_state.get("best_val_loss")
     checkpoint = {
         "model": weights,
-        "optimizer": optimizer_state_dict(model, moments, hyper),
+        "optimizer": optimizer_state_dict(model, optimizer, hyper),
         "model_args": {"n_layer": c.n_layer, "n_head": c.n_head, "n_embd": c.n_embd,
                        "block_size": c.block_size, "bias": c.bias,
                        "vocab_size": c.vocab_size, "dropout": c.dropout},

@@ -130,9 +130,8 @@ def test_adamw_moments_land_on_nanogpts_parameters(tmp_path):
         model(np.array([tok.encode("First Citizen")]), np.array([tok.encode("irst Citizen:")]))[
             1].backward()
         optimizer.step()
-    params = dict(zip(names, model.parameters()))
-    moments = {n: optimizer.state[id(p)] for n, p in params.items()}
-    checkpoint = exported(tmp_path, model, tok, moments=moments)
+    moments = {n: optimizer.state[id(p)] for n, p in zip(names, model.parameters())}
+    checkpoint = exported(tmp_path, model, tok, optimizer=optimizer)
     twin = torch_twin(checkpoint)
     torch_optimizer = twin.configure_optimizer()
     torch_optimizer.load_state_dict(checkpoint["optimizer"])
@@ -146,6 +145,9 @@ def test_adamw_moments_land_on_nanogpts_parameters(tmp_path):
                                   moments["blocks.0.ln_2.bias"]["exp_avg_sq"])
     for name, p in by_name.items():                    # every moment has its parameter's shape
         assert torch_optimizer.state[p]["exp_avg"].shape == p.shape, name
+    decay, no_decay = torch_optimizer.param_groups      # our hyper-parameters came along
+    assert (decay["weight_decay"], no_decay["weight_decay"]) == (0.01, 0.0)
+    assert tuple(decay["betas"]) == (0.9, 0.999) and decay["eps"] == 1e-8
 
 
 def test_compiled_prefix_and_old_mask_buffer_are_accepted(tmp_path):
