@@ -133,10 +133,10 @@ def export_nanogpt(model, tokenizer, export_dir, train_state=None, optimizer=Non
 
     train_state: our checkpoint's notes (iter, best_val_loss, train_config) -> iter_num,
     best_val_loss, config. optimizer: our AdamW over `model`, whose moments and step count
-    go into ckpt.pt; None writes a fresh optimizer state. dataset: the name nanoGPT's sample.py looks for in
-    data/<dataset>/meta.pkl; nanogpt_config.py sets out_dir = "out-<dataset>".
-    text: if given, also write train.bin and val.bin (uint16 ids,
-    first 90% / last 10%, as nanoGPT's prepare.py) for train.py to continue on.
+    go into ckpt.pt; None writes a fresh optimizer state. dataset: the name nanoGPT's
+    sample.py looks for in data/<dataset>/meta.pkl; nanogpt_config.py sets
+    out_dir = "out-<dataset>". text: if given, also write train.bin and val.bin (uint16
+    ids, first 90% / last 10%, as nanoGPT's prepare.py) for train.py to continue on.
     Raises ValueError for a model nanoGPT cannot express, RuntimeError without PyTorch.
     """
     torch = _torch("the nanoGPT format")
@@ -253,8 +253,7 @@ def import_nanogpt(path, meta_path=None):
         raise ValueError(f"{path!r}: lm_head.weight differs from transformer.wte.weight; "
                          "microtensor's GPT ties its head to the token embedding")
     model = load_gpt2_state(config, state, path)
-    best = checkpoint.get("best_val_loss", NO_BEST_LOSS)
-    best = float(best)
+    best = float(checkpoint.get("best_val_loss", NO_BEST_LOSS))  # nanoGPT saves a 0-d tensor
     train_state = {"iter": int(checkpoint.get("iter_num", 0)),
                    "best_val_loss": best if best < NO_BEST_LOSS else None,
                    "imported_from": "nanoGPT"}
