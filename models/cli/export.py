@@ -1,4 +1,4 @@
-"""`microtensor export`: write a trained checkpoint as a Hugging Face GPT-2 directory or a nanoGPT ckpt.pt + meta.pkl."""
+"""`microtensor export`: a checkpoint as a Hugging Face GPT-2 directory or nanoGPT's ckpt.pt."""
 
 
 def add_parser(subparsers):
@@ -11,7 +11,7 @@ def add_parser(subparsers):
                     "nanogpt_config.py for nanoGPT's sample.py and train.py "
                     "--init_from=resume (needs PyTorch).")
     p.add_argument("--out", metavar="DIR", default="out",
-                   help="checkpoint directory written by `microtensor train` (default: %(default)s)")
+                   help="checkpoint directory of `microtensor train` (default: %(default)s)")
     p.add_argument("--to", metavar="EXPORT_DIR", required=True,
                    help="directory to write the exported files into")
     p.add_argument("--format", choices=["hf", "nanogpt"], required=True,

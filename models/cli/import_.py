@@ -1,4 +1,7 @@
-"""`microtensor import`: read a Hugging Face GPT-2 directory or a nanoGPT ckpt.pt into our checkpoint format (`import` is a Python keyword, hence the underscore)."""
+"""`microtensor import`: a Hugging Face GPT-2 directory or nanoGPT ckpt.pt into our checkpoint.
+
+(`import` is a Python keyword, hence the module name `import_`.)
+"""
 
 
 def add_parser(subparsers):

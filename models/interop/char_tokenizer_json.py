@@ -1,4 +1,4 @@
-"""Our `CharTokenizer` as a Hugging Face `tokenizer.json` (the `tokenizers` library's format) and back.
+"""Our `CharTokenizer` as a Hugging Face `tokenizer.json` (the `tokenizers` format) and back.
 
 One token per character, exactly as `CharTokenizer`: a `WordLevel` model whose vocabulary is
 the characters with our ids, no normalizer (no Unicode rewriting, no lower-casing), a

@@ -1,4 +1,4 @@
-"""Hugging Face GPT-2 directories: our GPT out as `config.json` + `model.safetensors` + a character tokenizer, and back in.
+"""Our GPT as a Hugging Face GPT-2 directory (config, safetensors, character tokenizer), and back.
 
 `transformers`' `GPT2LMHeadModel` is the same network as our GPT with norm_first=True:
 pre-norm blocks, learned positions, attention scaled by 1/√d, a 4·D MLP, LayerNorm

@@ -1,4 +1,4 @@
-"""The name table between our GPT's `state_dict()` and GPT-2's (Hugging Face and nanoGPT), and the array moves it needs.
+"""The name table between our `state_dict()` and GPT-2's (Hugging Face, nanoGPT), with the moves.
 
 Both GPT-2 implementations name one block `h.{i}` with `ln_1, attn.c_attn, attn.c_proj, ln_2,
 mlp.c_fc, mlp.c_proj`, under a `transformer.` prefix; `c_attn` is Q, K and V fused into one
@@ -72,7 +72,7 @@ def to_gpt2(state, n_layer, zero_biases=False):
 
 
 def from_gpt2(state, n_layer, bias=True):
-    """GPT-2 names -> arrays (Conv1D layout, no prefix) -> our state dict; bias=False reads no biases.
+    """GPT-2 names -> arrays (Conv1D layout, no prefix) -> our state dict; bias=False: no biases.
 
     c_attn [D, 3D] splits into q_proj, k_proj, v_proj [D, D] (its bias [3D] into three [D]).
     Raises KeyError naming a GPT-2 parameter that is missing.

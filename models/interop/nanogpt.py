@@ -1,4 +1,4 @@
-"""nanoGPT checkpoints: our GPT out as `ckpt.pt` + `meta.pkl` (what nanoGPT's sample.py and train.py --init_from=resume read), and back in.
+"""Our GPT as nanoGPT's `ckpt.pt` + `meta.pkl` (for its sample.py and train.py), and back.
 
 nanoGPT's GPT is ours with norm_first=True and activation="gelu" (exact, `nn.GELU()`),
 LayerNorm ε = 1e-5, the LM head tied to `transformer.wte`. Its `nn.Linear` stores
@@ -193,7 +193,7 @@ def _write_bins(tokenizer, text, block_size, export_dir):
 
 
 def read_meta(path):
-    """CharTokenizer from nanoGPT's meta.pkl (read as plain data only); ValueError saying why not."""
+    """CharTokenizer from nanoGPT's meta.pkl (plain data only); ValueError saying why not."""
     value = load_plain(path)
     try:
         itos = value["itos"]

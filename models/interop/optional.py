@@ -1,4 +1,4 @@
-"""Importing an optional package (PyTorch, safetensors, tokenizers) with a one-line error naming it when it is missing."""
+"""Importing an optional package (PyTorch, safetensors, tokenizers): a one-line error if missing."""
 import importlib
 
 

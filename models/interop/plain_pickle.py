@@ -1,4 +1,4 @@
-"""Reading a pickle that may hold only plain data (dicts, lists, strings, ints), such as nanoGPT's `meta.pkl`.
+"""Reading a pickle of plain data only (dicts, lists, strings, ints), such as nanoGPT's meta.pkl.
 
 An ordinary `pickle.load` can call any function named in the file, so opening a stranger's
 pickle can run their code. Every such call goes through `Unpickler.find_class`; this
@@ -32,7 +32,7 @@ def _check_plain(value, where):
 
 
 def load_plain(path):
-    """The plain data in the pickle file `path`; ValueError naming the path if it holds anything else."""
+    """The plain data in the pickle file `path`; ValueError naming the path for anything else."""
     try:
         with open(path, "rb") as f:
             value = PlainUnpickler(f).load()

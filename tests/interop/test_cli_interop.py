@@ -1,4 +1,4 @@
-"""`microtensor export` and `microtensor import` on a trained checkpoint: both formats round-trip, sample works on the import, existing files are kept."""
+"""`microtensor export` and `import`: both formats round-trip, sample works, files are kept."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,7 @@
-"""Hugging Face GPT-2: ours -> HF -> ours is exact; transformers runs our export with our logits and greedy text; a GPT-2 made in transformers comes back; what we cannot hold is refused."""
+"""Hugging Face GPT-2: exact round trip, our logits and greedy text in transformers, and back.
+
+Also: a GPT-2 made in transformers comes back; what we cannot hold is refused.
+"""
 import json
 
 import numpy as np
@@ -19,7 +22,7 @@ PROMPT = "To be\nÇa 日"
 
 
 def random_gpt(bias=True, activation="gelu", norm_first=True, seed=0):
-    """A small GPT whose every parameter (biases and LayerNorms too) is random, so each one counts."""
+    """A small GPT whose every parameter (biases, LayerNorms too) is random, so each one counts."""
     microtensor.manual_seed(seed)
     tok = CharTokenizer.from_text(TEXT)
     model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=24, n_layer=2, n_head=2,

@@ -1,4 +1,7 @@
-"""nanoGPT: ours -> ckpt.pt -> ours is exact; a nanoGPT-shaped PyTorch model loads our export (weights and AdamW moments) and gives our logits; its state_dict comes back; what we cannot hold is refused."""
+"""nanoGPT: exact round trip; a nanoGPT-shaped PyTorch model loads the export and gives our logits.
+
+Also: the AdamW moments land on nanoGPT's parameters; what we cannot hold is refused.
+"""
 import pickle
 
 import numpy as np
@@ -28,7 +31,7 @@ def random_gpt(bias=True, seed=0, **config):
 
 
 class TorchGPT(torch.nn.Module):
-    """nanoGPT's module tree and forward (pre-norm, exact GELU, tied head), written for this test."""
+    """nanoGPT's module tree and forward (pre-norm, exact GELU, tied head), written here."""
 
     def __init__(self, vocab_size, block_size, n_layer, n_head, n_embd, bias):
         super().__init__()

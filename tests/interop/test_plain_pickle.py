@@ -1,4 +1,4 @@
-"""meta.pkl is read as plain data only: nanoGPT's own dicts load, a pickle that would call a function is refused before anything runs."""
+"""meta.pkl is read as plain data only: nanoGPT's dicts load, a pickle calling a function fails."""
 import os
 import pickle
 

@@ -1,4 +1,4 @@
-"""Without PyTorch: the nanoGPT format says in one line that it needs it; the Hugging Face export does not need it."""
+"""Without PyTorch: the nanoGPT format says so in one line; the Hugging Face export needs none."""
 import sys
 
 import pytest
