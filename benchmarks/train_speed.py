@@ -137,6 +137,7 @@ def worker_ours(args) -> None:
     import models
     import nn
     rss_import = _maxrss_mib()
+    microtensor.memory.keep_freed_memory()  # the allocator setting training uses (not import-time)
 
     cfg = dict(CONFIGS[args.config])
     vocab, batches = _make_batches(cfg, args.data, args.seed)

@@ -1,4 +1,4 @@
-"""Notes 3.4: the hand-computed attention example, then the experiment that checks the mask's direction.
+"""Notes 3.4: the hand-computed attention example, then the mask-direction experiment.
 
 The notes give Q, K, V (d_k = 2) but not the X and projection matrices they came from.
 This project chooses an X of shape [2, 3] and W_Q, W_K, W_V of shape [3, 2] that give

@@ -1,11 +1,11 @@
-"""Notes 3.7: training sees every position in one forward (teacher forcing); generation goes one token at a time.
+"""Notes 3.7: training sees every position in one forward; generation goes token by token.
 
-A tiny GPT learns the cycle "ABCDEFGH". Training feeds the true sequence: one causal
-forward over [A, B, C] scores the next token at all three positions, and those logits
-equal three separate forwards over [A], [A, B], [A, B, C]. Generating cannot do that:
-the next token is unknown until it is sampled. The KV cache keeps the keys and values
-of the tokens already seen (nothing about the future), gives the same logits as
-recomputing everything, and the known prompt goes in as one prefill pass.
+A tiny GPT learns the cycle "ABCDEFGH". Training feeds the true sequence (teacher
+forcing): one causal forward over [A, B, C] scores the next token at all three positions,
+and those logits equal three separate forwards over [A], [A, B], [A, B, C]. Generating
+cannot do that: the next token is unknown until it is sampled. The KV cache keeps the
+keys and values of the tokens already seen (nothing about the future), gives the same
+logits as recomputing everything, and the known prompt goes in as one prefill pass.
 
 Run from the repository root:  python examples/3_7_teacher_forcing.py
 """
@@ -21,7 +21,9 @@ TEXT = "ABCDEFGH" * 8
 def train(tok, steps=150):
     """A one-layer GPT trained with teacher forcing: inputs ids[t:t+8], labels ids[t+1:t+9]."""
     mt.manual_seed(0)
-    config = models.GPTConfig(vocab_size=tok.vocab_size, block_size=8, n_layer=1, n_head=2, n_embd=16)
+    config = models.GPTConfig(
+        vocab_size=tok.vocab_size, block_size=8, n_layer=1, n_head=2, n_embd=16
+    )
     gpt = models.GPT(config)
     ids = np.array(tok.encode(TEXT))
     starts = np.arange(len(ids) - 8)

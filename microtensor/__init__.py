@@ -1,13 +1,33 @@
-"""microtensor: a reverse-mode tensor autograd engine on numpy, the base of the nn and models packages."""
-from . import functional, memory
-from .autograd import is_grad_enabled, no_grad
+"""microtensor: a reverse-mode tensor autograd engine on numpy, the base of the nn and models
+packages.
+
+Read it in this order: `tensor.py` (the Tensor and `apply`), `autograd.py` (the graph node
+and the backward pass), `ops/` (each op's forward and backward side by side),
+`functional.py`, then the observers `hooks.py`, `profiler.py` and `scope.py`.
+Importing it changes no process-wide setting (see `memory.keep_freed_memory`).
+"""
+from . import functional, hooks, memory
+from .autograd import Function, is_grad_enabled, no_grad
 from .factories import cat, zeros
 from .gradcheck import GradcheckError, gradcheck
 from .profiler import profile
 from .random import manual_seed, randn
-from .tensor import Tensor
+from .tensor import Tensor, apply
 
-memory.keep_freed_memory()
-
-__all__ = ["Tensor", "functional", "no_grad", "is_grad_enabled", "gradcheck", "GradcheckError",
-           "manual_seed", "randn", "cat", "zeros", "profile"]
+__all__ = [
+           "Function",
+           "GradcheckError",
+           "Tensor",
+           "apply",
+           "cat",
+           "functional",
+           "gradcheck",
+           "hooks",
+           "is_grad_enabled",
+           "manual_seed",
+           "memory",
+           "no_grad",
+           "profile",
+           "randn",
+           "zeros",
+]

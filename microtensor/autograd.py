@@ -1,18 +1,23 @@
-"""Reverse-mode automatic differentiation: the graph node (`Function`), grad mode and the backward pass.
+"""Reverse-mode automatic differentiation: the graph node (`Function`), grad mode and the backward
+pass.
 
-Every op that runs while gradients are enabled leaves one `Function` node on its output:
-the op's name, its input tensors, the arrays it saved for backward and the `nn.Module`
-it ran in. `backward()` visits those nodes from the output back to the leaves and applies
-the chain rule at each one (course notes 3.8; Baydin et al. 2018, "Automatic
-Differentiation in Machine Learning: a Survey").
+Every op that runs while gradients are enabled, on an input that requires grad, leaves one
+`Function` node on its output tensor as `tensor.grad_fn` (PyTorch's name). The node knows
+its op, the node behind each input, the arrays it saved for backward and the module it ran
+in; it does not hold the tensors themselves, so once backward has freed the saved arrays a
+graph costs no activation memory. `backward()` visits the nodes from the output back to the
+leaves and applies the chain rule at each one (course notes 3.8; Baydin et al. 2018,
+"Automatic Differentiation in Machine Learning: a Survey"; PyTorch's autograd design).
 """
 import contextlib
+import weakref
 
 import numpy as np
 
+from . import hooks
+from .scope import current_scope
+
 _grad_enabled = True
-_scope = ()  # ((path, class name), ...) of the nn.Module calls we are inside, innermost last
-_profiler = None  # the active microtensor.profile() record, if any
 
 
 @contextlib.contextmanager
@@ -29,32 +34,6 @@ def no_grad():
 def is_grad_enabled():
     """True unless we are inside `no_grad()`."""
     return _grad_enabled
-
-
-@contextlib.contextmanager
-def module_scope(path, kind=""):
-    """Tag every op created inside with the module `path` (e.g. "blocks.0.attn") of type `kind`.
-
-    `nn.Module.__call__` opens one around `forward`, so each graph node knows which layer
-    made it: the pictures group nodes by it.
-    """
-    global _scope
-    outer = _scope
-    _scope = outer + ((path, kind),)
-    try:
-        yield
-    finally:
-        _scope = outer
-
-
-def inside_module():
-    """True while some nn.Module's forward is running."""
-    return bool(_scope)
-
-
-def current_scope():
-    """((path, class name), ...) of the modules being called, outermost first."""
-    return _scope
 
 
 def unbroadcast(grad, shape):
@@ -79,157 +58,196 @@ class Function:
     """One op of the graph: `forward` on numpy arrays and `backward` on their gradients.
 
     A subclass writes the two side by side. `forward(*arrays)` returns the output array and
-    keeps what backward needs with `self.save(name=array)`; `backward(grad)` receives
-    dL/d(output) and returns one gradient per input (None for an input that needs none),
-    in that input's broadcast shape: the engine un-broadcasts it.
-    Non-tensor settings (an axis, a shape) go to `__init__`.
+    keeps what backward needs with `self.save(...)`; `backward(grad)` receives dL/d(output)
+    and returns one gradient per input (None for one that needs none), in the broadcast
+    (output) shape: the engine sums it back to the input's shape. Settings that are not
+    arrays of the graph (an axis, a mask, ids) go to `__init__`. Backward reads what it
+    needs from `self.saved`, `self.needs_input_grad` and `self.input_shapes`. A backward
+    never writes into the `grad` it receives: it may be shared with another input.
 
-    Rules for the arrays: `needs_input_grad` is known before forward runs, so forward saves
-    only what the needed gradients use (∂L/∂a of a·b needs b, not a). A backward never
-    writes into the `grad` it receives: it may be shared with another input, or be a
-    read-only broadcast view; the engine copies it before keeping it in a leaf's `.grad`.
+    What a student can read off a node (`y.grad_fn`), as in PyTorch:
+        op: the op's name ("matmul"), drawn in the pictures.
+        inputs: one entry per input: the `Function` that made it, the `AccumulateGrad`
+            of a leaf that requires grad, or None for a constant (no gradient goes there).
+            PyTorch calls this `next_functions` and pairs each entry with an output index.
+        input_shapes: the shape of each input; constants: {input index: value} of each
+            one-element constant input (the 1/√d_k of attention's scaling).
+        saved: {name: array} kept for backward; empty once backward has freed it
+            (`saved_shapes()` still tells what it was).
+        scope, module: the nn.Module calls it ran inside, ((path, class), ...), and the
+            innermost path ("blocks.0.attn"; "" outside any module).
+        role: None, or the name of a named step set by the code that computes it
+            (attention's "QKᵀ", "S", "A", "Z"; a block's "residual" adds).
+        shape, dtype: of the output; needs_input_grad: which inputs get a gradient.
     """
 
-    op = "function"  # the name drawn in graph pictures
+    op = "function"
+    role = None
+    _retained = None  # weakref to the output tensor, set by `Tensor.retain_grad()`
 
     def __init__(self):
-        self.inputs = ()
+        self.inputs, self.input_shapes, self.constants = (), (), {}
         self.saved = {}
-        self.scope = ()  # ((module path, class name), ...) it was created in, outermost first
+        self.scope = ()
         self.needs_input_grad = ()
-        self.grad_norm = None  # |dL/d(output)|, noted during backward for the pictures
-        self.input_grad_norms = ()  # |dL/d(input_i)| arriving at each input
+        self.shape, self.dtype = (), None
+        self._saved_shapes = None
 
     @property
     def module(self):
-        """Dotted path of the innermost module this op ran in ("" outside any module)."""
         return self.scope[-1][0] if self.scope else ""
 
-    def save(self, **arrays):
-        """Keep arrays for backward; the pictures list their names and shapes."""
-        self.saved.update(arrays)
+    def save(self, for_input=None, **arrays):
+        """Keep `arrays` for backward, but only if a gradient that uses them will be asked for.
+
+        for_input=i: only ∂L/∂(input i) uses them (∂L/∂a of a·b needs b, not a);
+        None: every input's gradient does. So nothing is saved under `no_grad()`, or
+        when no input requires grad: the one rule that keeps forward-only runs lean.
+        """
+        if for_input is None:
+            needed = any(self.needs_input_grad)
+        else:
+            needed = self.needs_input_grad[for_input]
+        if needed:
+            self.saved.update(arrays)
 
     def saved_shapes(self):
         """{name: shape} of what was saved for backward (still known after it is freed)."""
         if self.saved:
-            self._saved_shapes = {k: np.shape(v) for k, v in self.saved.items()}
-        return getattr(self, "_saved_shapes", {})
+            return {k: np.shape(v) for k, v in self.saved.items()}
+        return self._saved_shapes or {}
 
     def release(self):
         """Free the saved arrays once backward has used them (the graph's shape stays)."""
-        self.saved_shapes()
-        self.saved = {}
+        if self.saved:
+            self._saved_shapes = self.saved_shapes()
+            self.saved = {}
 
-    def __call__(self, *inputs):
-        """Run forward on the inputs' data and, if any input requires grad, record this node."""
-        from .tensor import Tensor  # late import: tensor.py imports this module
-
-        record = _grad_enabled and any(t.requires_grad for t in inputs)
-        # set before forward, so that forward can skip saving what no gradient will need
-        self.needs_input_grad = tuple(record and t.requires_grad for t in inputs)
+    def run(self, arrays, needs_input_grad):
+        """`forward(*arrays)`, with the op's name and the input shapes in any ValueError."""
+        self.needs_input_grad = needs_input_grad  # known first, so that forward saves less
+        self.scope = current_scope()
         try:
-            data = np.asarray(self.forward(*(t.data for t in inputs)))
+            data = np.asarray(self.forward(*arrays))
         except ValueError as error:  # e.g. numpy's broadcast error: name the op and shapes
             message = str(error)
             if not message.startswith(self.op):  # the op's own checks name it already
-                shapes = ", ".join(str(t.shape) for t in inputs)
+                shapes = ", ".join(str(a.shape) for a in arrays)
                 message = f"{self.op}: {message} (input shapes: {shapes})"
             raise ValueError(message) from None
-        out = Tensor._make(data)
-        if _profiler is not None:
-            _profiler.record(self, inputs, data)
-        if record:
-            self.inputs = inputs
-            self.scope = _scope
-            out.requires_grad = True
-            out._node = self
-        return out
+        self.shape, self.dtype = data.shape, data.dtype
+        return data
+
+    def connect(self, inputs):
+        """Link this node to the nodes behind its input tensors (it keeps no tensor)."""
+        self.inputs = tuple(_node_of(t) for t in inputs)
+        self.input_shapes = tuple(t.shape for t in inputs)
+        self.constants = {i: t.data.item() for i, t in enumerate(inputs)
+                          if not t.requires_grad and t.data.size == 1}
+
+    def __repr__(self):
+        return f"<{self.op}{f' ({self.role})' if self.role else ''}>"
 
 
+class AccumulateGrad:
+    """Where the graph ends at a leaf that requires grad: backward adds dL/d(leaf) to
+    `variable.grad`.
 
-# Noting |grad| at every edge costs one dot product per edge; the pictures need it, a
-# training loop does not, so trainers may switch it off (see `record_grad_norms`).
-_record_grad_norms = True
+    PyTorch's name. `variable` is the leaf Tensor (a parameter, or an input made with
+    requires_grad=True); a leaf's own `grad_fn` stays None.
+    """
+
+    op = "accumulate_grad"
+    role = None
+    inputs = ()
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    shape = property(lambda self: self.variable.shape)
+    dtype = property(lambda self: self.variable.dtype)
+
+    def __repr__(self):
+        return f"<accumulate_grad {self.variable.name or tuple(self.variable.shape)}>"
 
 
-@contextlib.contextmanager
-def record_grad_norms(enabled):
-    """Turn the gradient-norm bookkeeping used by the graph pictures on or off."""
-    global _record_grad_norms
-    previous, _record_grad_norms = _record_grad_norms, enabled
-    try:
-        yield
-    finally:
-        _record_grad_norms = previous
-
-
-def _norm(a):
-    flat = a.reshape(-1)
-    return float(np.sqrt(np.dot(flat, flat)))
+def _node_of(tensor):
+    """The node that backward reaches `tensor` through: its grad_fn, its leaf's
+    AccumulateGrad (one per leaf while a graph uses it), or None if it needs no gradient."""
+    if not tensor.requires_grad:
+        return None
+    if tensor.grad_fn is not None:
+        return tensor.grad_fn
+    accumulator = tensor._accumulator() if tensor._accumulator is not None else None
+    if accumulator is None:
+        accumulator = AccumulateGrad(tensor)
+        tensor._accumulator = weakref.ref(accumulator)  # weak: the graph owns it
+    return accumulator
 
 
 def topological_order(root):
-    """Tensors that `root` depends on (through grad-requiring paths), inputs before outputs.
+    """Nodes that `root` (a node) depends on, each one after every node it feeds (inputs first).
 
     Iterative depth-first search, so a chain of 10,000 ops needs no recursion.
     """
     order, visited = [], set()
     stack = [(root, False)]
     while stack:
-        tensor, inputs_done = stack.pop()
+        node, inputs_done = stack.pop()
         if inputs_done:
-            order.append(tensor)
+            order.append(node)
             continue
-        if id(tensor) in visited:
+        if node in visited:
             continue
-        visited.add(id(tensor))
-        stack.append((tensor, True))
-        if tensor._node is not None:
-            for parent in tensor._node.inputs:
-                if parent.requires_grad and id(parent) not in visited:
-                    stack.append((parent, False))
+        visited.add(node)
+        stack.append((node, True))
+        for parent in node.inputs:
+            if parent is not None and parent not in visited:
+                stack.append((parent, False))
     return order
 
 
-def backward(root, grad, retain_graph=False):
-    """Propagate `grad` = dL/d(root) to every leaf that requires grad (chain rule, notes 3.8).
+def backward(tensor, grad, retain_graph=False):
+    """Propagate `grad` = dL/d(tensor) to every leaf that requires grad (chain rule, notes 3.8).
 
     Leaves accumulate into `.grad`; intermediates keep theirs only after `retain_grad()`.
-    Gradients reaching one tensor along several paths are summed. Unless `retain_graph`,
+    Gradients reaching one node along several paths are summed. Unless `retain_graph`,
     each node's saved arrays are freed as soon as it has been used.
     """
-    grads = {id(root): grad}
-    for tensor in reversed(topological_order(root)):
-        g = grads.pop(id(tensor), None)
+    root = _node_of(tensor)
+    grads = {root: grad}
+    observed = bool(hooks._backward_hooks)
+    for node in reversed(topological_order(root)):
+        g = grads.pop(node, None)
         if g is None:
             continue
-        node = tensor._node
-        if node is None or tensor._retains_grad:
-            tensor._accumulate_grad(g)
-        if node is None:
+        if isinstance(node, AccumulateGrad):
+            node.variable._accumulate_grad(g)
+            if observed:
+                hooks.run_backward_hooks(node, (), g)
             continue
-        # Only ops that saved arrays can tell they were freed; ops that save nothing (add,
-        # sum) can be run again, as in PyTorch.
-        if not node.saved and node.inputs and getattr(node, "_saved_shapes", None):
+        retained = node._retained() if node._retained is not None else None
+        if retained is not None:
+            retained._accumulate_grad(g)
+        if node._saved_shapes is not None and not node.saved:
             raise RuntimeError(
                 f"backward through '{node.op}' a second time: its saved arrays were freed "
                 "by the first backward(); call backward(retain_graph=True) the first time")
         input_grads = node.backward(g)
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
-        norms = []
+        arrived = []
         for parent, pg in zip(node.inputs, input_grads):
-            if pg is None or not parent.requires_grad:
-                norms.append(None)
+            if parent is None or pg is None:
+                arrived.append(None)
                 continue
             pg = unbroadcast(pg, parent.shape)
-            if pg.dtype != parent.dtype:
+            if pg.dtype != parent.dtype:  # e.g. a float32 input times a float64 constant
                 pg = pg.astype(parent.dtype)
-            norms.append(_norm(pg) if _record_grad_norms else None)
-            previous = grads.get(id(parent))
-            grads[id(parent)] = pg if previous is None else previous + pg
-        if _record_grad_norms:
-            node.grad_norm = _norm(g)
-            node.input_grad_norms = tuple(norms)
+            arrived.append(pg)
+            previous = grads.get(parent)
+            grads[parent] = pg if previous is None else previous + pg
+        if observed:
+            hooks.run_backward_hooks(node, tuple(arrived), g)
         if not retain_graph:
             node.release()

@@ -1,8 +1,9 @@
-"""Functions that build tensors from shapes or from other tensors: `zeros` and `cat` (PyTorch's names)."""
+"""Functions that build tensors from shapes or from other tensors: `zeros` and `cat` (PyTorch's
+names)."""
 import numpy as np
 
 from .ops.shape import Cat
-from .tensor import Tensor
+from .tensor import Tensor, apply
 
 
 def zeros(*shape, requires_grad=False, dtype="float32"):
@@ -15,4 +16,4 @@ def zeros(*shape, requires_grad=False, dtype="float32"):
 def cat(tensors, axis=0):
     """Join tensors along an existing axis (as `torch.cat`); the gradient is split back to each."""
     tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
-    return Cat(axis)(*tensors)
+    return apply(Cat(axis), *tensors)

@@ -7,12 +7,12 @@ import numbers
 import numpy as np
 
 from . import random
-from .ops import embedding as _embedding
 from .ops import dropout as _dropout
+from .ops import embedding as _embedding
 from .ops import layer_norm as _layer_norm
 from .ops import loss as _loss
 from .ops import pointwise
-from .tensor import Tensor
+from .tensor import Tensor, apply
 
 
 def _tensor(x, name):
@@ -33,12 +33,12 @@ def _ids(ids, name):
 
 def relu(x):
     """max(x, 0) elementwise."""
-    return pointwise.ReLU()(_tensor(x, "x"))
+    return apply(pointwise.ReLU(), _tensor(x, "x"))
 
 
 def gelu(x, approximate="none"):
     """x·Φ(x) elementwise (Hendrycks & Gimpel 2016); approximate="tanh" for GPT-2's form."""
-    return pointwise.GELU(approximate)(_tensor(x, "x"))
+    return apply(pointwise.GELU(approximate), _tensor(x, "x"))
 
 
 def softmax(x, axis=-1):
@@ -67,38 +67,43 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if x.shape[x.ndim - len(shape):] != shape:
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the last dims "
                          f"of x, shape {x.shape}")
-    affine = [t for t in (weight, bias) if t is not None]
-    op = _layer_norm.LayerNorm(len(shape), eps, weight is not None, bias is not None)
-    return op(x, *affine)
+    # a missing weight is the constant 1 and a missing bias the constant 0 (scalars broadcast)
+    weight = _tensor(weight, "weight") if weight is not None else Tensor(np.ones((), x.dtype))
+    bias = _tensor(bias, "bias") if bias is not None else Tensor(np.zeros((), x.dtype))
+    return apply(_layer_norm.LayerNorm(len(shape), eps), x, weight, bias)
 
 
-def cross_entropy(logits, targets, ignore_index=-100, reduction="mean"):
+def cross_entropy(logits, targets, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """Cross-entropy loss of `logits` against integer class `targets` (as torch's).
 
     Shapes: logits [N, C] with targets [N], or logits [B, T, C] with targets [B, T].
-    reduction: "mean" over non-ignored targets, "sum", or "none" (shape of targets).
-    Raises ValueError on mismatched shapes or a target outside [0, C).
+    reduction: "mean" over non-ignored targets (NaN if every target is ignored, as torch),
+    "sum", or "none" (shape of targets; 0 at ignored targets).
+    label_smoothing ε in [0, 1]: the target is (1 − ε)·onehot + ε/C (Szegedy et al. 2016;
+    "Attention Is All You Need" §5.4 uses 0.1); see microtensor/ops/loss.py for the formula.
+    Raises ValueError on mismatched shapes, a target outside [0, C) or ε outside [0, 1].
     """
     logits, targets = _tensor(logits, "logits"), _ids(targets, "targets")
     if logits.ndim < 2 or targets.shape != logits.shape[:-1]:
         raise ValueError(f"cross_entropy: logits {logits.shape} need targets of shape "
                          f"{logits.shape[:-1]}; got {targets.shape}")
     flat = logits.reshape(-1, logits.shape[-1]) if logits.ndim > 2 else logits
-    op = _loss.CrossEntropy(targets.reshape(-1), ignore_index, reduction)
-    out = op(flat)
+    op = _loss.CrossEntropy(targets.reshape(-1), ignore_index, reduction, label_smoothing)
+    out = apply(op, flat)
     return out.reshape(targets.shape) if reduction == "none" and targets.ndim > 1 else out
 
 
 def embedding(indices, weight):
     """Rows of `weight` [V, D] picked by integer `indices` [...] -> [..., D]."""
-    return _embedding.Embedding(_ids(indices, "indices"))(_tensor(weight, "weight"))
+    return apply(_embedding.Embedding(_ids(indices, "indices")), _tensor(weight, "weight"))
 
 
 def dropout(x, p, training=True):
-    """Zero each element with probability p and scale the rest by 1/(1−p); identity if not training."""
+    """Zero each element with probability p and scale the rest by 1/(1−p); identity if not
+    training."""
     if not 0 <= p < 1:
         raise ValueError(f"dropout: p must be in [0, 1); got {p}")
     x = _tensor(x, "x")
     if not training or p == 0:
         return x
-    return _dropout.Dropout(p, random.generator())(x)
+    return apply(_dropout.Dropout(p, random.generator()), x)

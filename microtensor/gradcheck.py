@@ -1,4 +1,5 @@
-"""Check `backward()` against central finite differences, (f(x+ε) − f(x−ε)) / 2ε, element by element."""
+"""Check `backward()` against central finite differences, (f(x+ε) − f(x−ε)) / 2ε, element by
+element."""
 import numpy as np
 
 from .autograd import no_grad
@@ -9,7 +10,8 @@ class GradcheckError(AssertionError):
 
 
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
-    """Compare autograd and finite-difference gradients of `fn(*inputs)` for every input that requires grad.
+    """Compare autograd and finite-difference gradients of `fn(*inputs)` for every input that
+    requires grad.
 
     Args:
         fn: callable returning a one-element Tensor.

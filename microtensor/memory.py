@@ -6,6 +6,9 @@ gradients) every iteration. By default glibc serves every block over 128 KiB wit
 which costs as much as the arithmetic in elementwise ops. Raising the mmap and trim
 thresholds keeps those blocks in the heap, where the next step reuses them (PyTorch keeps a
 caching allocator for the same reason). Elsewhere this does nothing.
+
+It changes the whole process, so importing microtensor never calls it: the programs that
+want it call `keep_freed_memory()` themselves (the `train` command, the benchmarks).
 """
 import ctypes
 import ctypes.util

@@ -1,4 +1,5 @@
-"""Count what a forward pass costs: FLOPs per op (a multiply-add is 2) and bytes kept for backward (notes 3.8).
+"""Count what a forward pass costs: FLOPs per op (a multiply-add is 2) and bytes kept for backward
+(notes 3.8).
 
     with microtensor.profile() as prof:
         loss = model(x, y)
@@ -7,6 +8,10 @@
 Matmul counts 2·M·K·N per product (the notes' convention). Every other op is counted as
 one FLOP per output element, a rough figure: the notes' totals leave softmax, norms and
 activations out, and so can a reader, by filtering on op name.
+
+The profiler is one forward hook (`microtensor.hooks`): it sees each op with its inputs,
+output and saved arrays, and the engine knows nothing about it. Saved bytes are what a
+backward would keep, so they are 0 for ops run under `no_grad()`.
 """
 import contextlib
 from collections import defaultdict
@@ -14,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import autograd
+from . import hooks
 
 
 @dataclass
@@ -23,7 +28,6 @@ class OpRecord:
 
     op: str
     module: str
-    name: str
     flops: int
     out_shape: tuple
     saved: dict = field(default_factory=dict)  # {name: (shape, nbytes, id)} kept for backward
@@ -44,11 +48,11 @@ class Profile:
         self.records = []
 
     def record(self, fn, inputs, out):
+        """The forward hook: note one op call (`microtensor.hooks.register_forward_hook`)."""
         flops = (matmul_flops(inputs[0].shape, inputs[1].shape) if fn.op == "matmul"
                  else int(out.size))
         saved = {k: (np.shape(v), int(getattr(v, "nbytes", 0)), id(v)) for k, v in fn.saved.items()}
-        self.records.append(OpRecord(fn.op, autograd._scope[-1][0] if autograd._scope else "",
-                                     "", flops, out.shape, saved))
+        self.records.append(OpRecord(fn.op, fn.module, flops, out.shape, saved))
 
     def flops(self, op=None, module=None, where=None):
         """Total FLOPs, optionally only of one op name, of modules under a path prefix, or
@@ -98,8 +102,5 @@ class Profile:
 def profile():
     """Record every op run inside the block; yields the `Profile`."""
     prof = Profile()
-    previous, autograd._profiler = autograd._profiler, prof
-    try:
+    with hooks.register_forward_hook(prof.record):
         yield prof
-    finally:
-        autograd._profiler = previous

@@ -1,5 +1,10 @@
-"""One random generator for the whole package: `manual_seed(s)` makes init, dropout, batching and sampling repeatable."""
+"""One random generator for the whole package: `manual_seed(s)` makes init, dropout, batching and
+sampling repeatable; `get_rng_state`/`set_rng_state` save and restore where it stands (as torch)."""
+import copy
+
 import numpy as np
+
+from .tensor import Tensor
 
 _generator = np.random.default_rng()
 
@@ -18,10 +23,37 @@ def generator():
     return _generator
 
 
+def get_rng_state():
+    """Where the package generator stands, as a dict of plain ints and strs (JSON-safe).
+
+    numpy's PCG64 state: {"bit_generator": "PCG64", "state": {"state": int, "inc": int},
+    "has_uint32": int, "uinteger": int}. `set_rng_state` of it makes the generator draw the
+    same numbers again (torch.get_rng_state returns a byte tensor for the same purpose).
+    """
+    return copy.deepcopy(_generator.bit_generator.state)
+
+
+def set_rng_state(state):
+    """Put the package generator back where `get_rng_state()` found it.
+
+    Raises ValueError for anything but a PCG64 state dict (the bit generator behind
+    `numpy.random.default_rng`, which `manual_seed` uses).
+    """
+    global _generator
+    if not isinstance(state, dict) or state.get("bit_generator") != "PCG64":
+        raise ValueError(f"set_rng_state: expected a PCG64 state dict from get_rng_state(); "
+                         f"got {state!r:.80}")
+    bit_generator = np.random.PCG64()
+    try:
+        bit_generator.state = copy.deepcopy(state)
+    except (TypeError, KeyError, ValueError) as error:
+        raise ValueError(f"set_rng_state: not a PCG64 state ({error}); "
+                         f"got {state!r:.80}") from None
+    _generator = np.random.Generator(bit_generator)
+
+
 def randn(*shape, requires_grad=False, dtype=np.float32, name=None):
     """A tensor of standard-normal samples, float32 by default, from the package generator."""
-    from .tensor import Tensor  # late import: tensor.py imports this package
-
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     data = _generator.standard_normal(shape).astype(dtype)

@@ -1,4 +1,10 @@
-"""The `Tensor`: a numpy array plus the bookkeeping reverse-mode autograd needs.
+"""The `Tensor`: a numpy array plus the bookkeeping reverse-mode autograd needs (notes 3.8).
+
+Every method that computes (`+`, `@`, `sum`, `softmax`, ...) builds one op from `ops/` and
+runs it through `apply` (at the end of this file): the op's forward works on numpy arrays,
+and when an input requires grad the op becomes the output's `grad_fn`, the graph node that
+`backward()` (autograd.py) later visits. Tensor turns scalars, masks and indices into
+arrays first, so the ops never see a Tensor.
 
 Names and dtype rules follow PyTorch, where students go next: Python floats become
 float32, Python ints int64, numpy arrays keep their dtype. Deliberate differences:
@@ -11,11 +17,12 @@ float32, Python ints int64, numpy arrays keep their dtype. Deliberate difference
     softmax of an all −inf row   NaN there, zeros here    (a fully blocked query, notes 3.3)
 """
 import numbers
+import weakref
 
 import numpy as np
 
-from . import autograd
-from .ops import arithmetic, matmul, pointwise, reduction, shape, softmax, masking
+from . import autograd, hooks
+from .ops import arithmetic, masking, matmul, pointwise, reduction, shape, softmax
 
 
 def _as_array(data, dtype):
@@ -39,7 +46,8 @@ class Tensor:
         requires_grad: record ops on it so that `backward()` fills `.grad`.
             Only floating-point tensors may require grad (TypeError otherwise).
         dtype: numpy dtype to cast to; default follows PyTorch's rules (see module doc).
-        name: a label for error messages and graph pictures.
+        name: a label for error messages; pictures show the names of leaves (inputs and
+            parameters, which nn names "blocks.0.attn.q_proj.weight").
     """
 
     __array_ufunc__ = None  # makes `ndarray + Tensor` call Tensor.__radd__, not numpy's add
@@ -52,8 +60,8 @@ class Tensor:
         self.data = _as_array(data, dtype)
         self.grad = None
         self.name = name
-        self._node = None
-        self._retains_grad = False
+        self.grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
+        self._accumulator = None  # a leaf's AccumulateGrad node, weakly held (autograd.py)
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -62,9 +70,17 @@ class Tensor:
     def _make(cls, data):
         """Wrap an op's output array without copying it."""
         t = cls.__new__(cls)
-        t.data, t.grad, t.name, t._node = data, None, None, None
-        t._retains_grad, t.requires_grad = False, False
+        t.data, t.grad, t.name, t.grad_fn = data, None, None, None
+        t._accumulator, t.requires_grad = None, False
         return t
+
+    # True for `nn.Parameter`, a learnable weight: pictures draw these as the model's weights
+    is_parameter = False
+
+    @property
+    def is_leaf(self):
+        """True for a tensor no recorded op made (PyTorch's name): backward stops here."""
+        return self.grad_fn is None
 
     def requires_grad_(self, flag=True):
         if flag and not np.issubdtype(self.dtype, np.floating):
@@ -87,8 +103,8 @@ class Tensor:
 
     def __repr__(self):
         extra = ", requires_grad=True" if self.requires_grad else ""
-        if self._node is not None:
-            extra += f", op={self._node.op}"
+        if self.grad_fn is not None:
+            extra += f", grad_fn={self.grad_fn!r}"
         body = np.array2string(self.data, precision=4, separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype}{extra})"
 
@@ -140,8 +156,13 @@ class Tensor:
             self.grad += g
 
     def retain_grad(self):
-        """Keep `.grad` on this intermediate tensor after backward()."""
-        self._retains_grad = True
+        """Keep `.grad` on this intermediate tensor after backward() (a leaf keeps it anyway).
+
+        Its node holds only a weak reference to it: retaining a gradient never keeps the
+        tensor, or its data, alive.
+        """
+        if self.grad_fn is not None:
+            self.grad_fn._retained = weakref.ref(self)
         return self
 
     def zero_grad(self):
@@ -160,75 +181,75 @@ class Tensor:
         return Tensor._make(np.asarray(other))
 
     def __add__(self, other):
-        return arithmetic.Add()(self, self._lift(other))
+        return apply(arithmetic.Add(), self, self._lift(other))
 
     def __radd__(self, other):
-        return arithmetic.Add()(self._lift(other), self)
+        return apply(arithmetic.Add(), self._lift(other), self)
 
     def __sub__(self, other):
-        return arithmetic.Sub()(self, self._lift(other))
+        return apply(arithmetic.Sub(), self, self._lift(other))
 
     def __rsub__(self, other):
-        return arithmetic.Sub()(self._lift(other), self)
+        return apply(arithmetic.Sub(), self._lift(other), self)
 
     def __mul__(self, other):
-        return arithmetic.Mul()(self, self._lift(other))
+        return apply(arithmetic.Mul(), self, self._lift(other))
 
     def __rmul__(self, other):
-        return arithmetic.Mul()(self._lift(other), self)
+        return apply(arithmetic.Mul(), self._lift(other), self)
 
     def __truediv__(self, other):
-        return arithmetic.Div()(self, self._lift(other))
+        return apply(arithmetic.Div(), self, self._lift(other))
 
     def __rtruediv__(self, other):
-        return arithmetic.Div()(self._lift(other), self)
+        return apply(arithmetic.Div(), self._lift(other), self)
 
     def __neg__(self):
-        return arithmetic.Neg()(self)
+        return apply(arithmetic.Neg(), self)
 
     def __pow__(self, exponent):
         if not isinstance(exponent, numbers.Number):
             raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
-        return arithmetic.Pow(exponent)(self)
+        return apply(arithmetic.Pow(exponent), self)
 
     def __matmul__(self, other):
-        return matmul.MatMul()(self, self._lift(other))
+        return apply(matmul.MatMul(), self, self._lift(other))
 
     def __rmatmul__(self, other):
-        return matmul.MatMul()(self._lift(other), self)
+        return apply(matmul.MatMul(), self._lift(other), self)
 
     # ---- pointwise math ---------------------------------------------------------------
     def exp(self):
-        return pointwise.Exp()(self)
+        return apply(pointwise.Exp(), self)
 
     def log(self):
-        return pointwise.Log()(self)
+        return apply(pointwise.Log(), self)
 
     def sqrt(self):
-        return pointwise.Sqrt()(self)
+        return apply(pointwise.Sqrt(), self)
 
     def tanh(self):
-        return pointwise.Tanh()(self)
+        return apply(pointwise.Tanh(), self)
 
     def relu(self):
-        return pointwise.ReLU()(self)
+        return apply(pointwise.ReLU(), self)
 
     # ---- reductions -------------------------------------------------------------------
     def sum(self, axis=None, keepdims=False):
-        return reduction.Sum(axis, keepdims)(self)
+        return apply(reduction.Sum(axis, keepdims), self)
 
     def mean(self, axis=None, keepdims=False):
-        return reduction.Mean(axis, keepdims)(self)
+        return apply(reduction.Mean(axis, keepdims), self)
 
     def max(self, axis=None, keepdims=False):
-        return reduction.Max(axis, keepdims)(self)
+        return apply(reduction.Max(axis, keepdims), self)
 
     # ---- shapes -----------------------------------------------------------------------
     def reshape(self, *new_shape):
         # not `*shape`: that name would hide the `ops.shape` module used below
         if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
             new_shape = tuple(new_shape[0])
-        return shape.Reshape(new_shape)(self)
+        return apply(shape.Reshape(new_shape), self)
 
     def view(self, *shape):
         return self.reshape(*shape)
@@ -239,12 +260,12 @@ class Tensor:
             raise IndexError(f"transpose: dims ({dim0}, {dim1}) are out of range for a tensor "
                              f"of shape {self.shape}")
         axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
-        return shape.Permute(axes, op="transpose")(self)
+        return apply(shape.Permute(axes, op="transpose"), self)
 
     def permute(self, *dims):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
-        return shape.Permute(dims)(self)
+        return apply(shape.Permute(dims), self)
 
     def _transpose_2d(self):
         if self.ndim != 2:
@@ -252,16 +273,43 @@ class Tensor:
         return self.transpose(0, 1)
 
     def __getitem__(self, index):
-        return shape.GetItem(index)(self)
+        parts = index if isinstance(index, tuple) else (index,)
+        parts = tuple(p.data if isinstance(p, Tensor) else p for p in parts)  # ids as arrays
+        return apply(shape.GetItem(parts if isinstance(index, tuple) else parts[0]), self)
 
     # ---- attention building blocks ----------------------------------------------------
     def masked_fill(self, mask, value):
-        """Replace entries where `mask` is True (blocked) by `value`; mask broadcasts."""
-        return masking.MaskedFill(mask, value)(self)
+        """Replace entries where `mask` is True (blocked) by `value`; mask broadcasts.
+
+        mask: a boolean Tensor or numpy array; TypeError for any other dtype.
+        """
+        mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+        if mask.dtype != np.bool_:
+            raise TypeError(f"mask must be boolean (True = blocked); got dtype {mask.dtype}. "
+                            "For an additive float mask add it to the scores instead")
+        return apply(masking.MaskedFill(mask, value), self)
 
     def softmax(self, axis=-1):
-        return softmax.Softmax(axis)(self)
+        return apply(softmax.Softmax(axis), self)
 
     def log_softmax(self, axis=-1):
-        return softmax.LogSoftmax(axis)(self)
+        return apply(softmax.LogSoftmax(axis), self)
 
+
+
+def apply(fn, *inputs):
+    """Run the op `fn` (a `Function`) on Tensors: forward on their arrays, then, if an input
+    requires grad (and grad is enabled), record `fn` as the output's `grad_fn`.
+
+    Every Tensor method and `microtensor.functional` goes through here; a new op is a
+    `Function` subclass called as `apply(MyOp(), x)`. Forward hooks see each call.
+    """
+    record = autograd.is_grad_enabled() and any(t.requires_grad for t in inputs)
+    data = fn.run(tuple(t.data for t in inputs), tuple(record and t.requires_grad for t in inputs))
+    out = Tensor._make(data)
+    if record:
+        fn.connect(inputs)
+        out.grad_fn, out.requires_grad = fn, True
+    if hooks._forward_hooks:
+        hooks.run_forward_hooks(fn, inputs, out)
+    return out

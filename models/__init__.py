@@ -1,4 +1,8 @@
-"""models: the character-level GPT, its tokenizer, data, checkpoints and training loop, built on `nn` and `microtensor`."""
+"""models: the character-level GPT and its tokenizer, built on `nn` and `microtensor`.
+
+The package also holds the data, checkpoints and training loop (models.data,
+models.checkpoint, models.train) and the command line (models.cli).
+"""
 from .gpt import GPT, GPTConfig
 from .tokenizer import CharTokenizer
 

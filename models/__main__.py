@@ -1,4 +1,7 @@
-"""`python -m models ...` runs the `microtensor` command line (the same as `python -m models.cli`)."""
+"""`python -m models ...` runs the `microtensor` command line.
+
+The same as `python -m models.cli ...`.
+"""
 import sys
 
 from .cli.main import main

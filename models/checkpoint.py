@@ -1,41 +1,121 @@
-"""Saving and loading a trained GPT: weights in `model.npz`, config + vocabulary + training notes in `config.json`.
+"""Checkpoints: a run's best model and latest training state, in one directory.
 
-Each file is written atomically (a temporary file in the same directory, then
-`os.replace`), so an interrupted save leaves the previous checkpoint intact, never a
-half-written one. Weights are loaded with `allow_pickle=False`: a checkpoint holds only
-plain arrays and JSON, so opening one cannot run code.
+Both are written atomically together and read without unpickling.
+
+A checkpoint directory (`--out`) holds
+
+    config.json         the manifest: model kind and config, the run's notes (vocabulary,
+                        settings, data), and for "best" and "latest": iter, val_loss, file,
+                        size and SHA-256 of that file; "latest" also holds the JSON part
+                        of the training state (random generator, schedule, elapsed time)
+    best.<n>.npz        the weights of the best model by validation loss: "model/<name>"
+    latest.<n>.npz      the latest training state: "model/<name>" and the optimizer's
+                        buffers "optimizer/<index>/<buffer>"
+    metrics.jsonl       (written by models/run.py's TrainingRun.log, not here)
+
+<n> is the number of the save that wrote the file. A save writes its new files first
+(each a temporary file renamed into place), then replaces config.json, then deletes the
+files the old config.json named. config.json is one file and `os.replace` is atomic, so
+a crash at any point leaves either the old checkpoint or the new one, never a mix; the
+hashes catch a file damaged after the fact.
+
+Loading uses `np.load(allow_pickle=False)`: a checkpoint holds only plain arrays and JSON,
+so opening one cannot run code. Every problem is a `CheckpointError` (a ValueError) whose
+one-line message names the file and what is wrong.
+
+A model kind is registered with `register_model(kind, model_class, config_class)`: the
+config class has `to_dict()` and `from_dict(d)`, the model class is built as
+`model_class(config)` and keeps it as `.config`. "gpt" is registered here.
 """
+import hashlib
 import json
 import os
+import re
 import tempfile
+import zipfile
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .gpt import GPT, GPTConfig
 from .tokenizer import CharTokenizer
 
-WEIGHTS_FILE = "model.npz"
 CONFIG_FILE = "config.json"
-FORMAT = "microtensor-char-gpt"
-VERSION = 1
+FORMAT = "microtensor-checkpoint"
+VERSION = 2
+_OWN_FILE = re.compile(r"(best|latest)\.\d+\.npz")
+_MODELS = {}  # kind -> (model class, config class)
 
 
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read (or written over); the message names the file."""
 
 
-def _atomic_write(path, write):
+def register_model(kind, model_class, config_class):
+    """Let checkpoints hold models of `model_class`, recorded as `kind` in config.json."""
+    _MODELS[kind] = (model_class, config_class)
+
+
+register_model("gpt", GPT, GPTConfig)
+
+
+@dataclass
+class Snapshot:
+    """One of the two things a checkpoint keeps: arrays from iteration `iter`.
+
+    arrays: {name: numpy array}, e.g. `model_arrays(model)`; state: JSON-safe notes that
+    go into config.json beside it (the latest training state's random generator, ...).
+    val_loss: the validation loss at `iter`, or None when it was not measured there.
+    """
+
+    iter: int
+    val_loss: object
+    arrays: dict
+    state: dict = field(default_factory=dict)
+
+
+def model_arrays(model):
+    """{"model/<parameter name>": array} of `model`'s state_dict."""
+    return {f"model/{name}": array for name, array in model.state_dict().items()}
+
+
+def optimizer_arrays(optimizer):
+    """(arrays, param_groups) of `optimizer.state_dict()`: buffers as "optimizer/<i>/<name>"."""
+    snapshot = optimizer.state_dict()
+    arrays = {f"optimizer/{index}/{name}": np.asarray(value)
+              for index, buffers in snapshot["state"].items() for name, value in buffers.items()}
+    return arrays, snapshot["param_groups"]
+
+
+def load_optimizer(optimizer, arrays, param_groups, path):
+    """Inverse of `optimizer_arrays`: restore `optimizer` from the arrays read from `path`."""
+    state = {}
+    for name, array in arrays.items():
+        if name.startswith("optimizer/"):
+            _, index, buffer = name.split("/", 2)
+            state.setdefault(int(index), {})[buffer] = array
+    try:
+        optimizer.load_state_dict({"state": state, "param_groups": param_groups})
+    except (ValueError, KeyError, TypeError) as error:
+        raise CheckpointError(f"{path}: the optimizer state does not fit the model: "
+                              f"{error}") from None
+
+
+# --- writing -----------------------------------------------------------------------------
+
+def atomic_write(path, write):
     """Call write(file) on a temporary file next to `path`, then rename it onto `path`.
 
-    os.replace is atomic on one filesystem, hence the temporary file in the same directory.
+    os.replace is atomic on one filesystem, hence the temporary file in the same directory;
+    fsync first, so that after a power cut the name never points at unwritten data.
     """
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
                                suffix=".tmp")
     try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it a normal file's mode
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes it private; give it a normal file's mode
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
@@ -47,67 +127,225 @@ def _atomic_write(path, write):
         raise
 
 
-def save_checkpoint(out_dir, model, tokenizer, train_state=None):
-    """Write `model` (its state_dict), its config, the tokenizer's vocabulary and `train_state` into out_dir.
-
-    train_state: a JSON-serialisable dict of training notes (e.g. iter, best_val_loss).
-    Creates out_dir if needed. The weights go first, so config.json, written last,
-    always describes weights that are complete.
-    """
-    os.makedirs(out_dir, exist_ok=True)
-    state = model.state_dict()
-    _atomic_write(os.path.join(out_dir, WEIGHTS_FILE), lambda f: np.savez(f, **state))
-    meta = {"format": FORMAT, "version": VERSION, "model_config": model.config.to_dict(),
-            "vocab": tokenizer.chars, "train": train_state or {}}
-    text = json.dumps(meta, indent=2, ensure_ascii=False) + "\n"
-    _atomic_write(os.path.join(out_dir, CONFIG_FILE), lambda f: f.write(text.encode("utf-8")))
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
-def load_checkpoint(out_dir):
-    """(model, tokenizer, train_state) from a directory written by `save_checkpoint`.
+def _write_snapshot(out_dir, which, number, snapshot):
+    name = f"{which}.{number}.npz"
+    path = os.path.join(out_dir, name)
+    atomic_write(path, lambda f: np.savez(f, **snapshot.arrays))
+    return {"iter": int(snapshot.iter), "val_loss": snapshot.val_loss, "file": name,
+            "bytes": os.path.getsize(path), "sha256": _sha256(path), **snapshot.state}
 
-    The model is returned in eval mode. Raises FileNotFoundError for a missing
-    directory or file, and ValueError for a file that is not a readable checkpoint,
-    each naming the path.
+
+def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False):
+    """Write `model`'s checkpoint into out_dir: its kind and config, `info`, and the snapshots.
+
+    info: JSON-safe notes about the run (for a GPT: "vocab", the settings, the data).
+    best, latest: `Snapshot`s; one left None keeps the one already in out_dir (so a save
+    after an evaluation that did not improve rewrites only the latest state).
+    replace=True starts afresh: nothing is kept from out_dir, even a broken checkpoint.
+    Creates out_dir if needed. Raises CheckpointError if a snapshot is None and out_dir
+    has none to keep, or if out_dir's config.json is broken (unless replace).
     """
     out_dir = os.fspath(out_dir)
+    kind = next((k for k, (cls, _) in _MODELS.items() if type(model) is cls), None)
+    if kind is None:
+        raise TypeError(f"save_checkpoint: no model kind registered for {type(model).__name__}; "
+                        "call register_model first")
+    os.makedirs(out_dir, exist_ok=True)
+    try:
+        old = read_manifest(out_dir) or {}
+    except CheckpointError:
+        if not replace:
+            raise
+        old = {}
+    number = old.get("save", 0) + 1  # new file names, so the old checkpoint stays whole
+    if replace:
+        old = {}
+    manifest = {"format": FORMAT, "version": VERSION, "save": number, "kind": kind,
+                "model_config": model.config.to_dict(), "info": info}
+    for which, snapshot in (("best", best), ("latest", latest)):
+        if snapshot is not None:
+            manifest[which] = _write_snapshot(out_dir, which, number, snapshot)
+        elif which in old:
+            manifest[which] = old[which]
+        else:
+            raise CheckpointError(f"save_checkpoint: {out_dir} has no {which} snapshot to keep; "
+                                  f"pass one")
+    text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+    atomic_write(os.path.join(out_dir, CONFIG_FILE), lambda f: f.write(text.encode("utf-8")))
+    keep = {manifest["best"]["file"], manifest["latest"]["file"]}
+    for name in os.listdir(out_dir):  # the old snapshots, and any a crashed save left behind
+        if name not in keep and _OWN_FILE.fullmatch(name):
+            os.remove(os.path.join(out_dir, name))
+    return manifest
+
+
+def save_model(out_dir, model, tokenizer, iter=0, info=None):
+    """A GPT checkpoint of `model` alone, without training state (e.g. an imported model).
+
+    Its best and latest are these weights: `sample`, `graph`, `attention` and `export`
+    read it; `train --resume` cannot continue it. Replaces a checkpoint in out_dir.
+    """
+    snapshot = Snapshot(iter, None, model_arrays(model))
+    return save_checkpoint(out_dir, model, {"vocab": tokenizer.chars, **(info or {})},
+                           best=snapshot, latest=snapshot, replace=True)
+
+
+# --- reading -----------------------------------------------------------------------------
+
+def read_manifest(out_dir):
+    """config.json of the checkpoint in out_dir, checked; None when out_dir holds none.
+
+    Raises CheckpointError naming config.json when it is not JSON, not a microtensor
+    checkpoint, of another version, or lacks an entry.
+    """
+    path = os.path.join(os.fspath(out_dir), CONFIG_FILE)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except UnicodeDecodeError:
+        raise CheckpointError(f"{path} is not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise CheckpointError(f"{path} is not JSON ({error})") from None
+    if isinstance(manifest, dict) and manifest.get("format") == "microtensor-char-gpt":
+        raise CheckpointError(f"{path} is a checkpoint of an older microtensor (model.npz, "
+                              "format version 1, no training state); train it again")
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+        raise CheckpointError(f"{path} is not a microtensor checkpoint (format {found!r}, "
+                              f"expected {FORMAT!r})")
+    if manifest.get("version") != VERSION:
+        raise CheckpointError(f"{path} is format version {manifest.get('version')!r}; this "
+                              f"microtensor reads version {VERSION}")
+    for key in ("kind", "model_config", "info", "best", "latest"):
+        if key not in manifest:
+            raise CheckpointError(f"{path} lacks the entry {key!r}")
+    for which in ("best", "latest"):
+        entry = manifest[which]
+        if not isinstance(entry, dict) or not {"iter", "val_loss", "file", "bytes",
+                                               "sha256"} <= set(entry):
+            raise CheckpointError(f"{path}: entry {which!r} needs iter, val_loss, file, bytes "
+                                  "and sha256")
+        if not isinstance(entry["iter"], int) or not isinstance(entry["val_loss"],
+                                                                (int, float, type(None))):
+            raise CheckpointError(f"{path}: {which} has iter {entry['iter']!r} and val_loss "
+                                  f"{entry['val_loss']!r}; expected an int and a number")
+        if not _OWN_FILE.fullmatch(str(entry["file"])):
+            raise CheckpointError(f"{path}: {which} names the file {entry['file']!r}, not a "
+                                  "snapshot of this directory")
+    return manifest
+
+
+def require_manifest(out_dir):
+    """read_manifest, but a missing directory or checkpoint is a FileNotFoundError saying so."""
+    out_dir = os.fspath(out_dir)
     if os.path.isfile(out_dir):
-        raise FileNotFoundError(f"{out_dir!r} is a file; give the checkpoint directory that "
-                                f"holds {WEIGHTS_FILE} and {CONFIG_FILE}")
+        raise FileNotFoundError(f"{out_dir} is a file; give the checkpoint directory "
+                                f"(the --out of `microtensor train`)")
     if not os.path.isdir(out_dir):
-        raise FileNotFoundError(f"checkpoint directory {out_dir!r} does not exist "
+        raise FileNotFoundError(f"checkpoint directory {out_dir} does not exist "
                                 "(train one with `microtensor train --out DIR`)")
-    weights_path = os.path.join(out_dir, WEIGHTS_FILE)
-    config_path = os.path.join(out_dir, CONFIG_FILE)
-    if not os.path.exists(config_path) and not os.path.exists(weights_path):
-        raise FileNotFoundError(f"no checkpoint in {out_dir!r} (no {CONFIG_FILE} or "
-                                f"{WEIGHTS_FILE}); train one with `microtensor train --out DIR`")
-    for path in (config_path, weights_path):
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"incomplete checkpoint in {out_dir!r}: "
-                                    f"{os.path.basename(path)} is missing")
+    manifest = read_manifest(out_dir)
+    if manifest is None:
+        raise FileNotFoundError(f"no checkpoint in {out_dir} (no {CONFIG_FILE}); train one "
+                                "with `microtensor train --out DIR`")
+    return manifest
+
+
+def load_snapshot(out_dir, which, manifest):
+    """({name: array}, path) of the "best" or "latest" snapshot that `manifest` names.
+
+    Checks size and SHA-256 against config.json before reading, and never unpickles.
+    """
+    entry = manifest[which]
+    path = os.path.join(os.fspath(out_dir), entry["file"])
+    if not os.path.isfile(path):
+        raise CheckpointError(f"{path} is missing ({CONFIG_FILE} names it as the {which} "
+                              "snapshot)")
+    size = os.path.getsize(path)
+    if size != entry["bytes"]:
+        raise CheckpointError(f"{path} is {size} bytes, {CONFIG_FILE} says {entry['bytes']}: "
+                              "the file is truncated or was changed after saving")
+    if _sha256(path) != entry["sha256"]:
+        raise CheckpointError(f"{path} does not match its SHA-256 in {CONFIG_FILE}: the file "
+                              "is damaged or was changed after saving")
     try:
-        with open(config_path, encoding="utf-8") as f:
-            meta = json.load(f)
-        if meta.get("format") != FORMAT:
-            raise ValueError(f"format is {meta.get('format')!r}, expected {FORMAT!r}")
-        config = GPTConfig.from_dict(meta["model_config"])
-        tokenizer = CharTokenizer(meta["vocab"])
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise ValueError(f"{config_path!r} is not a valid checkpoint config: {error}") from None
-    if tokenizer.vocab_size != config.vocab_size:
-        raise ValueError(f"{config_path!r}: vocabulary has {tokenizer.vocab_size} characters "
-                         f"but model_config.vocab_size is {config.vocab_size}")
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except ValueError as error:
+        if "allow_pickle" in str(error):
+            raise CheckpointError(f"{path} holds an object array (a pickle), which is never "
+                                  "loaded") from None
+        raise CheckpointError(f"{path} is not a readable .npz file: {error}") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as error:
+        raise CheckpointError(f"{path} is not a readable .npz file: {error}") from None
+    return arrays, path
+
+
+def build_model(manifest, kind=None, path=CONFIG_FILE):
+    """A fresh model of the kind and config that `manifest` records (kind: the one expected)."""
+    found = manifest["kind"]
+    if kind is not None and found != kind:
+        raise CheckpointError(f"{path} holds a {found!r} model, not a {kind!r} one")
+    if found not in _MODELS:
+        raise CheckpointError(f"{path}: unknown model kind {found!r}; known: {sorted(_MODELS)}")
+    model_class, config_class = _MODELS[found]
     try:
-        with np.load(weights_path, allow_pickle=False) as npz:
-            state = {name: npz[name] for name in npz.files}
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{weights_path!r} is not a readable .npz file: {error}") from None
-    model = GPT(config)
-    try:
-        model.load_state_dict(state)
-    except (KeyError, ValueError) as error:
-        raise ValueError(f"{weights_path!r} does not match {CONFIG_FILE}: "
-                         f"{error.args[0]}") from None
+        return model_class(config_class.from_dict(manifest["model_config"]))
+    except (ValueError, TypeError, AttributeError) as error:
+        raise CheckpointError(f"{path}: model_config is not valid: {error}") from None
+
+
+def load_model_arrays(model, arrays, path):
+    """Copy the "model/..." arrays into `model`; a missing, extra or misshapen one is an error."""
+    weights = {name[len("model/"):]: a for name, a in arrays.items() if name.startswith("model/")}
+    expected = dict(model.named_parameters())
+    missing = sorted(set(expected) - set(weights))
+    extra = sorted(set(weights) - set(expected))
+    if missing or extra:
+        raise CheckpointError(f"{path} does not fit its model_config: missing arrays "
+                              f"{missing}, unexpected arrays {extra}")
+    for name, array in weights.items():
+        if array.shape != expected[name].shape:
+            raise CheckpointError(f"{path}: {name} has shape {array.shape}, its model_config "
+                                  f"needs {expected[name].shape}")
+        if array.dtype.kind != "f":
+            raise CheckpointError(f"{path}: {name} has dtype {array.dtype}, expected floats")
+    model.load_state_dict(weights)
+
+
+def load_model(out_dir, which="best", kind=None):
+    """(model, manifest): the "best" (default) or "latest" model in out_dir, in eval mode.
+
+    kind: the model kind the caller needs ("gpt", ...), or None for any registered one.
+    Raises FileNotFoundError when there is no checkpoint, CheckpointError when it is broken.
+    """
+    manifest = require_manifest(out_dir)
+    model = build_model(manifest, kind, os.path.join(os.fspath(out_dir), CONFIG_FILE))
+    arrays, path = load_snapshot(out_dir, which, manifest)
+    load_model_arrays(model, arrays, path)
     model.eval()
-    return model, tokenizer, meta.get("train", {})
+    return model, manifest
+
+
+def load_checkpoint(out_dir, which="best"):
+    """(GPT, CharTokenizer, manifest) of a GPT checkpoint (by default its best model)."""
+    model, manifest = load_model(out_dir, which, kind="gpt")
+    path = os.path.join(os.fspath(out_dir), CONFIG_FILE)
+    try:
+        tokenizer = CharTokenizer(manifest["info"]["vocab"])
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(f"{path}: info.vocab is not a vocabulary ({error})") from None
+    if tokenizer.vocab_size != model.config.vocab_size:
+        raise CheckpointError(f"{path}: the vocabulary has {tokenizer.vocab_size} characters "
+                              f"but model_config.vocab_size is {model.config.vocab_size}")
+    return model, tokenizer, manifest

@@ -1,13 +1,26 @@
-"""Training text for the character-level GPT: load a file (or the built-in corpus), split 90/10, draw random batches.
+"""Training text for the character-level GPT: load the ids, split 90/10, draw random batches.
+
+A file's ids are prepared once and memory-mapped (models.prepare); without a file the built-
+in corpus is used.
 
 References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` and `train.py`'s
 `get_batch` (the same recipe: one long id array, random windows of block_size + 1).
 """
+import hashlib
 import os
 
 import numpy as np
 
 import microtensor
+
+from .prepare import (
+    CACHE_SUFFIX,
+    CHUNK_SIZE,
+    encode_text,
+    read_ids,
+    source_key,
+    write_ids,
+)
 
 DEFAULT_CORPUS_NAME = "CPython's pydoc help topics"
 VAL_FRACTION = 0.1
@@ -30,31 +43,92 @@ def default_corpus():
     return "".join(topics[key] for key in sorted(topics))
 
 
+def check_data_file(path):
+    """Raise FileNotFoundError (missing), IsADirectoryError or ValueError (empty) naming `path`."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"data file {path!r} does not exist")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"data path {path!r} is a directory; give a text file")
+    if os.path.getsize(path) == 0:
+        raise ValueError(f"data file {path!r} is empty")
+
+
 def load_text(path):
-    """The contents of the UTF-8 text file at `path` as a str.
+    """The contents of the UTF-8 text file at `path` as a str (for small texts; a training
+    corpus goes through load_corpus, which never holds the text in memory).
 
     Raises FileNotFoundError (missing), IsADirectoryError, or ValueError (empty, not
     UTF-8), each naming the file.
     """
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"data file {path!r} does not exist")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"data path {path!r} is a directory; give a text file")
+    check_data_file(path)
     with open(path, "rb") as f:
         raw = f.read()
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"data file {path!r} is not UTF-8 text: byte 0x{raw[error.start]:02x} "
                          f"at offset {error.start} cannot be decoded") from None
-    if not text:
-        raise ValueError(f"data file {path!r} is empty")
-    return text
+
+
+def user_cache_dir():
+    """Where ids go when the text's own directory is read-only: $XDG_CACHE_HOME/microtensor,
+    by default ~/.cache/microtensor (the XDG base directory convention)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "microtensor")
+
+
+def cache_paths(path, cache_dir=None):
+    """[beside the text, in cache_dir]: where the id file of the text at `path` may be.
+
+    Beside the text first, as nanoGPT keeps train.bin beside input.txt: the ids belong to
+    that file, so they move and are deleted with it, and no hidden cache grows stale
+    entries for texts long gone. cache_dir (default user_cache_dir()) is the fallback for a
+    read-only directory; there the name carries a hash of the text's absolute path.
+    """
+    absolute = os.path.abspath(path)
+    tag = hashlib.blake2b(absolute.encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+    fallback = f"{os.path.basename(absolute)}-{tag}{CACHE_SUFFIX}"
+    return [absolute + CACHE_SUFFIX, os.path.join(cache_dir or user_cache_dir(), fallback)]
+
+
+def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
+    """(tokenizer, ids) for the UTF-8 text file at `path`, or the built-in corpus if None.
+
+    ids [N] are the character ids of the whole text, uint8 when the vocabulary has <= 256
+    characters, else uint16; for a file they are a read-only np.memmap, so memory holds
+    only the pages batches have touched, at most 1 or 2 bytes per character. The tokenizer
+    and ids equal CharTokenizer.from_text(text) and its encode(text). The first call on a
+    file prepares the ids (models.prepare) into `<path>.microtensor-ids`, or into cache_dir
+    when the file's directory is not writable; later calls reuse them while the file's
+    size, mtime and the hash of its ends are unchanged (prepare.source_key), and prepare
+    again otherwise or when the id file is corrupt.
+    chunk_size: bytes of text decoded at a time while preparing.
+
+    Raises FileNotFoundError, IsADirectoryError, ValueError (empty, not UTF-8, more than
+    65536 distinct characters), each naming the file; OSError if no place is writable.
+    """
+    if path is None:
+        return encode_text(default_corpus(), DEFAULT_CORPUS_NAME)
+    path = os.fspath(path)
+    check_data_file(path)
+    key, places = source_key(path), cache_paths(path, cache_dir)
+    for place in places:
+        found = read_ids(place, key)
+        if found is not None:
+            return found
+    failures = []
+    for place in places:
+        try:
+            return write_ids(path, place, key, chunk_size)
+        except OSError as error:
+            failures.append(f"{place!r} ({error.strerror or error})")
+    raise OSError(f"cannot store the prepared ids of data file {path!r}: " + "; ".join(failures))
 
 
 def split_ids(ids, block_size, source="the text"):
-    """(train, val): the first 90% and the last 10% of the int64 id array `ids` [N].
+    """(train, val): the first 90% and the last 10% of the id array `ids` [N] (any integer
+    dtype, a memmap too: the splits are views, nothing is copied).
 
     Every split must hold at least one example, block_size + 1 tokens (input and the
     shifted target). Raises ValueError naming `source`, its length and what it needs.
@@ -74,7 +148,8 @@ def split_ids(ids, block_size, source="the text"):
 
 
 def get_batch(ids, batch_size, block_size, generator=None):
-    """A random batch of windows from ids [N] (int): x, y int64 numpy arrays [B, T].
+    """A random batch of windows from ids [N] (any integer dtype, a memmap too): x, y int64
+    numpy arrays [B, T].
 
     y is x shifted left by one: y[b, t] is the token that follows x[b, t]. Offsets are
     drawn from `generator`, by default microtensor's package generator, so

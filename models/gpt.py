@@ -1,4 +1,12 @@
-"""A decoder-only GPT language model: token + position embeddings, a stack of pre-norm Transformer blocks, a tied LM head.
+"""A decoder-only GPT language model (notes 3.6 and 3.7; Radford et al. 2019).
+
+Token + position embeddings, a stack of Transformer blocks (pre-norm by default), a final
+LayerNorm and an LM head tied to the token embedding: the decoder-only stack of notes 3.6,
+embedding → repeated attention + FFN sublayers → final norm → LM head. Training is teacher
+forcing (notes 3.7): one causally masked forward over the inputs [A, B, C] scores the labels
+[B, C, D] at every position at once. Generation (`generate`) is step by step: the prompt is
+known, so it runs in one parallel forward (prefill); each new token then needs the one
+before it (decode), with a KV cache reusing the keys and values already computed.
 
 References: Radford et al. 2019, "Language Models are Unsupervised Multitask Learners"
 (GPT-2); Vaswani et al. 2017, "Attention Is All You Need"; Karpathy, nanoGPT `model.py`
@@ -18,6 +26,9 @@ from microtensor import Tensor
 @dataclass
 class GPTConfig:
     """The shape of a GPT. `n_embd` must be divisible by `n_head`; the MLP is 4 * n_embd wide.
+
+    Raises ValueError for a size < 1, n_embd not divisible by n_head, dropout outside
+    [0, 1) or an unknown activation.
 
     bias: biases in every Linear and LayerNorm (False is nanoGPT's slightly better, faster choice).
     norm_first: pre-norm blocks (GPT-2) if True, the 2017 post-norm if False.
@@ -94,6 +105,10 @@ class GPT(nn.Module):
     def forward(self, idx, targets=None, kv_caches=None):
         """Logits for every position, and the mean cross-entropy against `targets` if given.
 
+        With targets this is teacher forcing (notes 3.7): targets are idx shifted left by
+        one, and the causal mask lets position t see only tokens 0..t, so one forward
+        trains every position on its true history.
+
         Args:
             idx: int token ids [B, T] (numpy array or Tensor), T <= block_size.
             targets: int ids [B, T], the next token at each position, or None.
@@ -125,14 +140,15 @@ class GPT(nn.Module):
         return logits, loss
 
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
-        """Extend each row of idx [B, T] by max_new_tokens sampled tokens -> [B, T + max_new_tokens].
+        """Extend each row of idx [B, T] by max_new_tokens sampled tokens: [B, T + max_new_tokens].
 
         Each step feeds the context, takes the last position's logits / temperature, keeps
         the top_k largest (top_k=1 is greedy decoding: argmax, no randomness) and samples
         from the softmax with microtensor's package generator (see `manual_seed`).
 
         With use_cache, the prompt is run once (prefill) to fill one KVCache per block,
-        then each step runs only the newest token against the cached keys and values.
+        then each step runs only the newest token against the cached keys and values
+        (decode; notes 3.7: the cache reuses the past, it does not know the future).
         The position embedding only has block_size rows, so once the sequence is longer
         than block_size the window must slide: every position shifts, the cached keys
         are no longer valid, and each step falls back to recomputing the last block_size
@@ -140,8 +156,8 @@ class GPT(nn.Module):
 
         Runs under no_grad and in the current train/eval mode: call model.eval() first
         so that dropout is off. Returns the same kind as idx: a Tensor for a Tensor,
-        otherwise an int64 numpy array. Raises ValueError for an empty prompt,
-        temperature <= 0 or top_k < 1.
+        otherwise an int64 numpy array. Raises ValueError for idx that is not [B, T] with
+        T >= 1, temperature <= 0 or top_k < 1.
         """
         was_tensor = isinstance(idx, Tensor)
         idx = np.asarray(idx.data if was_tensor else idx, dtype=np.int64)

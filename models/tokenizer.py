@@ -1,6 +1,7 @@
-"""A character-level tokenizer: each distinct character of the training text is one token (as nanoGPT's shakespeare_char).
+"""A character-level tokenizer: each distinct character of the text is one token.
 
-References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py`.
+References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` (the same vocabulary: the
+sorted set of the text's characters).
 """
 import numpy as np
 

@@ -1,27 +1,35 @@
-"""The training loop of the character-level GPT: AdamW with warmup + cosine decay, gradient clipping, periodic evaluation and checkpoints.
+"""The training loop of the character-level GPT, with checkpoints and exact resume.
+
+AdamW with warmup + cosine decay, gradient clipping, periodic evaluation, and best and
+latest checkpoints.
 
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch);
-Loshchilov & Hutter 2019 (AdamW); Radford et al. 2019 (GPT-2).
+Loshchilov & Hutter 2019 (AdamW); Radford et al. 2019 (GPT-2). The --out policy,
+signals, metrics and saving are models/run.py's, shared with other training loops.
 """
-import json
+import hashlib
 import math
-import os
 import sys
 import time
+from dataclasses import fields, replace
 
 import numpy as np
 from tqdm import tqdm
 
 import microtensor
 import nn
-from microtensor.autograd import record_grad_norms
 
-from .checkpoint import save_checkpoint
-from .data import get_batch, split_ids
-from .gpt import GPT, GPTConfig
-from .tokenizer import CharTokenizer
-
-METRICS_FILE = "metrics.jsonl"
+from .checkpoint import (
+    load_model_arrays,
+    load_optimizer,
+    load_snapshot,
+    model_arrays,
+    optimizer_arrays,
+)
+from .data import encode_text, get_batch, split_ids
+from .gpt import GPT
+from .presets import TrainConfig, flag_name
+from .run import TrainingRun
 
 
 def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0):
@@ -30,7 +38,7 @@ def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0):
     The batches come from a generator of their own, seeded with `seed`: every evaluation
     sees the same batches (so the points of a loss curve compare like with like), and
     evaluating does not consume the training run's random numbers (so changing
-    --eval-interval does not change what is trained).
+    --eval-interval does not change what is trained, and resuming needs no state for it).
     """
     model.eval()
     out = {}
@@ -47,8 +55,9 @@ def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0):
 def configure_optimizer(model, config):
     """AdamW with weight decay on matrices (embeddings, Linear weights) only.
 
-    Biases and LayerNorm gains are vectors (ndim < 2): decaying them toward zero would only
-    fight the normalisation, so they form a second group with weight_decay 0 (as nanoGPT).
+    Biases and LayerNorm weights are vectors (ndim < 2) and form a second group with
+    weight_decay 0, as in nanoGPT: they hold few parameters, so decaying them regularises
+    little, and pulling a LayerNorm gain toward zero would shrink its whole output.
     """
     params = model.parameters()
     groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": config.weight_decay},
@@ -57,97 +66,167 @@ def configure_optimizer(model, config):
                           weight_decay=config.weight_decay)
 
 
-def train(config, text, out_dir, source="the text", progress=True):
+def resumed_config(saved, config):
+    """The settings a resumed run trains with: `saved` (a dict), with `config`'s max_iters.
+
+    Any other setting of `config` that differs from the saved one would change the model
+    or what it is trained on: ValueError naming its flag. When the run is extended and
+    its learning rate decayed over max_iters, the decay keeps the saved length (the extra
+    steps run at min_lr), so the steps already taken follow the same schedule.
+    """
+    saved = TrainConfig.from_dict(saved)
+    for f in fields(TrainConfig):
+        ours, theirs = getattr(config, f.name), getattr(saved, f.name)
+        if f.name != "max_iters" and ours != theirs:
+            raise ValueError(f"{flag_name(f.name)} {ours} differs from the checkpoint's "
+                             f"{theirs}: a resumed run keeps its settings (only --max-iters "
+                             "may change); start afresh with --overwrite to change it")
+    if config.max_iters != saved.max_iters and saved.lr_decay_iters is None:
+        return replace(saved, max_iters=config.max_iters, lr_decay_iters=saved.max_iters)
+    return replace(saved, max_iters=config.max_iters)
+
+
+def _corpus_sha256(tokenizer, ids):
+    """A fingerprint of the corpus as the model sees it: its vocabulary and every id."""
+    digest = hashlib.sha256("".join(tokenizer.chars).encode("utf-8"))
+    digest.update(np.ascontiguousarray(ids))  # reads a memory-mapped corpus without copying it
+    return digest.hexdigest()
+
+
+def train(config, text, out_dir, source="the text", progress=True, resume=False,
+          overwrite=False, data_path=None):
     """Train a GPT on `text` as configured by `config` (a TrainConfig); checkpoints go to out_dir.
+
+    `text` is a str or the (tokenizer, ids) pair of models.data.load_corpus.
 
     Evaluates at iteration 0, every eval_interval and at the end; each evaluation prints
     both losses, appends {"iter", "train_loss", "val_loss", "elapsed_s"} to
-    out_dir/metrics.jsonl (truncated when the run starts) and saves a checkpoint.
-    On KeyboardInterrupt it saves a checkpoint of the current weights and re-raises.
-    `source` names the text in error messages.
+    out_dir/metrics.jsonl and saves the latest state (and the model, when its validation
+    loss is the best so far). `source` names the text in messages; `data_path` (the file
+    it came from) is recorded so that a resume can find it again.
+
+    resume=True continues the latest state in out_dir (config must equal its settings
+    but for max_iters, and text must be the same text); overwrite=True replaces a
+    checkpoint there; with neither, a checkpoint in out_dir is refused before anything
+    is written. SIGINT/SIGTERM save the latest state and raise `run.Interrupted`; a NaN
+    or infinite loss raises `run.NonFiniteLoss` and keeps the last good checkpoint.
 
     Returns {"iter", "train_loss", "val_loss", "best_val_loss", "elapsed_s"} of the last
-    evaluation. Raises ValueError for invalid settings or a text too short for block_size.
+    evaluation. Raises ValueError for invalid settings, a text too short for block_size,
+    a resume with other settings or text, or `run.CheckpointExists`.
     """
+    run = TrainingRun(out_dir, resume=resume, overwrite=overwrite)
+    if resume:
+        config = resumed_config(run.manifest["info"]["train_config"], config)
     config.validate()
+    if resume and run.manifest["latest"]["iter"] >= config.max_iters:
+        raise ValueError(f"--max-iters {config.max_iters}: the checkpoint in {out_dir} is at "
+                         f"iter {run.manifest['latest']['iter']} already; give a larger "
+                         "--max-iters to train on")
+    tokenizer, ids = encode_text(text) if isinstance(text, str) else text  # ids [N] uint8/16
+    data = {"source": source, "path": data_path, "sha256": _corpus_sha256(tokenizer, ids),
+            "characters": len(ids)}
+    if resume and run.manifest["info"]["data"]["sha256"] != data["sha256"]:
+        raise ValueError(f"{source} is not the text the checkpoint in {out_dir} was trained on "
+                         f"({run.manifest['info']['data']['source']}); a resumed run needs "
+                         "the same data (--data)")
     microtensor.manual_seed(config.seed)
-    tokenizer = CharTokenizer.from_text(text)
-    ids = np.array(tokenizer.encode(text), dtype=np.int64)  # [N]
     train_ids, val_ids = split_ids(ids, config.block_size, source)
-    model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, block_size=config.block_size,
-                          n_layer=config.n_layer, n_head=config.n_head, n_embd=config.n_embd,
-                          dropout=config.dropout, bias=config.bias,
-                          norm_first=config.norm_first, activation=config.activation))
+    model = GPT(config.gpt_config(tokenizer.vocab_size))
     model.train()
     optimizer = configure_optimizer(model, config)
+    info = {"vocab": tokenizer.chars, "train_config": config.to_dict(), "data": data}
+    it, best_val_loss, last = 0, math.inf, None
+    if resume:
+        it, best_val_loss, last = _restore(run, model, optimizer)
     decay_iters = config.lr_decay_iters or config.max_iters
+    run.start_metrics()
 
-    os.makedirs(out_dir, exist_ok=True)
-    metrics_path = os.path.join(out_dir, METRICS_FILE)
-    open(metrics_path, "w").close()  # a new run starts a new record
     say = tqdm.write if progress else print
-    say(f"training a {model.num_parameters():,}-parameter GPT on {source} "
+    resuming = f"resuming at iter {it}: " if resume else ""
+    say(f"{resuming}training a {model.num_parameters():,}-parameter GPT on {source} "
         f"({len(train_ids):,} train / {len(val_ids):,} val characters, "
         f"vocabulary {tokenizer.vocab_size})", file=sys.stdout)
-    t0 = time.perf_counter()
-    state = {"iter": 0, "best_val_loss": math.inf, "last": None}
+
+    def save(it, val_loss, new_best):
+        arrays, param_groups = optimizer_arrays(optimizer)
+        state = {"rng": microtensor.random.get_rng_state(), "param_groups": param_groups,
+                 "best_val_loss": best_val_loss if math.isfinite(best_val_loss) else None,
+                 "last_eval": last}
+        run.save(model, info, it, val_loss, {**model_arrays(model), **arrays}, state,
+                 best_arrays=model_arrays(model) if new_best else None)
 
     def evaluate_and_save(it):
+        nonlocal best_val_loss, last
         losses = estimate_loss(model, {"train": train_ids, "val": val_ids}, config.eval_iters,
                                config.batch_size, config.block_size, seed=config.seed + 1)
-        record = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
-                  "elapsed_s": round(time.perf_counter() - t0, 3)}
-        with open(metrics_path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(record) + "\n")
-        say(f"iter {it}: train loss {record['train_loss']:.4f}, "
-            f"val loss {record['val_loss']:.4f}", file=sys.stdout)
-        state["best_val_loss"] = min(state["best_val_loss"], record["val_loss"])
-        state["last"] = record
-        save(it)
+        for split, value in losses.items():
+            run.check_finite(value, it, f"{split} loss")
+        last = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
+                "elapsed_s": run.elapsed()}
+        run.log(last)  # before the save: a crash between the two is undone by --resume
+        say(f"iter {it}: train loss {last['train_loss']:.4f}, "
+            f"val loss {last['val_loss']:.4f}", file=sys.stdout)
+        new_best = last["val_loss"] < best_val_loss
+        best_val_loss = min(best_val_loss, last["val_loss"])
+        save(it, last["val_loss"], new_best)
 
-    def save(it, **extra):
-        best = state["best_val_loss"]
-        save_checkpoint(out_dir, model, tokenizer, dict(
-            iter=it, best_val_loss=best if math.isfinite(best) else None,
-            train_config=config.to_dict(), data=source, **extra))
+    def train_step(it):
+        """One AdamW step at iteration `it`; returns the loss before it."""
+        lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
+                                       config.warmup_iters, decay_iters)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T]
+        _, loss = model(x, y)
+        loss_value = loss.item()
+        run.check_finite(loss_value, it, "training loss")  # before the step spoils the weights
+        optimizer.zero_grad()
+        loss.backward()
+        if config.grad_clip > 0:
+            nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        optimizer.step()
+        return loss_value, lr
 
-    tokens_per_iter = config.batch_size * config.block_size
-    bar = tqdm(total=config.max_iters, desc="train", unit="it", disable=not progress,
-               dynamic_ncols=True)
-    it, tokens_per_s = 0, None
-    # The per-edge gradient norms are for the graph pictures; training does not need them.
-    with record_grad_norms(False):
+    bar = tqdm(total=config.max_iters, initial=it, desc="train", unit="it",
+               disable=not progress, dynamic_ncols=True)
+    evaluated = it if resume else None  # a saved state has had its evaluation
+    tokens_per_step, tokens_per_s = config.batch_size * config.block_size, None
+    with run.signals():
         try:
             while True:
-                if it % config.eval_interval == 0 or it == config.max_iters:
+                if (it % config.eval_interval == 0 or it == config.max_iters) and it != evaluated:
                     evaluate_and_save(it)
+                    evaluated = it
                 if it == config.max_iters:
                     break
+                if run.stop_signal is not None:  # a step boundary: the state a resume needs
+                    if run.saved_iter != it:
+                        save(it, None, new_best=False)
+                    bar.close()
+                    raise run.interrupted(it)
                 step_start = time.perf_counter()
-                lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
-                                               config.warmup_iters, decay_iters)
-                for group in optimizer.param_groups:
-                    group["lr"] = lr
-                x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T]
-                _, loss = model(x, y)
-                optimizer.zero_grad()
-                loss.backward()
-                if config.grad_clip > 0:
-                    nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-                optimizer.step()
+                loss_value, lr = train_step(it)
                 it += 1
-                rate = tokens_per_iter / (time.perf_counter() - step_start)
+                rate = tokens_per_step / (time.perf_counter() - step_start)
                 tokens_per_s = rate if tokens_per_s is None else 0.9 * tokens_per_s + 0.1 * rate
                 bar.update(1)
-                bar.set_postfix(loss=f"{loss.item():.4f}", lr=f"{lr:.2e}",
+                bar.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}",
                                 tok_s=f"{tokens_per_s:,.0f}", refresh=False)
-        except KeyboardInterrupt:
-            bar.close()
-            save(it, interrupted=True)
-            print(f"\ninterrupted at iter {it}: checkpoint saved to {out_dir}", file=sys.stderr)
-            raise
         finally:
             bar.close()
-    last = state["last"]
-    return dict(last, best_val_loss=state["best_val_loss"],
-                elapsed_s=round(time.perf_counter() - t0, 3))
+    return dict(last, best_val_loss=best_val_loss, elapsed_s=run.elapsed())
+
+
+def _restore(run, model, optimizer):
+    """Put the latest state of run's checkpoint into model, optimizer and the generator.
+
+    Returns (iter, best validation loss so far, the last evaluation's record).
+    """
+    arrays, path = load_snapshot(run.out_dir, "latest", run.manifest)
+    latest = run.manifest["latest"]
+    load_model_arrays(model, arrays, path)
+    load_optimizer(optimizer, arrays, latest["param_groups"], path)
+    microtensor.random.set_rng_state(latest["rng"])
+    best = latest["best_val_loss"]
+    return latest["iter"], math.inf if best is None else best, latest["last_eval"]

@@ -30,6 +30,13 @@ def _mask_array(mask):
     return np.asarray(mask.data if isinstance(mask, Tensor) else mask)
 
 
+def _role(tensor, role):
+    """Name the step that made `tensor` on its graph node (`grad_fn.role`): the pictures and
+    the course tests find attention's QKᵀ, S, A and Z by it. Nothing to name without a graph."""
+    if tensor.grad_fn is not None:
+        tensor.grad_fn.role = role
+
+
 def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0):
     """Attention of queries over keys: returns (out, weights).
 
@@ -48,11 +55,11 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     t_q, t_k = q.shape[-2], k.shape[-2]
     k_t = k.transpose(-2, -1)                              # [..., d_k, T_k]   Kᵀ
     scores = q @ k_t                                       # [..., T_q, T_k]   QKᵀ
-    scores.name = "QKᵀ"
-    # Multiply by the constant 1/√d_k rather than divide: a division would keep the whole
-    # score tensor for its backward, a multiplication by a constant keeps nothing.
+    _role(scores, "QKᵀ")
+    # A constant factor: ∂S/∂(QKᵀ) = 1/√d_k, so backward keeps only that scalar, never the
+    # score tensor (dividing by √d_k would cost the same; the product reads as the notes' 1/√d_k).
     s = scores * (1.0 / math.sqrt(d_k))                    # [..., T_q, T_k]   S = QKᵀ/√d_k
-    s.name = "S"
+    _role(s, "S")
     # top-left alignment, as PyTorch; MultiHeadAttention passes its own causal mask instead,
     # aligned bottom-right so that new queries after a KV cache see every cached key
     blocked = causal_mask(t_q, t_k) if is_causal else None
@@ -62,17 +69,17 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
             blocked = mask if blocked is None else blocked | mask
         else:
             s = s + mask.astype(s.dtype)                   # the course's QKᵀ/√d_k + M
-            s.name = "S + M"
+            _role(s, "S + M")
     if blocked is not None:
         s = s.masked_fill(blocked, -math.inf)              # blocked keys get exp(−inf) = 0
-        s.name = "S (masked)"
+        _role(s, "S (masked)")
     a = s.softmax(axis=-1)                                 # [..., T_q, T_k]   A, rows over keys
-    a.name = "A"
+    _role(a, "A")
     weights = a
     if dropout_p > 0:
         a = F.dropout(a, dropout_p)
     z = a @ v                                              # [..., T_q, d_v]   Z = AV
-    z.name = "Z"
+    _role(z, "Z")
     return z, weights
 
 

@@ -1,34 +1,36 @@
-"""The decoder-only Transformer block: causal self-attention and a feed-forward network, each inside a residual connection with LayerNorm (notes 3.6).
+"""The decoder-only Transformer block: attention and FFN sublayers (notes 3.6).
+
+Causal self-attention and a feed-forward network, each inside a residual connection with
+LayerNorm.
 
 Pre-norm (GPT-2, nanoGPT):    x = x + Attn(LN₁(x));   x = x + FFN(LN₂(x))
 Post-norm (Vaswani et al. 2017): x = LN₁(x + Attn(x));   x = LN₂(x + FFN(x))
 """
-from microtensor.ops.arithmetic import Add
-
 from .attention import MultiHeadAttention
 from .feedforward import FeedForward
 from .layers import LayerNorm
 from .module import Module
 
 
-class ResidualAdd(Add):
-    """y = skip + branch, an `add` recorded under its own name so pictures can tell the two edges apart.
+def residual(skip, branch):
+    """skip + branch, a residual connection: input 0 is the skip path, input 1 the branch F.
 
     ∂L/∂skip = g (the identity term of I + ∂F/∂x), ∂L/∂branch = g (then on through F).
+    The add's graph node gets the role "residual", so pictures can tell the two edges apart.
     """
-
-    op = "residual_add"
-
-
-def residual(skip, branch):
-    """skip + branch; input 0 is the skip path, input 1 the branch."""
-    return ResidualAdd()(skip, branch)
+    out = skip + branch
+    if out.grad_fn is not None:
+        out.grad_fn.role = "residual"
+    return out
 
 
 class TransformerBlock(Module):
-    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN; `norm_first` picks pre- or post-norm.
+    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN (pre- or post-norm).
 
-    Sub-modules: ln_1, attn (MultiHeadAttention), ln_2, mlp (FeedForward, d_ff wide).
+    `norm_first=True` is pre-norm, False the 2017 post-norm. Sub-modules: ln_1, attn
+    (MultiHeadAttention), ln_2, mlp (FeedForward, d_ff wide). `forward` also takes a
+    `key_padding_mask` [B, T] (True = padding) and a `kv_cache` (nn.KVCache) for generation,
+    both handed to the attention.
     """
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True, activation="gelu",

@@ -1,4 +1,6 @@
-"""The position-wise feed-forward network: Linear(D, d_ff) → activation → Linear(d_ff, D) (Vaswani et al. 2017 §3.3; notes 3.6).
+"""The position-wise feed-forward network (Vaswani et al. 2017 §3.3; notes 3.6).
+
+Linear(D, d_ff) → activation → Linear(d_ff, D).
 
 Every position goes through the same two layers on its own; positions only exchange
 information in attention.

@@ -1,4 +1,6 @@
-"""The basic layers: `Linear`, `Embedding`, `LayerNorm`, `Dropout`, `ReLU`, `GELU`, each a thin Module around one op.
+"""The basic layers: Linear, Embedding, LayerNorm, Dropout, ReLU and GELU.
+
+Each is a thin Module around microtensor.functional's ops.
 
 Initialisation follows PyTorch's defaults, so a student comparing with PyTorch sees the
 same distributions; models/gpt.py re-initialises its weights the GPT-2 way.
@@ -18,7 +20,9 @@ def _uniform(shape, bound):
 
 
 class Linear(Module):
-    """y = x @ weight + bias, with weight [in_features, out_features] (course notation Q = X W_Q, W_Q: [D, d_k]).
+    """y = x @ weight + bias, with weight [in_features, out_features], as the notes' Q = X W_Q.
+
+    In the notes' shapes: X [T, D] @ W_Q [D, d_k] -> Q [T, d_k].
 
     Note: this is the transpose of PyTorch's `nn.Linear.weight`, which is
     [out_features, in_features] with y = x Wᵀ + b.
@@ -45,7 +49,10 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A lookup table: ids [...] (integers) -> weight[ids] [..., embedding_dim]; weight ~ N(0, 1) as PyTorch."""
+    """A lookup table: ids [...] (integers) -> weight[ids] [..., embedding_dim].
+
+    weight [num_embeddings, embedding_dim] float32, initialised N(0, 1) as PyTorch.
+    """
 
     def __init__(self, num_embeddings, embedding_dim):
         super().__init__()
@@ -61,7 +68,9 @@ class Embedding(Module):
 
 
 class LayerNorm(Module):
-    """Normalise over the last dims (`normalized_shape`), then scale by `weight` (ones) and shift by `bias` (zeros).
+    """Normalise over the last dims (`normalized_shape`), then scale and shift.
+
+    The scale `weight` starts at ones, the shift `bias` at zeros.
 
     Shapes: x [..., *normalized_shape] -> same shape. `bias=False` drops the shift, as
     nanoGPT's bias-free configuration. (Ba et al. 2016; notes 3.6.)
@@ -69,7 +78,9 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape, eps=1e-5, bias=True):
         super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        shape = (
+            (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        )
         self.normalized_shape, self.eps = shape, eps
         self.weight = Parameter(np.ones(shape, dtype=np.float32))
         self.bias = Parameter(np.zeros(shape, dtype=np.float32)) if bias else None
@@ -82,7 +93,10 @@ class LayerNorm(Module):
 
 
 class Dropout(Module):
-    """Zeroes elements with probability p while training; the identity in eval mode."""
+    """Zeroes elements with probability p while training and scales the rest by 1/(1−p).
+
+    The identity in eval mode; the scaling keeps each element's expected value unchanged.
+    """
 
     def __init__(self, p=0.5):
         super().__init__()

@@ -1,18 +1,26 @@
-"""`Module`, `Parameter` and the containers `Sequential` / `ModuleList`: how layers hold weights and sub-layers (PyTorch's nn.Module API).
+"""How layers hold weights and sub-layers: `Module`, `Parameter`, `ModuleList`, `Sequential`.
+
+The API is PyTorch's nn.Module.
 
 A module finds its parameters and sub-modules by looking at its own attributes, in the
-order they were assigned; calling a module runs `forward` inside a scope named by the
-module's path (`blocks.0.attn`), which every op records for the graph pictures.
+order they were assigned. Names are fixed when the tree is built: assigning a sub-module
+gives it, and everything below it, its dotted path (`blocks.0.attn`) and each parameter its
+full name (`blocks.0.attn.q_proj.weight`), the names `named_parameters()` lists. Calling a
+module runs `forward` inside a scope of that path, which every op records for the graph
+pictures; calling never renames anything, so a graph recorded earlier keeps its names.
 """
 from collections import OrderedDict
 
 import numpy as np
 
-from microtensor import Tensor, autograd
+from microtensor import Tensor
+from microtensor.scope import module_scope
 
 
 class Parameter(Tensor):
     """A Tensor that is a learnable weight: requires grad, and modules list it in `parameters()`."""
+
+    is_parameter = True  # how microtensor's observers (viz) tell weights from inputs
 
     def __init__(self, data, requires_grad=True):
         super().__init__(data, requires_grad=requires_grad)
@@ -21,30 +29,37 @@ class Parameter(Tensor):
 class Module:
     """Base class of every layer. Subclasses call `super().__init__()` and define `forward`."""
 
+    _path = ""  # dotted path from the root of the tree this module was built into
+
     def __init__(self):
         self.training = True
-        self._path = ""
 
     def forward(self, *args, **kwargs):
         raise TypeError(f"{type(self).__name__} has no forward(): every Module subclass "
                         "defines what calling it computes")
 
     def __call__(self, *args, **kwargs):
-        """Run forward inside this module's scope. The outermost call (re)names the tree
-        relative to the module called: calling `model.blocks[0]` on its own names its
-        weights `attn.q_proj.weight`, calling `model` names them `blocks.0.attn.q_proj.weight`.
-        """
-        if not autograd.inside_module():
-            self._name_tree()  # an outermost call: paths are relative to this module
-        with autograd.module_scope(self._path, type(self).__name__):
+        """Run forward inside this module's scope, so every op it records knows its path."""
+        with module_scope(self._path, type(self).__name__):
             return self.forward(*args, **kwargs)
 
-    def _name_tree(self):
-        """Give each sub-module its dotted path and each parameter its full name (for pictures)."""
-        for path, module in self.named_modules():
-            module._path = path
+    def __setattr__(self, name, value):
+        """Assigning a sub-module names it and everything below it; assigning a parameter
+        that has no name yet names it. Both happen once, while the tree is built."""
+        object.__setattr__(self, name, value)
+        path = f"{self._path}.{name}" if self._path else name
+        if isinstance(value, Module):
+            value._name_tree(path)
+        elif isinstance(value, Parameter) and value.name is None:
+            value.name = path  # a shared parameter (a tied weight) keeps its first name
+
+    def _name_tree(self, path):
+        """Give this module the dotted `path`, each sub-module its path below it, and each
+        parameter its full name, as `named_parameters()` of this module lists them."""
+        for sub_path, module in self.named_modules(path):
+            object.__setattr__(module, "_path", sub_path)
         for name, param in self.named_parameters():
-            param.name = name
+            param.name = f"{path}.{name}" if path else name
 
     # ---- finding parameters and sub-modules -------------------------------------------
     def named_children(self):
@@ -83,7 +98,7 @@ class Module:
             p.grad = None
 
     def train(self, mode=True):
-        """Switch every sub-module to training mode (dropout active); returns self."""
+        """Set `training = mode` here and in every sub-module (True: dropout on); returns self."""
         for m in self.modules():
             m.training = mode
         return self

@@ -1,19 +1,29 @@
-"""Suite-wide rule: in CI (CI=true) a test skipped because an optional package is missing fails the run.
+"""Suite-wide rule: in CI (CI=true) a test skipped because an optional package is missing fails
+the run.
 
 Tests that need PyTorch, transformers, ... use `pytest.importorskip`, so the README's
 test command passes on a plain install. CI installs every optional extra; there a skip
 for a missing import means the extras were not installed and the oracle tests never ran.
 """
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+# the suite's one helper module, tests/mt_testing.py, importable from every test folder
+# (pytest's default import mode does this already; --import-mode=importlib does not)
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 _missing = []
 
 
 def _note_missing_import(report):
     if report.skipped and "could not import" in str(report.longrepr):
-        _missing.append(f"{report.nodeid}: {report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr}")
+        reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
+        _missing.append(f"{report.nodeid}: {reason}")
 
 
 def pytest_collectreport(report):

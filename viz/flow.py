@@ -14,10 +14,10 @@ def module_input_grad_norms(root, modules):
 
     The input of a module is the one tensor made outside it that ops inside it read
     and that carries gradient (its weights, which live inside it, and constants such as
-    masks do not count). The norm is that of the whole
-    gradient reaching x, summed over every path, as `x.retain_grad()` would hold it;
-    no hook or second forward pass is needed, because `backward()` notes each node's
-    gradient norm.
+    masks do not count). The norm is that of the whole gradient reaching x, summed over
+    every path, as `x.retain_grad()` would hold it; no retain_grad() or second forward
+    pass is needed, because a `backward()` run inside `viz.record_grad_norms()` notes
+    each node's gradient norm.
 
     Args:
         root: the scalar loss `backward()` ran from.
@@ -26,7 +26,7 @@ def module_input_grad_norms(root, modules):
         list of floats, one per module.
     Raises:
         ValueError: a module is not in the graph, it reads several outside tensors (the
-            input would be ambiguous), or backward() has not run (no gradient norms).
+            input would be ambiguous), or no backward() ran inside record_grad_norms().
     """
     nodes, edges = trace(root)
     norms = []
@@ -44,6 +44,6 @@ def module_input_grad_norms(root, modules):
         norm = nodes[sources[0]].grad_norm
         if norm is None:
             raise ValueError(f"module_input_grad_norms: no gradient at the input of {module!r}; "
-                             "call backward() first (with gradient-norm recording on)")
+                             "call backward() inside viz.record_grad_norms() first")
         norms.append(norm)
     return norms

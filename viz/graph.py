@@ -3,7 +3,8 @@
 Boxes are ops (name and output shape), green ellipses are parameters; after `backward()`
 each edge's width and colour show the gradient that flowed back along it (log scale).
 Residual adds mark their skip and branch edges (the I + ∂F/∂x of notes 3.6) and the
-attention chain is labelled S, A, Z as in notes 3.1–3.5.
+attention chain is labelled S, A, Z as in notes 3.1–3.5: both are found by the role the
+code that computes them gives their graph node (`grad_fn.role`), never by tensor names.
 """
 import graphviz
 
@@ -11,7 +12,7 @@ from .style import FILL, GradScale, fmt_norm, fmt_shape
 from .trace import trace
 from .views import collapse, focus as focus_view, module_units
 
-# The tensor names scaled_dot_product_attention gives its steps -> (title, symbolic shape).
+# The roles nn.scaled_dot_product_attention gives its steps -> (title, symbolic shape).
 # "T_k" / "T_q" become plain "T" in self-attention, where the score matrix is square.
 ATTENTION_STEPS = {
     "QKᵀ": ("QKᵀ", "[B,H,T_q,T_k]"),
@@ -24,7 +25,10 @@ ATTENTION_STEPS = {
 
 
 def _fmt_const(op, c, attention=False):
-    """A scalar folded into an op; in attention's scaling step 0.1768 reads ×1/√32 (the 1/√d_k)."""
+    """A scalar folded into an arithmetic op; in attention's scaling step 0.1768 reads ×1/√32
+    (the 1/√d_k). Other ops' scalars (LayerNorm's default weight 1 and bias 0) are not shown."""
+    if op not in ("add", "sub", "mul", "div"):
+        return ""
     if op != "mul":
         return f" {c:.4g}"
     if attention and c > 0:
@@ -37,15 +41,15 @@ def _fmt_const(op, c, attention=False):
 def _attention_shapes(nodes, edges):
     """{node key: symbolic shape} for the S, A, Z steps, with T_q = T_k written as T when the scores are square."""
     square = {key for key, n in nodes.items()
-              if n.kind == "op" and n.name in ATTENTION_STEPS and n.name != "Z"
+              if n.kind == "op" and n.role in ATTENTION_STEPS and n.role != "Z"
               and len(n.shape) >= 2 and n.shape[-1] == n.shape[-2]}
     a_of_z = {e.dst: e.src for e in edges if e.slot == 0}  # Z = A V: A is input 0
     shapes = {}
     for key, n in nodes.items():
-        if n.kind != "op" or n.name not in ATTENTION_STEPS:
+        if n.kind != "op" or n.role not in ATTENTION_STEPS:
             continue
-        symbolic = ATTENTION_STEPS[n.name][1]
-        is_square = a_of_z.get(key) in square if n.name == "Z" else key in square
+        symbolic = ATTENTION_STEPS[n.role][1]
+        is_square = a_of_z.get(key) in square if n.role == "Z" else key in square
         if is_square:
             symbolic = symbolic.replace("T_q", "T").replace("T_k", "T")
         shapes[key] = symbolic
@@ -66,13 +70,13 @@ def _short_name(node, where):
 
 def _label(node, symbolic=None, where=""):
     shape = fmt_shape(node.shape)
-    attention = node.kind == "op" and node.name in ATTENTION_STEPS
+    attention = node.kind == "op" and node.role in ATTENTION_STEPS
     consts = "".join(_fmt_const(node.op, c, attention) for c in node.consts)
     if attention:
-        title = ATTENTION_STEPS[node.name][0]
-        lines = [title, node.op + consts, f"{symbolic or ATTENTION_STEPS[node.name][1]} = {shape}"]
+        title = ATTENTION_STEPS[node.role][0]
+        lines = [title, node.op + consts, f"{symbolic or ATTENTION_STEPS[node.role][1]} = {shape}"]
     elif node.kind == "op":
-        lines = [node.op + consts + (f"  ({node.name})" if node.name else ""), shape]
+        lines = [node.op + consts + (f"  ({node.role})" if node.role else ""), shape]
     elif node.kind == "module":
         name = _short_name(node, where)
         lines = [name, node.op, shape] if node.op else [name, shape]
@@ -84,9 +88,9 @@ def _label(node, symbolic=None, where=""):
 
 def _node_attrs(node, show_saved, symbolic=None, where=""):
     kind = node.kind
-    if kind == "op" and node.name in ATTENTION_STEPS:
+    if kind == "op" and node.role in ATTENTION_STEPS:
         kind = "attention"
-    elif kind == "op" and node.op == "residual_add":
+    elif kind == "op" and node.role == "residual":
         kind = "residual"
     attrs = {"label": _label(node, symbolic, where), "fillcolor": FILL[kind], "style": "filled,rounded",
              "shape": "box"}
@@ -118,7 +122,7 @@ def _residual_marks(nodes, edges):
     marks = {}
     for i, e in enumerate(edges):
         node = nodes.get(e.dst)
-        if node is not None and node.kind == "op" and node.op == "residual_add" and e.slot == 0:
+        if node is not None and node.kind == "op" and node.role == "residual" and e.slot == 0:
             marks[i] = "skip"
             for j in reads[e.src]:
                 if edges[j].dst != e.dst and j not in marks:

@@ -14,4 +14,4 @@ microtensor graph --preset tiny --focus blocks.0 --depth 1 --rankdir LR --output
 microtensor gradflow --n-layer 12 --steps 300 --output "$g/gradflow.png"
 microtensor train --preset tiny --eval-interval 25 --out "$run_dir" --quiet
 microtensor plot-loss --metrics "$run_dir/metrics.jsonl" --output "$g/loss_curve.png"
-microtensor attention --checkpoint "$run_dir" --prompt "def __init__(self):" --layer 1 --output "$g/attention_heatmap.png"
+microtensor attention --out "$run_dir" --prompt "def __init__(self):" --layer 1 --output "$g/attention_heatmap.png"

@@ -38,11 +38,8 @@ class Mul(Function):
     op = "mul"
 
     def forward(self, a, b):
-        need_a, need_b = self.needs_input_grad
-        if need_a:  # ∂L/∂a needs b, and ∂L/∂b needs a: keep only what will be used
-            self.save(b=b)
-        if need_b:
-            self.save(a=a)
+        self.save(b=b, for_input=0)  # ∂L/∂a needs b, and ∂L/∂b needs a
+        self.save(a=a, for_input=1)
         return a * b
 
     def backward(self, g):
@@ -58,8 +55,7 @@ class Div(Function):
 
     def forward(self, a, b):
         self.save(b=b)  # both gradients need b
-        if self.needs_input_grad[1]:
-            self.save(a=a)
+        self.save(a=a, for_input=1)
         return a / b
 
     def backward(self, g):

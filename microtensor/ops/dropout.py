@@ -1,4 +1,5 @@
-"""Inverted dropout (Srivastava et al. 2014): zero each element with probability p, scale the rest by 1/(1−p).
+"""Inverted dropout (Srivastava et al. 2014): zero each element with probability p, scale the rest
+by 1/(1−p).
 
 z = x ⊙ m / (1 − p) with m ~ Bernoulli(1 − p);   ∂L/∂x = g ⊙ m / (1 − p).
 """

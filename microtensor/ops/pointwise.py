@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..autograd import Function
+from .erf import erf, normal_pdf
 
 
 class Exp(Function):
@@ -80,39 +81,7 @@ class ReLU(Function):
         return g * self.saved["positive"]
 
 
-_ERFC_COEFFS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
-                -1.13520398, 1.48851587, -0.82215223, 0.17087277)
-
-
-def erf(x):
-    """The error function, elementwise, to 1e-7 (numpy has none).
-
-    Chebyshev fit of erfc from Press et al., "Numerical Recipes" §6.2:
-    erfc(z) ≈ t·exp(−z² + P(t)), t = 1/(1 + z/2), z = |x|; erf(x) = sign(x)·(1 − erfc(|x|)).
-    |x| is capped at 9 (erf is 1 to float precision there) so that exp never produces
-    subnormal floats, which are slow. Updated in place: GELU calls this on big arrays.
-    """
-    z = np.minimum(np.abs(x), 9)
-    t = 1 / (1 + 0.5 * z)
-    e = t * _ERFC_COEFFS[-1]
-    e += _ERFC_COEFFS[-2]
-    for c in _ERFC_COEFFS[-3::-1]:  # Horner's rule: P(t) = c₀ + t(c₁ + t(c₂ + …))
-        e *= t
-        e += c
-    e -= z * z
-    np.exp(e, out=e)
-    e *= t  # erfc(|x|)
-    np.subtract(1, e, out=e)
-    return np.copysign(e, x, out=e)
-
-
-def normal_pdf(x):
-    """φ(x) = exp(−x²/2)/√(2π); x² capped at 160 so that exp stays out of subnormal floats."""
-    return _INV_SQRT_2PI * np.exp(-0.5 * np.minimum(x * x, 160))
-
-
 _SQRT_2 = math.sqrt(2.0)
-_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 
 

@@ -35,11 +35,11 @@ class Sum(_Reduce):
     op = "sum"
 
     def forward(self, a):
-        self.axes, self.in_shape = normalize_axes(self.axis, a.ndim, self.op), a.shape
+        self.axes = normalize_axes(self.axis, a.ndim, self.op)
         return a.sum(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, g):
-        return np.broadcast_to(self._spread(g), self.in_shape)
+        return np.broadcast_to(self._spread(g), self.input_shapes[0])
 
 
 class Mean(_Reduce):
@@ -48,12 +48,12 @@ class Mean(_Reduce):
     op = "mean"
 
     def forward(self, a):
-        self.axes, self.in_shape = normalize_axes(self.axis, a.ndim, self.op), a.shape
+        self.axes = normalize_axes(self.axis, a.ndim, self.op)
         self.count = int(np.prod([a.shape[i] for i in self.axes]))
         return a.mean(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, g):
-        return np.broadcast_to(self._spread(g) / self.count, self.in_shape)
+        return np.broadcast_to(self._spread(g) / self.count, self.input_shapes[0])
 
 
 class Max(_Reduce):

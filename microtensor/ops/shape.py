@@ -18,7 +18,6 @@ class Reshape(Function):
         self.new_shape = tuple(int(n) for n in shape)
 
     def forward(self, a):
-        self.in_shape = a.shape
         try:
             return a.reshape(self.new_shape)
         except ValueError:
@@ -27,7 +26,7 @@ class Reshape(Function):
                 f"into {self.new_shape}") from None
 
     def backward(self, g):
-        return g.reshape(self.in_shape)
+        return g.reshape(self.input_shapes[0])
 
 
 class Permute(Function):
@@ -49,15 +48,6 @@ class Permute(Function):
         return g.transpose(np.argsort([d % g.ndim for d in self.dims]))
 
 
-def _as_index(index):
-    """Turn Tensors inside an index into arrays (ids may come as either)."""
-    from ..tensor import Tensor  # late import: tensor.py imports this module
-
-    parts = index if isinstance(index, tuple) else (index,)
-    parts = tuple(p.data if isinstance(p, Tensor) else p for p in parts)
-    return parts if isinstance(index, tuple) else parts[0]
-
-
 class GetItem(Function):
     """z = a[index] (basic slicing or integer arrays);   ∂L/∂a = g scattered to a[index]
 
@@ -68,20 +58,20 @@ class GetItem(Function):
     op = "getitem"
 
     def __init__(self, index):
+        """index: what numpy indexing takes (slices, ints, integer arrays; no Tensors)."""
         super().__init__()
-        self.index = _as_index(index)
+        self.index = index
         parts = self.index if isinstance(self.index, tuple) else (self.index,)
         self.advanced = any(isinstance(p, (list, np.ndarray)) for p in parts)
 
     def forward(self, a):
-        self.in_shape, self.in_dtype = a.shape, a.dtype
         try:
             return a[self.index]
         except IndexError as error:
             raise IndexError(f"getitem: {error} (tensor shape {a.shape})") from None
 
     def backward(self, g):
-        ga = np.zeros(self.in_shape, dtype=self.in_dtype)
+        ga = np.zeros(self.input_shapes[0], dtype=g.dtype)
         if self.advanced:
             np.add.at(ga, self.index, g)
         else:
@@ -99,8 +89,8 @@ class Cat(Function):
         self.axis = axis
 
     def forward(self, *arrays):
-        self.sizes = [a.shape[self.axis] for a in arrays]
         return np.concatenate(arrays, axis=self.axis)
 
     def backward(self, g):
-        return tuple(np.split(g, np.cumsum(self.sizes)[:-1], axis=self.axis))
+        sizes = [shape[self.axis] for shape in self.input_shapes]
+        return tuple(np.split(g, np.cumsum(sizes)[:-1], axis=self.axis))

@@ -1,1 +1,4 @@
-"""models.cli: the `microtensor` command line, the one place that ties microtensor, nn, models and viz together."""
+"""models.cli: the `microtensor` command line.
+
+It is the one place that ties microtensor, nn, models and viz together.
+"""

@@ -1,4 +1,5 @@
 """`microtensor attention`: heatmaps of the attention weights A = softmax(QKᵀ/√d_k + M) of a trained GPT on a prompt, per layer and head (notes 3.1–3.5)."""
+from .checks import add_out_flag, count
 
 
 def add_parser(subparsers):
@@ -7,15 +8,15 @@ def add_parser(subparsers):
         description="Run a checkpoint on a prompt and draw each head's attention weights as a "
                     "heatmap: queries (the characters) down, keys across; each row sums to 1, "
                     "and the causal mask leaves the upper triangle empty.")
-    p.add_argument("--checkpoint", metavar="DIR", required=True,
-                   help="a checkpoint directory written by `microtensor train`")
+    add_out_flag(p, help="a checkpoint directory written by `microtensor train` (its best "
+                         "model is drawn)")
     p.add_argument("--prompt", metavar="TEXT", required=True,
                    help="the characters to run (the last block_size of them are kept)")
     p.add_argument("--output", "-o", metavar="FILE", required=True,
                    help="picture to write: .png, .svg or .pdf")
-    p.add_argument("--layer", metavar="L", type=int,
+    p.add_argument("--layer", metavar="L", type=count(0),
                    help="draw only this layer (0 = nearest the input; default: all)")
-    p.add_argument("--head", metavar="H", type=int, help="draw only this head (default: all)")
+    p.add_argument("--head", metavar="H", type=count(0), help="draw only this head (default: all)")
     p.set_defaults(run=run)
 
 
@@ -41,12 +42,12 @@ def _pick(value, count, flag):
 
 
 def run(args):
-    from models.checkpoint import load_checkpoint
     import viz
+    from models.checkpoint import load_checkpoint
     from viz.save import picture_format
 
     picture_format(args.output)  # a bad suffix fails before the model is loaded
-    model, tokenizer, _ = load_checkpoint(args.checkpoint)
+    model, tokenizer, _ = load_checkpoint(args.out)
     if not args.prompt:
         raise ValueError("--prompt must not be empty")
     text = args.prompt[-model.config.block_size:]

@@ -41,15 +41,19 @@ def run(args):
     if existing and not args.overwrite:
         raise ValueError(f"--to {args.to!r} already holds {', '.join(existing)}; give "
                          "--overwrite to replace them, or another directory")
-    model, tokenizer, train_state = load_checkpoint(args.out)
-    if args.format == "hf":
+    if args.format == "hf":  # the best model, what `sample` reads
+        model, tokenizer, manifest = load_checkpoint(args.out)
         paths = hf.export_hf(model, tokenizer, args.to)
-    else:
+        what = f"the best model (iter {manifest['best']['iter']})"
+    else:  # the latest training state, what a resumed run continues
+        model, tokenizer, train_state, optimizer = nanogpt.training_state(args.out)
         text = None
         if args.data:
             with open(args.data, encoding="utf-8") as f:
                 text = f.read()
-        paths = nanogpt.export_nanogpt(model, tokenizer, args.to, train_state,
+        paths = nanogpt.export_nanogpt(model, tokenizer, args.to, train_state, optimizer,
                                        dataset=args.dataset, text=text)
-    print(f"exported {args.out} as {args.format}: " + ", ".join(paths))
+        what = (f"the latest state (iter {train_state['iter']}, "
+                f"{'with its AdamW moments' if optimizer else 'a fresh optimizer'})")
+    print(f"exported {what} of {args.out} as {args.format}: " + ", ".join(paths))
     return 0

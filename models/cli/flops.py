@@ -1,4 +1,7 @@
-"""`microtensor flops`: measure one multi-head attention layer's FLOPs and attention memory with microtensor.profile() and compare with the notes' formulas (3.8)."""
+"""`microtensor flops`: one attention layer's FLOPs and memory against the notes' formulas (3.8).
+
+The FLOPs and the bytes saved for backward are measured with microtensor.profile().
+"""
 
 from .sizes import add_size_flags, check_sizes
 
@@ -14,7 +17,7 @@ def add_parser(subparsers):
 
 
 def measure(batch, seq, d_model, heads):
-    """{name: (measured, formula)} for one causal MHA forward of the given size."""
+    """({name: (measured, formula)}, the profiler) for one causal MHA forward of this size."""
     import numpy as np
 
     import microtensor

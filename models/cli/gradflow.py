@@ -7,6 +7,8 @@ Pre-norm's identity path carries ∂L/∂x_L to every block; post-norm's passes 
 LayerNorm (Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture").
 """
 
+from .checks import count, number
+
 MODELS = (("pre-norm  x + F(LN(x))", True), ("post-norm  LN(x + F(x))", False))
 
 
@@ -19,23 +21,23 @@ def add_parser(subparsers):
                     "also after N AdamW steps (constant learning rate, no warmup) on both.")
     p.add_argument("--output", "-o", metavar="FILE", required=True,
                    help="picture to write: .png, .svg or .pdf")
-    p.add_argument("--n-layer", metavar="N", type=int, default=12,
+    p.add_argument("--n-layer", metavar="N", type=count(1), default=12,
                    help="blocks per model (default: %(default)s)")
-    p.add_argument("--n-embd", metavar="D", type=int, default=64,
+    p.add_argument("--n-embd", metavar="D", type=count(1), default=64,
                    help="model width (default: %(default)s)")
-    p.add_argument("--n-head", metavar="H", type=int, default=2,
+    p.add_argument("--n-head", metavar="H", type=count(1), default=2,
                    help="attention heads (default: %(default)s)")
-    p.add_argument("--block-size", metavar="T", type=int, default=32,
+    p.add_argument("--block-size", metavar="T", type=count(1), default=32,
                    help="sequence length (default: %(default)s)")
-    p.add_argument("--batch-size", metavar="B", type=int, default=8,
+    p.add_argument("--batch-size", metavar="B", type=count(1), default=8,
                    help="sequences per batch (default: %(default)s)")
-    p.add_argument("--steps", metavar="N", type=int, default=0,
+    p.add_argument("--steps", metavar="N", type=count(0), default=0,
                    help="also train both models N steps and chart them again (default: "
                         "%(default)s; 300 steps take about a minute on a laptop CPU)")
-    p.add_argument("--learning-rate", metavar="LR", type=float, default=3e-3,
+    p.add_argument("--learning-rate", metavar="LR", type=number(above=0), default=3e-3,
                    help="constant AdamW learning rate for --steps: the tiny preset's peak "
                         "rate, without its warmup (default: %(default)s)")
-    p.add_argument("--seed", metavar="S", type=int, default=0,
+    p.add_argument("--seed", metavar="S", type=count(0), default=0,
                    help="random seed for the weights and the batches (default: %(default)s)")
     p.set_defaults(run=run)
 
@@ -45,7 +47,8 @@ def _measure(model, x, y):
     import viz
 
     _, loss = model(x, y)
-    loss.backward()
+    with viz.record_grad_norms():
+        loss.backward()
     norms = viz.module_input_grad_norms(loss, [f"blocks.{i}" for i in range(len(model.blocks))])
     model.zero_grad()
     return norms, loss.item()
@@ -63,8 +66,7 @@ def stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps=0,
 
     import microtensor
     import nn
-    from microtensor.autograd import record_grad_norms
-    from models import GPT, GPTConfig, CharTokenizer
+    from models import GPT, CharTokenizer
     from models.data import default_corpus, get_batch
     from models.presets import TrainConfig
     from models.train import configure_optimizer
@@ -78,21 +80,20 @@ def stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps=0,
     norms, losses = {}, {}
     for label, norm_first in MODELS:
         microtensor.manual_seed(seed)  # identical initial weights and batches for both
-        model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, block_size=block_size,
-                              n_layer=n_layer, n_head=n_head, n_embd=n_embd, bias=False,
-                              norm_first=norm_first))
+        shape = TrainConfig(n_layer=n_layer, n_head=n_head, n_embd=n_embd,
+                            block_size=block_size, bias=False, norm_first=norm_first)
+        model = GPT(shape.gpt_config(tokenizer.vocab_size))
         stage = "at initialisation"
         norms.setdefault(stage, {})[label], losses.setdefault(stage, {})[label] = _measure(model, x, y)
         if steps:
             config = TrainConfig(learning_rate=learning_rate)  # AdamW settings of `train`
             optimizer = configure_optimizer(model, config)
-            with record_grad_norms(False):  # training needs no picture bookkeeping
-                for _ in range(steps):
-                    _, loss = model(*get_batch(ids, batch_size, block_size))
-                    optimizer.zero_grad()
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-                    optimizer.step()
+            for _ in range(steps):
+                _, loss = model(*get_batch(ids, batch_size, block_size))
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+                optimizer.step()
             norms.setdefault(after, {})[label], losses.setdefault(after, {})[label] = _measure(model, x, y)
     return norms, losses
 
@@ -102,11 +103,6 @@ def run(args):
     from viz.save import picture_format
 
     picture_format(args.output)
-    for name in ("n_layer", "n_embd", "n_head", "block_size", "batch_size"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1; got {getattr(args, name)}")
-    if args.steps < 0:
-        raise ValueError(f"--steps must be >= 0; got {args.steps}")
     if args.n_embd % args.n_head:
         raise ValueError(f"--n-embd {args.n_embd} is not divisible by --n-head {args.n_head}")
     norms, losses = stream_gradients(args.n_layer, args.n_embd, args.n_head, args.block_size,

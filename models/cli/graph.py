@@ -1,11 +1,14 @@
 """`microtensor graph`: draw the computation graph of one training step (forward and backward) of a GPT, with gradient norms.
 
 The picture is `viz.draw_graph` of the loss after `loss.backward()`; Graphviz's `dot` lays it
-out. A model comes from a preset (fresh weights) or from a checkpoint of `microtensor train`.
+out. A model comes from a preset (fresh weights) or from a checkpoint of `microtensor train`
+(--out DIR).
 """
 import os
 import re
 import time
+
+from .checks import count, directory
 
 
 def add_parser(subparsers):
@@ -16,12 +19,13 @@ def add_parser(subparsers):
                     "the gradient that flowed back along them, one dashed cluster per module. "
                     "--depth folds modules into single boxes; --focus draws the inside of one.")
     source = p.add_mutually_exclusive_group()
-    source.add_argument("--checkpoint", metavar="DIR",
-                        help="a checkpoint directory written by `microtensor train`")
+    source.add_argument("--out", metavar="DIR", type=directory,
+                        help="the best model of a checkpoint directory written by "
+                             "`microtensor train`")
     source.add_argument("--preset", metavar="NAME",
                         help="a freshly initialised model of this preset: baby or tiny "
                              "(the default: baby)")
-    p.add_argument("--n-layer", metavar="N", type=int,
+    p.add_argument("--n-layer", metavar="N", type=count(1),
                    help="with --preset: this many blocks instead of the preset's")
     p.add_argument("--depth", metavar="N", type=int,
                    help="fold modules N levels down into one box each (1: embeddings, blocks "
@@ -35,16 +39,16 @@ def add_parser(subparsers):
                    help="where to write the picture")
     p.add_argument("--rankdir", choices=["TB", "LR"], default="TB",
                    help="layout direction: top to bottom or left to right (default: %(default)s)")
-    p.add_argument("--batch-size", metavar="B", type=int, default=2,
+    p.add_argument("--batch-size", metavar="B", type=count(1), default=2,
                    help="sequences in the batch (default: %(default)s)")
-    p.add_argument("--seq-len", metavar="T", type=int, default=16,
+    p.add_argument("--seq-len", metavar="T", type=count(1), default=16,
                    help="characters per sequence, at most the model's block size "
                         "(default: %(default)s)")
     p.add_argument("--show-saved", action="store_true",
                    help="list in each op box the arrays it saved for backward")
     p.add_argument("--forward-only", action="store_true",
                    help="draw the forward graph, without running backward()")
-    p.add_argument("--seed", metavar="S", type=int, default=0,
+    p.add_argument("--seed", metavar="S", type=count(0), default=0,
                    help="random seed for the weights and the batch (default: %(default)s)")
     p.set_defaults(run=run)
 
@@ -84,24 +88,20 @@ def training_batch(tokenizer, batch_size, seq_len):
 
 
 def load_model(args):
-    """(model, tokenizer) from --checkpoint, or a fresh model of --preset (default baby)."""
-    from models import GPT, GPTConfig, CharTokenizer
+    """(model, tokenizer) from --out, or a fresh model of --preset (default baby)."""
+    from models import GPT, CharTokenizer
     from models.checkpoint import load_checkpoint
     from models.data import default_corpus
     from models.presets import get_preset
 
-    if args.checkpoint:
+    if args.out:
         if args.n_layer is not None:
             raise ValueError("--n-layer goes with --preset; a checkpoint fixes its own depth")
-        model, tokenizer, _ = load_checkpoint(args.checkpoint)
+        model, tokenizer, _ = load_checkpoint(args.out)
         return model, tokenizer
-    c = get_preset(args.preset or "baby", n_layer=args.n_layer).validate()
+    config = get_preset(args.preset or "baby", n_layer=args.n_layer).validate()
     tokenizer = CharTokenizer.from_text(default_corpus())
-    model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, block_size=c.block_size,
-                          n_layer=c.n_layer, n_head=c.n_head, n_embd=c.n_embd,
-                          dropout=c.dropout, bias=c.bias, norm_first=c.norm_first,
-                          activation=c.activation))
-    return model, tokenizer
+    return GPT(config.gpt_config(tokenizer.vocab_size)), tokenizer
 
 
 def run(args):
@@ -109,9 +109,6 @@ def run(args):
     import viz
 
     path, fmt = output_path(args.output, args.format)
-    for name in ("batch_size", "seq_len"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1; got {getattr(args, name)}")
     microtensor.manual_seed(args.seed)
     model, tokenizer = load_model(args)
     if args.seq_len > model.config.block_size:
@@ -123,7 +120,8 @@ def run(args):
     start = time.perf_counter()
     _, loss = model(x, y)
     if not args.forward_only:
-        loss.backward()
+        with viz.record_grad_norms():  # the norms the picture draws on its edges
+            loss.backward()
     stepped = time.perf_counter()
     graph = viz.draw_graph(loss, depth=args.depth, focus=args.focus,
                            show_saved=args.show_saved, rankdir=args.rankdir)

@@ -37,17 +37,15 @@ def run(args):
     is_nanogpt = os.path.isfile(ckpt)
     if args.meta and not is_nanogpt:
         raise ValueError("--meta goes with a nanoGPT ckpt.pt")
-    ours = [n for n in (checkpoint.CONFIG_FILE, checkpoint.WEIGHTS_FILE)
-            if os.path.exists(os.path.join(args.out, n))]
-    if ours and not args.overwrite:
-        raise ValueError(f"--out {args.out!r} already holds a checkpoint ({', '.join(ours)}); "
-                         "give --overwrite to replace it, or another directory")
+    if os.path.exists(os.path.join(args.out, checkpoint.CONFIG_FILE)) and not args.overwrite:
+        raise ValueError(f"--out {args.out!r} already holds a checkpoint; give --overwrite "
+                         "to replace it, or another directory")
     if is_nanogpt:
-        model, tokenizer, train_state = nanogpt.import_nanogpt(ckpt, args.meta)
+        model, tokenizer, notes = nanogpt.import_nanogpt(ckpt, args.meta)
     else:
-        model, tokenizer, train_state = hf.import_hf(source)
-    checkpoint.save_checkpoint(args.out, model, tokenizer, train_state)
-    print(f"imported {source} ({train_state['imported_from']}, "
+        model, tokenizer, notes = hf.import_hf(source)
+    checkpoint.save_model(args.out, model, tokenizer, iter=notes.pop("iter", 0), info=notes)
+    print(f"imported {source} ({notes['imported_from']}, "
           f"{model.num_parameters():,} parameters, vocabulary {tokenizer.vocab_size}) "
           f"into {args.out}")
     return 0

@@ -3,12 +3,15 @@
 Each subcommand module defines `add_parser(subparsers)`, which registers its flags and
 sets `run`, a function args -> exit status. Adding a subcommand means adding its
 module to COMMANDS. Heavy imports happen inside `run`, so `--help` stays fast.
+Every command gets `--threads N` here (default 1), and its `run` runs with that many
+BLAS threads: set once, in this file.
 """
 import argparse
 import os
 import sys
 
 from . import attention, export, flops, gradflow, graph, import_, plot_loss, sample, shapes, train
+from .checks import add_threads_flag
 
 COMMANDS = [train, sample, graph, attention, gradflow, plot_loss, shapes, flops, export, import_]
 
@@ -32,7 +35,23 @@ def build_parser():
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         command.add_parser(subparsers)
+    for command_parser in _commands(parser):
+        command_parser.set_defaults(command_parser=command_parser)
+        if command_parser.get_default("threads") is None:
+            add_threads_flag(command_parser)
     return parser
+
+
+def _commands(parser):
+    """The parsers that run something: the leaves below `parser` (`translate train` too).
+
+    argparse has no public way to list a parser's subparsers, hence `_actions`.
+    """
+    subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subcommands:
+        return [parser]
+    return [leaf for action in subcommands for child in action.choices.values()
+            for leaf in _commands(child)]
 
 
 def main(argv=None):
@@ -44,11 +63,16 @@ def main(argv=None):
     """
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # reported with the subcommand's own usage, not the top-level one
+            args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as stop:  # --help (0) or a usage error (2), already printed
         return stop.code
+    from threadpoolctl import threadpool_limits
+
     try:
-        return args.run(args) or 0
+        with threadpool_limits(limits=args.threads, user_api="blas"):
+            return args.run(args) or 0
     except BrokenPipeError:  # e.g. `microtensor shapes | head -1`: the reader left early
         sys.stderr.close()
         return 0

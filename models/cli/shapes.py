@@ -1,5 +1,10 @@
-"""`microtensor shapes`: run one multi-head attention forward and print each tensor's shape, read off the tensors themselves (notes 3.1 and 3.5's closed-book check)."""
+"""`microtensor shapes`: every tensor's shape inside one multi-head attention forward.
 
+The shapes are read off the recorded graph, not computed from formulas; they answer notes
+3.1 and 3.5's closed-book check.
+"""
+
+from .checks import count
 from .sizes import add_size_flags, check_sizes
 
 
@@ -12,10 +17,10 @@ def add_parser(subparsers):
                     "With --kv-seq it is cross-attention: the queries come from the input "
                     "and the keys and values from a second sequence of that length.")
     add_size_flags(p, seq=5, d_model=24, heads=3)
-    p.add_argument("--kv-seq", metavar="T_K", type=int, default=None,
+    p.add_argument("--kv-seq", metavar="T_K", type=count(1), default=None,
                    help="length of the sequence the keys and values come from: cross-attention "
                         "(default: causal self-attention, T_k = T)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--seed", type=count(0), default=0, help="random seed (default: 0)")
     p.set_defaults(run=run)
 
 
@@ -41,13 +46,13 @@ def attention_shapes(batch, seq, d_model, heads, seed=0, kv_seq=None):
         rows = [("X (queries come from it)", "[B, T, D]", x.shape),
                 ("context (keys and values)", "[B, T_k, D]", context.shape)]
     nodes, edges = viz.trace(out)
-    by_name = {n.name: n for n in nodes.values() if n.name}
+    by_role = {n.role: n for n in nodes.values() if n.role}
     feeding = {(e.dst, e.slot): nodes[e.src] for e in edges}
 
     def op_in(module, op):
         return next(n for n in nodes.values() if n.module == module and n.op == op)
 
-    qk = by_name["QKᵀ"]
+    qk = by_role["QKᵀ"]
     out_matmul = op_in("out_proj", "matmul")
     d = mha.head_dim
     w_q = mha.q_proj.weight
@@ -57,9 +62,9 @@ def attention_shapes(batch, seq, d_model, heads, seed=0, kv_seq=None):
         ("Q = X W_Q", "[B, T, D]", op_in("q_proj", "matmul").shape),
         ("Q split into heads", "[B, H, T, d]", feeding[(qk.key, 0)].shape),
         ("Kᵀ per head", f"[B, H, d, {tk}]", feeding[(qk.key, 1)].shape),
-        ("S = QKᵀ/√d", f"[B, H, T, {tk}]", by_name["S"].shape),
-        ("A = softmax(S) over keys", f"[B, H, T, {tk}]", by_name["A"].shape),
-        ("Z per head = A V", "[B, H, T, d]", by_name["Z"].shape),
+        ("S = QKᵀ/√d", f"[B, H, T, {tk}]", by_role["S"].shape),
+        ("A = softmax(S) over keys", f"[B, H, T, {tk}]", by_role["A"].shape),
+        ("Z per head = A V", "[B, H, T, d]", by_role["Z"].shape),
         ("Z merged (heads concatenated)", "[B, T, D]", feeding[(out_matmul.key, 0)].shape),
         ("output = Z W_O", "[B, T, D]", out.shape),
     ]
@@ -68,7 +73,7 @@ def attention_shapes(batch, seq, d_model, heads, seed=0, kv_seq=None):
 
 def run(args):
     kv_seq = getattr(args, "kv_seq", None)
-    check_sizes(args, "kv_seq")
+    check_sizes(args)
     rows, a = attention_shapes(args.batch, args.seq, args.d_model, args.heads, args.seed, kv_seq)
     kind = ("causal self-attention" if kv_seq is None
             else f"cross-attention, T_k = {kv_seq} keys and values")

@@ -1,10 +1,17 @@
-"""`microtensor train`: train a character-level GPT on a text file, or on the built-in corpus, and checkpoint it.
+"""`microtensor train`: train a character-level GPT on a text file and checkpoint it.
+
+Without --data it trains on the built-in corpus (models.data.default_corpus).
 
 Every setting of a preset has a flag named as nanoGPT names it, with dashes
-(`max_iters` -> `--max-iters`); a flag overrides the preset's value.
+(`max_iters` -> `--max-iters`); a flag overrides the preset's value. With --resume the
+settings come from the checkpoint instead, and only --max-iters may change.
 """
 import argparse
 import dataclasses
+import os
+import sys
+
+from .checks import add_out_flag, file_path
 
 HELP = {
     "n_layer": "number of Transformer blocks",
@@ -32,29 +39,31 @@ HELP = {
 
 
 def add_parser(subparsers):
-    from models.presets import PRESETS, TrainConfig
+    from models.presets import PRESETS, TrainConfig, flag_name
 
     p = subparsers.add_parser(
         "train", help="train a character-level GPT",
         description="Train a character-level GPT; prints train/val loss, appends each "
                     "evaluation to OUT/metrics.jsonl and writes a checkpoint into OUT.")
-    p.add_argument("--data", metavar="PATH",
-                   help="UTF-8 text file (default: the built-in corpus, CPython's help topics)")
-    p.add_argument("--out", metavar="DIR", default="out",
-                   help="checkpoint directory (default: %(default)s)")
-    p.add_argument("--preset", choices=sorted(PRESETS), default="baby",
-                   help="starting settings, each overridable by its flag (default: %(default)s)")
+    p.add_argument("--data", metavar="PATH", type=file_path,
+                   help="UTF-8 text file (default: the built-in corpus, CPython's help topics; "
+                        "with --resume: the checkpoint's)")
+    add_out_flag(p, default="out", help="checkpoint directory (default: %(default)s)")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue the latest state in --out with its saved settings "
+                            "(--max-iters may change)")
+    again.add_argument("--overwrite", action="store_true",
+                       help="start afresh, replacing the checkpoint in --out")
+    p.add_argument("--preset", choices=sorted(PRESETS), default=None,
+                   help="starting settings, each overridable by its flag (default: baby)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--threads", metavar="N", type=int, default=1,
-                   help="threads for numpy's matrix products (default: %(default)s; the "
-                        "matrices are small, and several BLAS threads slow down tenfold "
-                        "when another program shares the cores)")
     settings = p.add_argument_group("settings (defaults from the preset)")
     for field in dataclasses.fields(TrainConfig):
         name = field.name
         preset_values = ", ".join(f"{k}: {getattr(v, name)}" for k, v in sorted(PRESETS.items()))
         kwargs = dict(dest=name, default=None, help=f"{HELP[name]} ({preset_values})")
-        flag = "--" + name.replace("_", "-")
+        flag = flag_name(name)
         if field.type in (bool, "bool"):
             settings.add_argument(flag, action=argparse.BooleanOptionalAction, **kwargs)
         elif name == "activation":
@@ -66,22 +75,38 @@ def add_parser(subparsers):
 
 
 def run(args):
-    from threadpoolctl import threadpool_limits
-
-    from models.data import DEFAULT_CORPUS_NAME, default_corpus, load_text
+    from microtensor.memory import keep_freed_memory
+    from models.data import DEFAULT_CORPUS_NAME, load_corpus
     from models.presets import TrainConfig, get_preset
+    from models.run import Interrupted, TrainingRun
     from models.train import train
 
-    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
-    config = get_preset(args.preset, **overrides).validate()
-    if args.data:
-        text, source = load_text(args.data), f"data file {args.data!r}"
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
+             if getattr(args, f.name) is not None}
+    # Refuse (or find what to resume) before the data is read: nothing in --out changes.
+    run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite)
+    if args.resume:
+        if args.preset is not None:
+            raise ValueError(f"--preset {args.preset}: a resumed run keeps the settings saved "
+                             f"in {args.out}")
+        saved = TrainConfig.from_dict(run.manifest["info"]["train_config"])
+        config = dataclasses.replace(saved, **given)
+        data_path = args.data or run.manifest["info"]["data"]["path"]
     else:
-        text, source = default_corpus(), DEFAULT_CORPUS_NAME
-    if args.threads < 1:
-        raise ValueError(f"--threads must be >= 1; got {args.threads}")
-    with threadpool_limits(limits=args.threads, user_api="blas"):
-        result = train(config, text, args.out, source=source, progress=not args.quiet)
+        config = get_preset(args.preset or "baby", **given)
+        data_path = args.data
+    config.validate()
+    corpus = load_corpus(data_path)  # (tokenizer, ids), ids memory-mapped for a file
+    source = f"data file {data_path!r}" if data_path else DEFAULT_CORPUS_NAME
+    keep_freed_memory()  # a training step frees and reallocates the same large buffers
+    try:
+        result = train(config, corpus, args.out, source=source, progress=not args.quiet,
+                       resume=args.resume, overwrite=args.overwrite,
+                       data_path=os.path.abspath(data_path) if data_path else None)
+    except Interrupted as stop:
+        print(stop, file=sys.stderr)
+        return stop.exit_status
     print(f"done in {result['elapsed_s']:.1f} s: train loss {result['train_loss']:.4f}, "
-          f"val loss {result['val_loss']:.4f}; checkpoint in {args.out}")
+          f"val loss {result['val_loss']:.4f} (best {result['best_val_loss']:.4f}); "
+          f"checkpoint in {args.out}")
     return 0

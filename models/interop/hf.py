@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from ..checkpoint import _atomic_write
+from ..checkpoint import atomic_write
 from ..gpt import GPTConfig
 from .char_tokenizer_json import (
     TOKENIZER_CONFIG_FILE,
@@ -91,10 +91,10 @@ def export_hf(model, tokenizer, export_dir):
     blob = st.save(weights, metadata={"format": "pt"})  # "pt": transformers expects it
     os.makedirs(export_dir, exist_ok=True)
     paths = [os.path.join(export_dir, name) for name in FILES]
-    _atomic_write(paths[1], lambda f: f.write(blob))
+    atomic_write(paths[1], lambda f: f.write(blob))
     for path in (paths[0], paths[2], paths[3]):
         text = texts[os.path.basename(path)]
-        _atomic_write(path, lambda f, text=text: f.write(text.encode("utf-8")))
+        atomic_write(path, lambda f, text=text: f.write(text.encode("utf-8")))
     return paths
 
 

@@ -20,9 +20,10 @@ import pickle
 
 import numpy as np
 
-from ..checkpoint import _atomic_write
+from ..checkpoint import atomic_write, load_checkpoint, load_optimizer, load_snapshot
 from ..data import split_ids
 from ..gpt import GPTConfig
+from ..presets import TrainConfig
 from ..tokenizer import CharTokenizer
 from .hf import check_gpt2_block
 from .names import LINEAR_WEIGHTS, gpt2_parameter_names, load_gpt2_state, to_gpt2
@@ -127,6 +128,28 @@ def check_nanogpt(config):
                          "which the nanoGPT format cannot express")
 
 
+def training_state(out_dir):
+    """(model, tokenizer, train_state, optimizer): the latest training state in out_dir.
+
+    That is what nanoGPT resumes from: the latest weights with their AdamW moments (our
+    `nn.optim.AdamW`, grouped as `models.train.configure_optimizer` groups it), the step
+    and the best validation loss so far. optimizer is None for a checkpoint without
+    training state (e.g. an imported model).
+    """
+    from ..train import configure_optimizer  # the training loop, only when exporting one
+
+    model, tokenizer, manifest = load_checkpoint(out_dir, which="latest")
+    latest, settings = manifest["latest"], manifest["info"].get("train_config")
+    best = latest.get("best_val_loss", manifest["best"].get("val_loss"))
+    train_state = {"iter": latest["iter"], "best_val_loss": best, "train_config": settings}
+    optimizer = None
+    if settings and "param_groups" in latest:
+        optimizer = configure_optimizer(model, TrainConfig.from_dict(settings))
+        arrays, path = load_snapshot(out_dir, "latest", manifest)
+        load_optimizer(optimizer, arrays, latest["param_groups"], path)
+    return model, tokenizer, train_state, optimizer
+
+
 def export_nanogpt(model, tokenizer, export_dir, train_state=None, optimizer=None,
                    dataset="microtensor_char", text=None):
     """Write ckpt.pt, meta.pkl and nanogpt_config.py into export_dir; returns the paths written.
@@ -163,11 +186,11 @@ def export_nanogpt(model, tokenizer, export_dir, train_state=None, optimizer=Non
     }
     os.makedirs(export_dir, exist_ok=True)
     paths = [os.path.join(export_dir, n) for n in (CHECKPOINT_FILE, META_FILE, CONFIG_FILE)]
-    _atomic_write(paths[0], lambda f: torch.save(checkpoint, f))
-    _atomic_write(paths[1], lambda f: pickle.dump(meta(tokenizer), f))
+    atomic_write(paths[0], lambda f: torch.save(checkpoint, f))
+    atomic_write(paths[1], lambda f: pickle.dump(meta(tokenizer), f))
     lines = ["# nanoGPT settings of the exported microtensor run (for nanoGPT's config/)",
              *(f"{k} = {v!r}" for k, v in config.items())]
-    _atomic_write(paths[2], lambda f: f.write(("\n".join(lines) + "\n").encode("utf-8")))
+    atomic_write(paths[2], lambda f: f.write(("\n".join(lines) + "\n").encode("utf-8")))
     if text is not None:
         paths += _write_bins(tokenizer, text, c.block_size, export_dir)
     return paths
@@ -187,7 +210,7 @@ def _write_bins(tokenizer, text, block_size, export_dir):
     paths = []
     for name, split in zip(("train.bin", "val.bin"), split_ids(ids, block_size)):
         path = os.path.join(export_dir, name)
-        _atomic_write(path, lambda f, split=split: f.write(split.tobytes()))
+        atomic_write(path, lambda f, split=split: f.write(split.tobytes()))
         paths.append(path)
     return paths
 

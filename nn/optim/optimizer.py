@@ -1,4 +1,8 @@
-"""The `Optimizer` base class: parameter groups, per-parameter state and `zero_grad` (PyTorch's torch.optim API)."""
+"""The `Optimizer` base class (PyTorch's torch.optim API).
+
+It holds parameter groups and per-parameter state, and gives `zero_grad` and `state_dict`.
+"""
+import numpy as np
 
 
 class Optimizer:
@@ -29,6 +33,71 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 p.grad = None
+
+    def state_dict(self):
+        """A snapshot of the optimizer, in PyTorch's layout:
+
+            {"state": {index: {"step": int, "exp_avg": array, ...}},
+             "param_groups": [{"lr": ..., "betas": ..., "params": [index, ...]}, ...]}
+
+        Parameters are numbered 0, 1, ... in the order of the groups (they are objects, so a
+        saved file names them by position). Only parameters that have state appear in
+        "state". The arrays are copies, so the snapshot stays as it was when training goes
+        on (PyTorch returns references instead).
+        """
+        index, groups = {}, []
+        for group in self.param_groups:
+            saved = {key: value for key, value in group.items() if key != "params"}
+            saved["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            groups.append(saved)
+        state = {index[key]: {name: value.copy() if isinstance(value, np.ndarray) else value
+                              for name, value in buffers.items()}
+                 for key, buffers in self.state.items() if key in index}
+        return {"state": dict(sorted(state.items())), "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restore a `state_dict()` snapshot into this optimizer (built over the same parameters).
+
+        The hyper-parameters of each group are taken from the snapshot (as PyTorch does) and
+        every buffer is copied into this optimizer's parameters' dtype. Raises ValueError
+        when the number of groups, a group's size, a parameter index or a buffer's shape
+        does not match, naming it.
+        """
+        name = type(self).__name__
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"{name}.load_state_dict: the state dict has {len(saved_groups)} "
+                             f"parameter groups, this optimizer {len(self.param_groups)}")
+        params = []
+        for i, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(f"{name}.load_state_dict: parameter group {i} has "
+                                 f"{len(saved['params'])} parameters in the state dict, "
+                                 f"{len(group['params'])} here")
+            params += group["params"]
+        state = {}
+        for index, buffers in state_dict["state"].items():
+            index = int(index)
+            if not 0 <= index < len(params):
+                raise ValueError(f"{name}.load_state_dict: state for parameter {index}, but "
+                                 f"there are {len(params)} parameters")
+            p = params[index]
+            state[id(p)] = {}
+            for key, value in buffers.items():
+                if isinstance(value, np.ndarray) and value.ndim > 0:
+                    if value.shape != p.shape:
+                        raise ValueError(f"{name}.load_state_dict: '{key}' of parameter "
+                                         f"{index} has shape {value.shape}, the parameter "
+                                         f"{p.shape}")
+                    value = value.astype(p.dtype, copy=True)
+                elif isinstance(value, np.ndarray):  # 0-d, e.g. a step count read from a file
+                    value = value.item()
+                state[id(p)][key] = value
+        for saved, group in zip(saved_groups, self.param_groups):
+            for key, value in saved.items():
+                if key != "params":  # JSON turns tuples (betas) into lists
+                    group[key] = tuple(value) if isinstance(group.get(key), tuple) else value
+        self.state = state
 
     def _params_with_grad(self, group):
         return (p for p in group["params"] if p.grad is not None)

@@ -1,4 +1,7 @@
-"""Learning-rate schedule: linear warmup, then cosine decay to a floor (as nanoGPT trains; Loshchilov & Hutter 2017, SGDR)."""
+"""Learning-rate schedule: linear warmup, then cosine decay to a floor.
+
+As nanoGPT trains; the cosine is Loshchilov & Hutter 2017 (SGDR), without restarts.
+"""
 import math
 
 

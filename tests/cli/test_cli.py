@@ -1,12 +1,17 @@
-"""The `microtensor` command line: train a few steps, sample from the checkpoint, clean errors."""
+"""The `microtensor` command line: train, sample, refuse, resume, flag checks, clean errors.
+
+Training runs only a few steps.
+"""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import models.cli.shapes
 from models.cli.main import main
 
 FAST = ["--preset", "tiny", "--max-iters", "4", "--eval-interval", "2", "--eval-iters", "2",
@@ -35,7 +40,9 @@ def test_train_writes_metrics_and_checkpoint(checkpoint):
     records = [json.loads(line) for line in (checkpoint / "metrics.jsonl").read_text().splitlines()]
     assert [r["iter"] for r in records] == [0, 2, 4]
     assert all(set(r) == {"iter", "train_loss", "val_loss", "elapsed_s"} for r in records)
-    assert {"model.npz", "config.json"} <= set(os.listdir(checkpoint))
+    manifest = json.loads((checkpoint / "config.json").read_text())
+    assert manifest["latest"]["iter"] == 4 and manifest["best"]["iter"] in (0, 2, 4)
+    assert {manifest["best"]["file"], manifest["latest"]["file"]} <= set(os.listdir(checkpoint))
 
 
 def test_train_prints_losses(corpus, tmp_path, capsys):
@@ -96,6 +103,139 @@ def test_invalid_setting(capsys, tmp_path, corpus):
 def test_usage_error_exits_2(capsys):
     code, err = error_of(capsys, ["train", "--max-iters", "many"])
     assert code == 2 and "--max-iters" in err
+
+
+@pytest.mark.parametrize("command", ["train", "sample", "flops", "shapes"])
+def test_a_mistyped_flag_shows_the_subcommands_own_usage(capsys, command):
+    code, err = error_of(capsys, [command, "--no-such-flag", "1"])
+    assert code == 2 and f"usage: microtensor {command}" in err, err
+    assert "unrecognized arguments: --no-such-flag 1" in err
+
+
+def snapshot(directory):
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(directory.iterdir())}
+
+
+def test_a_second_train_refuses_and_changes_nothing(capsys, corpus, checkpoint):
+    before = snapshot(checkpoint)
+    code, err = error_of(capsys, ["train", "--data", str(corpus), "--out", str(checkpoint)] + FAST)
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert "latest iter 4 (val loss" in err and "--resume" in err and "--overwrite" in err
+    assert snapshot(checkpoint) == before, "expected every file in --out unchanged"
+
+
+def test_resume_continues_and_overwrite_starts_afresh(corpus, tmp_path):
+    out = str(tmp_path)
+    assert main(["train", "--data", str(corpus), "--out", out] + FAST) == 0
+    assert main(["train", "--out", out, "--resume", "--max-iters", "6", "--quiet"]) == 0
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in records] == [0, 2, 4, 6], "expected metrics.jsonl continued"
+    assert main(["train", "--data", str(corpus), "--out", out, "--overwrite"] + FAST) == 0
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in records] == [0, 2, 4], "expected metrics.jsonl started afresh"
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--n-embd", "32"], "--n-embd 32 differs from the checkpoint's 16"),
+    (["--learning-rate", "0.5"], "--learning-rate 0.5 differs"),
+    (["--preset", "baby"], "--preset baby"),
+    (["--max-iters", "4"], "--max-iters 4: the checkpoint"),
+])
+def test_resume_refuses_a_flag_that_would_change_the_run(capsys, checkpoint, flags, message):
+    before = snapshot(checkpoint)
+    code, err = error_of(capsys, ["train", "--out", str(checkpoint), "--resume", "--quiet"]
+                         + flags)
+    assert code == 1 and message in err, err
+    assert snapshot(checkpoint) == before
+
+
+def test_resume_refuses_other_data(capsys, checkpoint, tmp_path):
+    other = tmp_path / "other.txt"
+    other.write_text("Another text entirely, long enough to train on. " * 30, encoding="utf-8")
+    code, err = error_of(capsys, ["train", "--out", str(checkpoint), "--resume", "--data",
+                                  str(other), "--max-iters", "9"])
+    assert code == 1 and "is not the text the checkpoint" in err
+
+
+def test_resume_without_a_checkpoint(capsys, tmp_path):
+    code, err = error_of(capsys, ["train", "--out", str(tmp_path), "--resume"])
+    assert code == 1 and "no checkpoint" in err and "drop --resume" in err
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's overflow warnings on the way
+def test_a_nan_loss_exits_1_naming_the_iteration(capsys, corpus, tmp_path):
+    code, err = error_of(capsys, ["train", "--data", str(corpus), "--out", str(tmp_path)] + FAST
+                         + ["--learning-rate", "1e30", "--grad-clip", "0"])
+    assert code == 1 and re.search(r"loss is (nan|inf) at iter \d+: training stopped", err), err
+
+
+@pytest.mark.parametrize("argv, flag, value", [
+    (["train", "--max-iters", "0"], "--max-iters", "0"),
+    (["train", "--eval-iters", "-1"], "--eval-iters", "-1"),
+    (["train", "--learning-rate", "nan"], "--learning-rate", "nan"),
+    (["train", "--dropout", "1.5"], "--dropout", "1.5"),
+    (["train", "--threads", "0"], "--threads", "0"),
+    (["train", "--out", ""], "--out", "''"),
+    (["train", "--data", " "], "--data", "' '"),
+    (["sample", "--temperature", "nan"], "--temperature", "nan"),
+    (["sample", "--temperature", "0"], "--temperature", "0"),
+    (["sample", "--top-k", "0"], "--top-k", "0"),
+    (["sample", "--num-chars", "-1"], "--num-chars", "-1"),
+    (["sample", "--seed", "-3"], "--seed", "-3"),
+    (["graph", "--seq-len", "0", "-o", "g.svg"], "--seq-len", "0"),
+    (["gradflow", "--steps", "-1", "-o", "g.png"], "--steps", "-1"),
+    (["gradflow", "--learning-rate", "inf", "-o", "g.png"], "--learning-rate", "inf"),
+    (["attention", "--out", "x", "--prompt", "a", "-o", "a.png", "--layer", "-1"], "--layer", "-1"),
+    (["shapes", "--heads", "0"], "--heads", "0"),
+    (["flops", "--seq", "-4"], "--seq", "-4"),
+])
+def test_every_bad_value_is_named_before_work_starts(capsys, tmp_path, argv, flag, value):
+    if argv[0] == "train" and "--out" not in argv:
+        argv = argv + ["--out", str(tmp_path / "never")]
+    code, err = error_of(capsys, argv)
+    assert code in (1, 2) and flag in err and value in err, err
+    assert not (tmp_path / "never").exists(), "expected no work done"
+
+
+def test_out_naming_a_file_is_refused(capsys, tmp_path):
+    path = tmp_path / "a_file"
+    path.write_text("")
+    for argv in (["train", "--out", str(path)], ["sample", "--out", str(path)]):
+        code, err = error_of(capsys, argv)
+        assert code == 2 and "--out" in err and "is a file" in err, err
+
+
+def test_every_command_runs_with_one_blas_thread_unless_told(monkeypatch, capsys):
+    from threadpoolctl import threadpool_info
+
+    seen = []
+    monkeypatch.setattr(models.cli.shapes, "run", lambda args: seen.append(
+        {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}))
+    main(["shapes"])
+    main(["shapes", "--threads", "2"])
+    assert seen == [{1}, {2}], f"expected 1, then 2 BLAS threads; got {seen}"
+
+
+def test_train_asks_for_freed_memory_to_be_kept(monkeypatch, corpus, tmp_path):
+    import microtensor.memory
+
+    calls = []
+    monkeypatch.setattr(microtensor.memory, "keep_freed_memory", lambda: calls.append(1))
+    assert main(["train", "--data", str(corpus), "--out", str(tmp_path)] + FAST) == 0
+    assert calls == [1]
+
+
+def test_a_broken_checkpoint_is_one_error_line_for_every_reader(capsys, checkpoint, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in os.listdir(checkpoint):
+        (broken / name).write_bytes((checkpoint / name).read_bytes())
+    best = broken / json.loads((broken / "config.json").read_text())["best"]["file"]
+    best.write_bytes(best.read_bytes()[:100])
+    for argv in (["sample"], ["graph", "-o", str(tmp_path / "g.svg")],
+                 ["attention", "--prompt", "Sing", "-o", str(tmp_path / "a.png")]):
+        code, err = error_of(capsys, argv + ["--out", str(broken)])
+        assert code == 1 and len(err.strip().splitlines()) == 1 and best.name in err, err
 
 
 def test_sample_without_checkpoint(capsys, tmp_path):

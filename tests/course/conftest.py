@@ -1,16 +1,8 @@
-"""Shared setup for the course tests (notes 3.1–3.8): a fixed seed, and `course_checks` importable.
-
-pytest's default import mode already puts this folder on sys.path; adding it here keeps
-`import course_checks` working under `--import-mode=importlib` too.
-"""
-import os
-import sys
-
+"""Shared setup for the course tests (notes 3.1–3.8): a fixed seed (helpers come from
+tests/mt_testing.py)."""
 import pytest
 
 import microtensor as mt
-
-sys.path.insert(0, os.path.dirname(__file__))
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,6 @@
-"""Notes 3.1: why Q, K and V are separate: their shapes, the key axis of softmax, and why A is not symmetric.
+"""Notes 3.1: why Q, K and V are separate.
+
+Their shapes, the key axis of softmax, and why A is not symmetric.
 
 Single head, no batch: X [T, D], W_Q and W_K [D, d_k], W_V [D, d_v]; Q and K are
 [T, d_k], V is [T, d_v]; S and A are [T_q, T_k] and Z is [T_q, d_v]. The shapes are read
@@ -8,10 +10,10 @@ import math
 
 import numpy as np
 import pytest
+from mt_testing import check_close, check_shape, np_softmax, recorded_steps, to_float64
 
 import microtensor as mt
 import nn
-from course_checks import check_close, check_shape, graph_tensors, np_softmax, to_float64
 
 
 def _project(x, d_out):
@@ -24,8 +26,8 @@ def test_self_attention_shapes_when_d_v_differs_from_d_k():
     x = mt.Tensor(np.random.default_rng(0).normal(size=(T, D)))
     w_q, w_k, w_v = _project(x, d_k), _project(x, d_k), _project(x, d_v)
     q, k, v = w_q(x), w_k(x), w_v(x)
-    z, a = nn.scaled_dot_product_attention(q, k, v)
-    steps = graph_tensors(z)
+    with recorded_steps() as steps:
+        z, a = nn.scaled_dot_product_attention(q, k, v)
     check_shape(w_q.weight, (D, d_k), "W_Q")
     check_shape(w_v.weight, (D, d_v), "W_V")
     check_shape(q, (T, d_k), "Q = X W_Q")
@@ -49,8 +51,9 @@ def test_cross_attention_output_length_follows_queries_and_width_follows_values(
     q = mt.Tensor(rng.normal(size=(T_q, d_k)), requires_grad=True)  # so the graph is recorded
     k = mt.Tensor(rng.normal(size=(T_k, d_k)), requires_grad=True)
     v = mt.Tensor(rng.normal(size=(T_k, d_v)), requires_grad=True)
-    z, a = nn.scaled_dot_product_attention(q, k, v)
-    check_shape(graph_tensors(z)["S"], (T_q, T_k), "S for cross-attention")
+    with recorded_steps() as steps:
+        z, a = nn.scaled_dot_product_attention(q, k, v)
+    check_shape(steps["S"], (T_q, T_k), "S for cross-attention")
     check_shape(a, (T_q, T_k), "A for cross-attention")
     check_shape(z, (T_q, d_v), "Z for cross-attention: T_q rows, d_v features")
     a_expected = np_softmax(q.data @ k.data.T / math.sqrt(d_k))
@@ -104,7 +107,8 @@ def test_rowwise_normalisation_alone_breaks_symmetry():
     assert np.abs(a.data - a.data.T).max() > 0.05, (
         f"A = softmax of a symmetric S is still asymmetric: expected |A − Aᵀ| > 0.05, "
         f"got max {np.abs(a.data - a.data.T).max():.3g}")
-    # the reason: row i is divided by its own Σ_j exp(S_ij); A_ij / A_ji = Σ_j' e^S_jj' / Σ_j' e^S_ij'
+    # the reason: row i is divided by its own Σ_j exp(S_ij);
+    # A_ij / A_ji = Σ_j' e^S_jj' / Σ_j' e^S_ij'
     e = np.exp(s / math.sqrt(d_k))
     row_totals = e.sum(axis=1)
     check_close(a.data / a.data.T, row_totals[None, :] / row_totals[:, None],

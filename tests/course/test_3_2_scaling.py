@@ -10,10 +10,10 @@ import math
 
 import numpy as np
 import pytest
+from mt_testing import backward_jacobian, check_close, np_softmax, recorded_steps
 
 import microtensor as mt
 import nn
-from course_checks import backward_jacobian, check_close, graph_tensors, np_softmax
 
 D_KS = (4, 16, 64, 256)
 
@@ -23,8 +23,8 @@ def _scores(d_k, n=20_000, seed=0):
     rng = np.random.default_rng(seed + d_k)
     q = mt.Tensor(rng.standard_normal((n, 1, d_k)), requires_grad=True)
     k = mt.Tensor(rng.standard_normal((n, 1, d_k)), requires_grad=True)
-    z, _ = nn.scaled_dot_product_attention(q, k, k)
-    steps = graph_tensors(z)
+    with recorded_steps() as steps:
+        nn.scaled_dot_product_attention(q, k, k)
     return steps["QKᵀ"].data.reshape(-1), steps["S"].data.reshape(-1)
 
 
@@ -32,7 +32,9 @@ def _scores(d_k, n=20_000, seed=0):
 def test_variance_of_q_dot_k_is_d_k_and_about_1_after_scaling(d_k):
     qk, s = _scores(d_k)
     # sampling error of a variance from 20,000 draws is about √(2/20000) = 1 %; allow 6 %
-    assert abs(qk.var() / d_k - 1) < 0.06, f"Var(q·k) at d_k={d_k}: expected ≈ {d_k}, got {qk.var():.2f}"
+    assert abs(qk.var() / d_k - 1) < 0.06, (
+        f"Var(q·k) at d_k={d_k}: expected ≈ {d_k}, got {qk.var():.2f}"
+    )
     assert abs(s.var() - 1) < 0.06, f"Var(q·k/√d_k) at d_k={d_k}: expected ≈ 1, got {s.var():.3f}"
     check_close(s, qk / math.sqrt(d_k), "S = QKᵀ/√d_k", atol=1e-12)
 
@@ -54,8 +56,12 @@ def test_without_scaling_softmax_saturates_to_one_large_weight():
     for d_k in (64, 256):
         unscaled = _max_weights(d_k, scaled=False).max(axis=-1).mean()
         scaled = _max_weights(d_k, scaled=True).max(axis=-1).mean()
-        assert unscaled > 0.85, f"d_k={d_k}, no scaling: expected mean largest weight > 0.85, got {unscaled:.3f}"
-        assert scaled < 0.5, f"d_k={d_k}, scaled: expected mean largest weight < 0.5, got {scaled:.3f}"
+        assert unscaled > 0.85, (
+            f"d_k={d_k}, no scaling: expected mean largest weight > 0.85, got {unscaled:.3f}"
+        )
+        assert scaled < 0.5, (
+            f"d_k={d_k}, scaled: expected mean largest weight < 0.5, got {scaled:.3f}"
+        )
 
 
 def test_softmax_backward_is_the_jacobian_p_i_delta_ij_minus_p_j():
@@ -77,8 +83,12 @@ def test_softmax_jacobian_entries_shrink_when_unscaled():
         return np.abs(jac).max(axis=(1, 2))
 
     unscaled, scaled = np.median(largest_entry(p_unscaled)), np.median(largest_entry(p_scaled))
-    assert unscaled < 0.01, f"unscaled d_k={d_k}: expected median largest |∂p_i/∂s_j| < 0.01, got {unscaled:.3g}"
-    assert scaled > 0.15, f"scaled d_k={d_k}: expected median largest |∂p_i/∂s_j| > 0.15, got {scaled:.3g}"
+    assert unscaled < 0.01, (
+        f"unscaled d_k={d_k}: expected median largest |∂p_i/∂s_j| < 0.01, got {unscaled:.3g}"
+    )
+    assert scaled > 0.15, (
+        f"scaled d_k={d_k}: expected median largest |∂p_i/∂s_j| > 0.15, got {scaled:.3g}"
+    )
     # the same through the engine: one row of scores, scaled (÷√256 = 16) and not
     s = np.array([1.0, 0.2, -0.5, 0.4])
     small = np.abs(backward_jacobian(lambda x: x.softmax(axis=-1), 16 * s)).max()

@@ -1,4 +1,6 @@
-"""Notes 3.3: why the causal mask goes in before softmax, and what padding masks and all-blocked rows do.
+"""Notes 3.3: why the causal mask goes in before softmax.
+
+Also what padding masks and all-blocked rows do.
 
 M_ij = 0 where j ≤ i, −∞ otherwise: exp(−∞) = 0, so future weights are exactly 0 and the
 visible ones renormalise. Zeroing the future after softmax leaves rows that no longer
@@ -9,11 +11,11 @@ it gets zero weights and a zero output, never NaN.
 import math
 
 import numpy as np
+from mt_testing import check_close, np_softmax, to_float64
 
 import microtensor as mt
 import microtensor.functional as F
 import nn
-from course_checks import check_close, np_softmax, to_float64
 
 
 def _qkv(t=5, d_k=4, d_v=3, seed=0, batch=()):
@@ -23,7 +25,9 @@ def _qkv(t=5, d_k=4, d_v=3, seed=0, batch=()):
 
 
 def _attend(q, k, v, **kwargs):
-    out, weights = nn.scaled_dot_product_attention(mt.Tensor(q), mt.Tensor(k), mt.Tensor(v), **kwargs)
+    out, weights = nn.scaled_dot_product_attention(
+        mt.Tensor(q), mt.Tensor(k), mt.Tensor(v), **kwargs
+    )
     return out.data, weights.data
 
 
@@ -35,8 +39,10 @@ def test_mask_before_softmax_keeps_rows_summing_to_one_and_renormalises_the_visi
     future = np.triu(np.ones((t, t), dtype=bool), k=1)
     assert np.all(a[future] == 0), f"future weights: expected exactly 0, got {a[future]}"
     s = q @ k.T / math.sqrt(q.shape[-1])
-    for i in range(t):                                       # softmax over keys 0..i only
-        check_close(a[i, :i + 1], np_softmax(s[i, :i + 1]), f"row {i} over its visible keys", atol=1e-12)
+    for i in range(t):  # softmax over keys 0..i only
+        check_close(
+            a[i, : i + 1], np_softmax(s[i, : i + 1]), f"row {i} over its visible keys", atol=1e-12
+        )
 
 
 def test_zeroing_the_future_after_softmax_breaks_the_row_sums():
@@ -49,7 +55,9 @@ def test_zeroing_the_future_after_softmax_breaks_the_row_sums():
     assert np.all(sums[:-1] < 1 - 1e-3), f"rows 0..T−2 after zeroing: expected sums < 1, got {sums}"
     check_close(sums[-1], 1.0, "the last row has no future to lose", atol=1e-12)
     # each row is the correct one shrunk by its sum: the output's scale changes
-    check_close(a_after, a_before * sums[:, None], "zeroed-after = masked-before × row sum", atol=1e-12)
+    check_close(
+        a_after, a_before * sums[:, None], "zeroed-after = masked-before × row sum", atol=1e-12
+    )
     check_close(a_after @ v, z_before * sums[:, None], "output of the wrong order", atol=1e-12)
 
 
@@ -65,7 +73,9 @@ def test_finite_bias_gives_different_results_before_and_after_scaling():
         f"(QKᵀ+M)/√d_k vs QKᵀ/√d_k+M: expected different A, "
         f"got max difference {np.abs(inside - outside).max():.3g}")
     _, a = _attend(q, k, v, attn_mask=bias)
-    check_close(a, outside, "a float attn_mask is added to the scaled scores (QKᵀ/√d_k + M)", atol=1e-12)
+    check_close(
+        a, outside, "a float attn_mask is added to the scaled scores (QKᵀ/√d_k + M)", atol=1e-12
+    )
 
 
 def test_hard_mask_does_not_care_where_the_scaling_is():
@@ -87,16 +97,20 @@ def test_padding_mask_blocks_padded_keys_and_real_outputs_ignore_the_padding():
     mha = to_float64(nn.MultiHeadAttention(d, h))
     rng = np.random.default_rng(1)
     x = rng.normal(size=(b, t, d))
-    pad = np.array([[False] * 5, [False, False, False, True, True]])   # sequence 1 has 3 real tokens
+    pad = np.array([[False] * 5, [False, False, False, True, True]])  # sequence 1 has 3 real tokens
     out = mha(mt.Tensor(x), key_padding_mask=pad).data
-    a = mha.last_attention.data                              # [B, H, T_q, T_k]
-    assert np.all(a[1, :, :, 3:] == 0), f"weights on padded keys: expected 0, got {a[1, :, :, 3:].max()}"
+    a = mha.last_attention.data  # [B, H, T_q, T_k]
+    assert np.all(a[1, :, :, 3:] == 0), (
+        f"weights on padded keys: expected 0, got {a[1, :, :, 3:].max()}"
+    )
     check_close(a.sum(axis=-1), np.ones((b, h, t)), "row sums with a padding mask", atol=1e-12)
     x2 = x.copy()
     x2[1, 3:] = rng.normal(size=(2, d)) * 100                # different junk in the padding
     out2 = mha(mt.Tensor(x2), key_padding_mask=pad).data
     check_close(out2[1, :3], out[1, :3], "real positions after the padding changed", atol=1e-10)
-    check_close(mha(mt.Tensor(x[1:2, :3])).data, out[1:2, :3], "the unpadded sequence alone", atol=1e-10)
+    check_close(
+        mha(mt.Tensor(x[1:2, :3])).data, out[1:2, :3], "the unpadded sequence alone", atol=1e-10
+    )
 
 
 def test_padding_queries_are_not_masked_so_the_loss_must_ignore_them():
@@ -106,8 +120,12 @@ def test_padding_queries_are_not_masked_so_the_loss_must_ignore_them():
     pad = np.array([[False, False, True, True]])
     mha(mt.Tensor(x), key_padding_mask=pad)
     a = mha.last_attention.data
-    check_close(a[0, :, 2:].sum(axis=-1), np.ones((h, 2)),
-                "padded query rows still attend (sum 1): the key mask does not switch them off", atol=1e-12)
+    check_close(
+        a[0, :, 2:].sum(axis=-1),
+        np.ones((h, 2)),
+        "padded query rows still attend (sum 1): the key mask does not switch them off",
+        atol=1e-12,
+    )
     # the loss mask: ignore_index drops padded targets from the mean
     logits = np.random.default_rng(3).normal(size=(b, t, vocab))
     targets = np.array([[1, 4, -100, -100]])
@@ -129,7 +147,9 @@ def test_fully_masked_row_gives_zero_weights_and_output_not_nan():
     z, a = nn.scaled_dot_product_attention(qt, kt, vt, attn_mask=blocked)
     check_close(a.data[2], np.zeros(4), "weights of the all-blocked row", atol=0)
     check_close(z.data[2], np.zeros(v.shape[-1]), "output of the all-blocked row", atol=0)
-    check_close(a.data.sum(axis=-1), [1, 1, 0, 1], "row sums: 1 except the all-blocked row", atol=1e-12)
+    check_close(
+        a.data.sum(axis=-1), [1, 1, 0, 1], "row sums: 1 except the all-blocked row", atol=1e-12
+    )
     z.sum().backward()
     for name, t in (("Q", qt), ("K", kt), ("V", vt)):
         assert np.isfinite(t.grad).all(), f"∂L/∂{name}: expected finite values, got {t.grad}"

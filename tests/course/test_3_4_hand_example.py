@@ -1,4 +1,4 @@
-"""Notes 3.4: the hand-computed example, and the [10, 10, 10] experiment that checks the mask's direction.
+"""Notes 3.4: the hand-computed example and the [10, 10, 10] mask-direction experiment.
 
 The notes give Q = [[2,1],[1,2]], K = [[1,2],[1,1]], V = [[2,−1],[1,0]] (d_k = 2) but not
 the figure with X and the projections, so this project chooses (examples/3_4_hand_example.py
@@ -14,10 +14,10 @@ X W_K = K and X W_V = V exactly.
 import math
 
 import numpy as np
+from mt_testing import check_close, recorded_steps
 
 import microtensor as mt
 import nn
-from course_checks import check_close, graph_tensors
 
 X = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
 W_Q = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
@@ -48,8 +48,9 @@ def _attention(x, is_causal):
     """Z, A and the graph's named tensors for X → (Q, K, V) → attention."""
     w_q, w_k, w_v = _projections()
     x = mt.Tensor(np.asarray(x, dtype=np.float64))
-    z, a = nn.scaled_dot_product_attention(w_q(x), w_k(x), w_v(x), is_causal=is_causal)
-    return z.data, a.data, graph_tensors(z)
+    with recorded_steps() as steps:
+        z, a = nn.scaled_dot_product_attention(w_q(x), w_k(x), w_v(x), is_causal=is_causal)
+    return z.data, a.data, steps
 
 
 def test_chosen_x_and_projections_give_the_notes_q_k_v():
@@ -91,7 +92,9 @@ def _x_changed():
 
 def test_changing_the_second_token_leaves_the_first_causal_output_at_2_minus_1():
     z, a, _ = _attention(_x_changed(), is_causal=True)
-    check_close(z[0], [2, -1], "first output under the causal mask after X[1] = [10, 10, 10]", atol=0)
+    check_close(
+        z[0], [2, -1], "first output under the causal mask after X[1] = [10, 10, 10]", atol=0
+    )
     check_close(a[0], [1, 0], "first row of A under the causal mask", atol=0)
     z_before, _, _ = _attention(X, is_causal=True)
     assert np.abs(z[1] - z_before[1]).max() > 1, \

@@ -8,11 +8,11 @@ knows nothing of the future) and gives the same logits as recomputing everything
 prompt is known, so its prefill is one forward.
 """
 import numpy as np
+from mt_testing import check_close, np_softmax, to_float64
 
 import microtensor as mt
 import models
 import nn
-from course_checks import check_close, np_softmax, to_float64
 
 A, B, C, D = 3, 1, 4, 5
 
@@ -28,26 +28,34 @@ def test_one_causal_forward_equals_separate_forwards_over_each_prefix():
     logits, _ = gpt(np.array([[A, B, C]]))
     for t, prefix in enumerate(([A], [A, B], [A, B, C])):
         alone, _ = gpt(np.array([prefix]))
-        check_close(logits.data[0, t], alone.data[0, -1],
-                    f"position {t} of one forward over [A, B, C] vs a forward over {len(prefix)} tokens",
-                    atol=1e-10)
+        check_close(
+            logits.data[0, t],
+            alone.data[0, -1],
+            f"position {t} of one forward over [A, B, C] vs a forward over {len(prefix)} tokens",
+            atol=1e-10,
+        )
 
 
 def test_position_1_sees_a_and_b_but_not_c():
     gpt = _gpt()
     logits, _ = gpt(np.array([[A, B, C]]))
     other, _ = gpt(np.array([[A, B, D]]))
-    check_close(other.data[0, :2], logits.data[0, :2], "positions 0, 1 after changing C", atol=1e-12)
+    check_close(
+        other.data[0, :2], logits.data[0, :2], "positions 0, 1 after changing C", atol=1e-12
+    )
     assert np.abs(other.data[0, 2] - logits.data[0, 2]).max() > 1e-4, \
         "position 2 reads its own token: changing C should change its logits"
 
 
 def test_one_forward_trains_all_next_token_predictions_with_true_history():
     gpt = _gpt()
-    inputs, labels = np.array([[A, B, C]]), np.array([[B, C, D]])   # the labels: inputs shifted by one
+    inputs, labels = (
+        np.array([[A, B, C]]),
+        np.array([[B, C, D]]),
+    )  # the labels: inputs shifted by one
     _, loss = gpt(inputs, labels)
     per_position = []
-    for t in range(3):                                       # each prefix alone, with its true history
+    for t in range(3):  # each prefix alone, with its true history
         logits, _ = gpt(inputs[:, :t + 1])
         per_position.append(-np.log(np_softmax(logits.data[0, -1])[labels[0, t]]))
     check_close(loss.item(), np.mean(per_position),
@@ -63,10 +71,12 @@ def test_generation_is_sequential_one_forward_per_new_token():
     assert lengths == [2, 3, 4, 5], \
         f"without a cache each step reads the whole context: expected [2, 3, 4, 5], got {lengths}"
     idx = prompt
-    for _ in range(steps):                                   # the loop by hand: argmax, append, repeat
+    for _ in range(steps):  # the loop by hand: argmax, append, repeat
         logits, _ = gpt(idx)
         idx = np.concatenate([idx, logits.data[:, -1].argmax(axis=-1)[:, None]], axis=1)
-    assert out.tolist() == idx.tolist(), f"greedy generate vs the loop by hand: expected {idx}, got {out}"
+    assert out.tolist() == idx.tolist(), (
+        f"greedy generate vs the loop by hand: expected {idx}, got {out}"
+    )
 
 
 def test_kv_cache_decoding_gives_the_logits_of_full_recomputation():
@@ -81,7 +91,9 @@ def test_kv_cache_decoding_gives_the_logits_of_full_recomputation():
         steps.append(gpt(idx[:, t:t + 1], kv_caches=caches)[0].data)
         assert len(caches[0]) == t + 1, \
             f"the cache grows one position per step: expected {t + 1}, got {len(caches[0])}"
-    check_close(np.concatenate(steps, axis=1), full, "cached decoding vs one full forward", atol=1e-10)
+    check_close(
+        np.concatenate(steps, axis=1), full, "cached decoding vs one full forward", atol=1e-10
+    )
 
 
 def test_generate_with_and_without_cache_picks_the_same_tokens():
@@ -93,7 +105,9 @@ def test_generate_with_and_without_cache_picks_the_same_tokens():
     for use_cache in (True, False):
         mt.manual_seed(7)
         sampled.append(gpt.generate(prompt, 5, temperature=1.0, use_cache=use_cache).tolist())
-    assert sampled[0] == sampled[1], f"sampling with one seed: with cache {sampled[0]}, without {sampled[1]}"
+    assert sampled[0] == sampled[1], (
+        f"sampling with one seed: with cache {sampled[0]}, without {sampled[1]}"
+    )
 
 
 def test_prompt_prefill_is_one_forward_and_each_decode_step_reads_one_token():
@@ -102,7 +116,9 @@ def test_prompt_prefill_is_one_forward_and_each_decode_step_reads_one_token():
     with mt.profile() as prof:
         gpt.generate(prompt, 3, top_k=1, use_cache=True)
     lengths = [r.out_shape[1] for r in prof.records if r.op == "embedding" and r.module == "wte"]
-    assert lengths == [5, 1, 1], f"token positions embedded per forward: expected [5, 1, 1], got {lengths}"
+    assert lengths == [5, 1, 1], (
+        f"token positions embedded per forward: expected [5, 1, 1], got {lengths}"
+    )
 
 
 def test_a_cached_decode_step_costs_less_than_recomputing_the_context():

@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 import pytest
+from mt_testing import check_close, recorded_steps
 
 import microtensor as mt
 import nn
-from course_checks import check_close, graph_tensors
 
 
 def _setup(is_causal=False, t_q=4, t_k=4, d_k=3, d_v=5, seed=0):
@@ -20,8 +20,8 @@ def _setup(is_causal=False, t_q=4, t_k=4, d_k=3, d_v=5, seed=0):
     rng = np.random.default_rng(seed)
     q, k = (mt.Tensor(rng.normal(size=(t, d_k)), requires_grad=True) for t in (t_q, t_k))
     v = mt.Tensor(rng.normal(size=(t_k, d_v)), requires_grad=True)
-    z, a = nn.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
-    steps = graph_tensors(z)
+    with recorded_steps() as steps:
+        z, a = nn.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
     s = steps["S"]                                           # before the mask, if any
     for tensor in (a, s, z):
         tensor.retain_grad()
@@ -73,7 +73,9 @@ def test_attention_backward_agrees_with_finite_differences(is_causal):
 def test_blocked_future_positions_get_zero_gradient_through_a():
     q, k, v, a, s, z, g = _setup(is_causal=True, t_q=5, t_k=5)
     future = np.triu(np.ones((5, 5), dtype=bool), k=1)
-    assert np.all(s.grad[future] == 0), f"∂L/∂S at blocked entries: expected exactly 0, got {s.grad[future]}"
+    assert np.all(s.grad[future] == 0), (
+        f"∂L/∂S at blocked entries: expected exactly 0, got {s.grad[future]}"
+    )
     assert np.abs(s.grad[~future]).max() > 1e-3, "visible entries should carry gradient"
     # the first query's output alone: nothing reaches the keys and values of positions 1..4
     rng = np.random.default_rng(2)
@@ -94,13 +96,16 @@ def test_attention_flops_and_matrix_size_follow_the_formulas(b, t, d_model, h):
     projections = prof.flops(op="matmul", where=lambda r: r.module.endswith("_proj"))
     scores = prof.flops(op="matmul", where=lambda r: not r.module.endswith("_proj"))
     softmax = [r for r in prof.records if r.op == "softmax"]
-    # independent counts: 4 projections of [B·T, D] @ [D, D]; per head [T, d] @ [d, T] and [T, T] @ [T, d]
+    # independent counts: 4 projections of [B·T, D] @ [D, D];
+    # per head [T, d] @ [d, T] and [T, T] @ [T, d]
     d = d_model // h
     assert projections == 4 * 2 * (b * t) * d_model * d_model == 8 * b * t * d_model ** 2, \
         f"projection FLOPs: expected 8BTD² = {8 * b * t * d_model ** 2:,}, got {projections:,}"
     assert scores == b * h * 2 * (2 * t * d * t) == 4 * b * t * t * d_model, \
         f"QKᵀ + AV FLOPs: expected 4BT²D = {4 * b * t * t * d_model:,}, got {scores:,}"
-    assert [r.out_shape for r in softmax] == [(b, h, t, t)], f"A: expected one [B, H, T, T], got {softmax}"
+    assert [r.out_shape for r in softmax] == [(b, h, t, t)], (
+        f"A: expected one [B, H, T, T], got {softmax}"
+    )
     kept = prof.saved_bytes(op="softmax")
     assert kept == b * h * t * t * 4, \
         f"softmax keeps A for backward: expected B·H·T²·4 = {b * h * t * t * 4} bytes, got {kept}"

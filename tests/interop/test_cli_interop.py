@@ -28,7 +28,9 @@ def test_export_then_import_gives_the_same_weights_and_greedy_sample(trained, fm
     out, exported, back = trained / "out", trained / f"{fmt}", trained / f"back_{fmt}"
     assert main(["export", "--out", str(out), "--to", str(exported), "--format", fmt]) == 0
     assert main(["import", "--from", str(exported), "--out", str(back)]) == 0
-    ours, theirs = load_checkpoint(out)[0].state_dict(), load_checkpoint(back)[0].state_dict()
+    which = "best" if fmt == "hf" else "latest"      # nanoGPT resumes the latest state
+    ours = load_checkpoint(out, which)[0].state_dict()
+    theirs = load_checkpoint(back)[0].state_dict()
     assert list(theirs) == list(ours)
     assert all(np.array_equal(theirs[n], ours[n]) for n in ours)
     capsys.readouterr()
@@ -37,6 +39,20 @@ def test_export_then_import_gives_the_same_weights_and_greedy_sample(trained, fm
         assert main(["sample", "--out", str(directory), "--top-k", "1", "--num-chars", "20"]) == 0
         samples.append(capsys.readouterr().out)
     assert samples[0] == samples[1], f"expected {samples[0]!r}, got {samples[1]!r}"
+
+
+def test_nanogpt_export_carries_the_adamw_moments_of_the_latest_state(trained):
+    torch = pytest.importorskip("torch")
+    exported = trained / "moments"
+    assert main(["export", "--out", str(trained / "out"), "--to", str(exported),
+                 "--format", "nanogpt"]) == 0
+    checkpoint = torch.load(exported / "ckpt.pt", weights_only=True)
+    state = checkpoint["optimizer"]["state"]
+    n_params = sum(len(g["params"]) for g in checkpoint["optimizer"]["param_groups"])
+    assert sorted(state) == list(range(n_params)), f"expected moments for all {n_params}"
+    assert {float(s["step"]) for s in state.values()} == {2.0}    # --max-iters 2
+    assert checkpoint["iter_num"] == 2
+    assert any(s["exp_avg"].abs().max() > 0 for s in state.values())
 
 
 def test_export_and_import_keep_existing_files_without_overwrite(trained, capsys):

@@ -7,15 +7,15 @@ import json
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("tokenizers")
-pytest.importorskip("safetensors")
-
 import microtensor
 from models import GPT, CharTokenizer, GPTConfig
 from models.interop import export_hf, import_hf
 from models.interop.char_tokenizer_json import tokenizer_config, tokenizer_json
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("tokenizers")
+pytest.importorskip("safetensors")
 
 TEXT = "To be, or not to be?\r\nÇa va. 日本語 — ok\t😀 e\u0301\n"
 PROMPT = "To be\nÇa 日"

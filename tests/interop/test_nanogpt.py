@@ -7,13 +7,13 @@ import pickle
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-
 import microtensor
 import nn
 from models import GPT, CharTokenizer, GPTConfig
 from models.interop import export_nanogpt, import_nanogpt
 from models.interop.nanogpt import meta
+
+torch = pytest.importorskip("torch")
 
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak. Ça 日本\n" * 4
 

@@ -1,4 +1,5 @@
-"""PyTorch's dtype rules: Python floats -> float32, ints -> int64, numpy arrays keep their dtype; float32 stays float32.
+"""PyTorch's dtype rules: Python floats -> float32, ints -> int64, numpy arrays keep their dtype;
+float32 stays float32.
 
 A float32 model must not drift to float64 through a Python scalar (`x * 0.5`, `x / 3`)
 or inside an op (softmax, layer_norm, gelu, cross_entropy): that would double memory

@@ -1,4 +1,5 @@
-"""Elementwise ops (+ − * / neg ** exp log sqrt tanh relu gelu): values match numpy and backward matches finite differences.
+"""Elementwise ops (+ − * / neg ** exp log sqrt tanh relu gelu): values match numpy and backward
+matches finite differences.
 
 Every gradient is checked with `microtensor.gradcheck` in float64, over several shapes,
 including numpy broadcasting (the engine must sum a broadcast input's gradient back to
@@ -12,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
+from mt_testing import FEW_EXAMPLES, array64, assert_close, check_gradients, tensor64
 
 import microtensor as mt
 import microtensor.functional as F
-from mt_testing import FEW_EXAMPLES, array64, assert_close, check_gradients, tensor64
 
 BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
 
@@ -83,7 +84,8 @@ def test_numpy_array_on_either_side_gives_a_tensor_with_numpy_values_and_gradien
     x = mt.Tensor(_divisor_safe(array64(2, 3, seed=4)), requires_grad=True)
     arr = _divisor_safe(array64(3, seed=5))  # broadcasts against x
     left, right = op(arr, x), op(x, arr)
-    assert isinstance(left, mt.Tensor), f"ndarray {name} Tensor should give a Tensor; got {type(left)}"
+    assert isinstance(left, mt.Tensor), (
+        f"ndarray {name} Tensor should give a Tensor; got {type(left)}")
     assert_close(left, op(arr, x.data), f"ndarray {name} x")
     assert_close(right, op(x.data, arr), f"x {name} ndarray")
     assert check_gradients(lambda t: op(arr, t), x)
@@ -113,12 +115,12 @@ def test_pow_with_integer_exponent_works_for_negative_bases():
 
 UNARY = {
     # name: (microtensor fn, numpy reference, input range)
-    "exp": (lambda t: t.exp(), np.exp, dict(low=-2, high=2)),
-    "log": (lambda t: t.log(), np.log, dict(low=0.2, high=3)),
-    "sqrt": (lambda t: t.sqrt(), np.sqrt, dict(low=0.2, high=3)),
-    "tanh": (lambda t: t.tanh(), np.tanh, dict(low=-3, high=3)),
-    "relu": (lambda t: t.relu(), lambda a: np.maximum(a, 0), dict(away_from=0.0)),
-    "F.relu": (F.relu, lambda a: np.maximum(a, 0), dict(away_from=0.0)),
+    "exp": (lambda t: t.exp(), np.exp, {"low": -2, "high": 2}),
+    "log": (lambda t: t.log(), np.log, {"low": 0.2, "high": 3}),
+    "sqrt": (lambda t: t.sqrt(), np.sqrt, {"low": 0.2, "high": 3}),
+    "tanh": (lambda t: t.tanh(), np.tanh, {"low": -3, "high": 3}),
+    "relu": (lambda t: t.relu(), lambda a: np.maximum(a, 0), {"away_from": 0.0}),
+    "F.relu": (F.relu, lambda a: np.maximum(a, 0), {"away_from": 0.0}),
 }
 
 
@@ -138,7 +140,8 @@ def test_relu_gradient_is_one_for_positive_and_zero_for_negative_inputs():
 
 
 def _gelu_exact(a):
-    return np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in a.reshape(-1)]).reshape(a.shape)
+    values = [v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in a.reshape(-1)]
+    return np.array(values).reshape(a.shape)
 
 
 def _gelu_tanh(a):

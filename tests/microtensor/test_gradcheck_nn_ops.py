@@ -1,4 +1,5 @@
-"""The building blocks of a transformer: softmax, log_softmax, layer_norm, cross_entropy, embedding, dropout.
+"""The building blocks of a transformer: softmax, log_softmax, layer_norm, cross_entropy,
+embedding, dropout.
 
 Forward values are compared with direct numpy formulas, gradients with finite
 differences (float64). Dropout is random, so its test fixes the seed with
@@ -6,10 +7,10 @@ differences (float64). Dropout is random, so its test fixes the seed with
 """
 import numpy as np
 import pytest
+from mt_testing import array64, assert_close, check_gradients, tensor64
 
 import microtensor as mt
 import microtensor.functional as F
-from mt_testing import array64, assert_close, check_gradients, tensor64
 
 
 def _softmax(x, axis):
@@ -50,7 +51,8 @@ def _layer_norm(x, n_dims, weight=None, bias=None, eps=1e-5):
 
 
 @pytest.mark.parametrize("normalized_shape", [4, (4,), (3, 4)])
-@pytest.mark.parametrize("use_weight, use_bias", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("use_weight, use_bias", [(False, False), (True, False), (False, True),
+                                                  (True, True)])
 def test_layer_norm_matches_formula_and_finite_differences(normalized_shape, use_weight, use_bias):
     norm_shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
     x = tensor64(2, 3, 4, seed=1)
@@ -59,7 +61,8 @@ def test_layer_norm_matches_formula_and_finite_differences(normalized_shape, use
     expected = _layer_norm(x.data, len(norm_shape), weight.data if use_weight else None,
                            bias.data if use_bias else None)
     out = F.layer_norm(x, normalized_shape, weight=weight, bias=bias)
-    assert_close(out, expected, f"layer_norm over {norm_shape}, weight={use_weight}, bias={use_bias}")
+    assert_close(out, expected,
+                 f"layer_norm over {norm_shape}, weight={use_weight}, bias={use_bias}")
     inputs = [t for t in (x, weight, bias) if t is not None]
 
     def fn(x, *affine):
@@ -95,16 +98,19 @@ def test_cross_entropy_matches_formula_and_finite_differences(shape, reduction, 
     losses, valid = _cross_entropy_losses(logits.data, targets, ignore_index)
     expected = {"none": losses, "sum": losses.sum(), "mean": losses.sum() / valid.sum()}[reduction]
     out = F.cross_entropy(logits, targets, ignore_index=ignore_index, reduction=reduction)
-    assert_close(out, expected, f"cross_entropy({shape}, reduction={reduction}, ignore={ignore_index})")
+    assert_close(out, expected,
+                 f"cross_entropy({shape}, reduction={reduction}, ignore={ignore_index})")
     assert check_gradients(
-        lambda z: F.cross_entropy(z, targets, ignore_index=ignore_index, reduction=reduction), logits)
+        lambda z: F.cross_entropy(z, targets, ignore_index=ignore_index,
+                                  reduction=reduction), logits)
 
 
 def test_cross_entropy_mean_divides_by_the_number_of_kept_targets_not_all_targets():
     logits = mt.Tensor(np.zeros((4, 2)), requires_grad=True)  # each loss is log 2
     targets = np.array([0, -100, -100, 1])
     loss = F.cross_entropy(logits, targets)
-    assert abs(loss.item() - np.log(2)) < 1e-12, f"expected mean over 2 kept = log 2; got {loss.item()}"
+    assert abs(loss.item() - np.log(2)) < 1e-12, (
+        f"expected mean over 2 kept = log 2; got {loss.item()}")
     loss.backward()
     assert_close(logits.grad[1:3], np.zeros((2, 2)), "ignored rows get zero gradient")
     assert_close(logits.grad[0], [-0.25, 0.25], "kept row: (softmax − onehot) / 2 kept")
@@ -138,7 +144,8 @@ def test_dropout_gradient_equals_mask_over_keep_probability(p):
     mask = out.data != 0
     assert_close(out, x.data * mask / (1 - p), f"dropout(p={p}) output = x ⊙ mask / (1 − p)")
     kept = mask.mean()
-    assert abs(kept - (1 - p)) < 0.05, f"expected about {1 - p:.2f} of the entries kept; got {kept:.3f}"
+    assert abs(kept - (1 - p)) < 0.05, (
+        f"expected about {1 - p:.2f} of the entries kept; got {kept:.3f}")
     upstream = array64(50, 40, seed=9)
     out.backward(upstream)
     assert_close(x.grad, upstream * mask / (1 - p), "dropout gradient = g ⊙ mask / (1 − p)")
@@ -155,5 +162,6 @@ def test_dropout_with_the_same_seed_drops_the_same_entries():
 
 def test_dropout_is_the_identity_when_not_training_or_p_is_zero():
     x = tensor64(3, 3)
-    assert np.array_equal(F.dropout(x, 0.5, training=False).data, x.data), "eval-mode dropout changed x"
+    assert np.array_equal(F.dropout(x, 0.5, training=False).data, x.data), (
+        "eval-mode dropout changed x")
     assert np.array_equal(F.dropout(x, 0.0).data, x.data), "dropout(p=0) changed x"

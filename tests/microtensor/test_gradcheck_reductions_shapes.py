@@ -6,10 +6,10 @@ must receive the sum of all those reads' gradients, not the last one.
 """
 import numpy as np
 import pytest
+from mt_testing import assert_close, check_gradients, tensor64
 
 import microtensor as mt
 import microtensor.functional as F
-from mt_testing import array64, assert_close, check_gradients, tensor64
 
 AXES = [None, 0, 1, -1, -2, (0, 2), (-1, 0), (0, 1, 2)]
 
@@ -52,7 +52,8 @@ def test_reshape_moves_values_and_gradients_like_numpy(shape, new_shape):
 @pytest.mark.parametrize("dim0, dim1", [(0, 1), (1, 2), (0, 2), (-1, -2), (2, 2)])
 def test_transpose_swaps_two_axes_and_its_gradient_swaps_back(dim0, dim1):
     x = tensor64(2, 3, 4)
-    assert_close(x.transpose(dim0, dim1), np.swapaxes(x.data, dim0, dim1), f"transpose({dim0}, {dim1})")
+    assert_close(x.transpose(dim0, dim1), np.swapaxes(x.data, dim0, dim1),
+                 f"transpose({dim0}, {dim1})")
     assert check_gradients(lambda t: t.transpose(dim0, dim1), x)
 
 
@@ -118,11 +119,13 @@ def test_masked_fill_writes_value_where_blocked_and_passes_gradient_elsewhere(ma
     mask = np.random.default_rng(1).random(mask_shape) < 0.4
     expected = np.where(mask, value, x.data)
     assert_close(x.masked_fill(mask, value), expected, "x.masked_fill")
-    assert_close(F.masked_fill(x, mt.Tensor(mask), value), expected, "F.masked_fill with a Tensor mask")
+    assert_close(F.masked_fill(x, mt.Tensor(mask), value), expected,
+                 "F.masked_fill with a Tensor mask")
     if abs(value) < 1e3:  # Σ w·(−1e9) would swamp the finite differences of the rest
         assert check_gradients(lambda t: t.masked_fill(mask, value), x)
     x.masked_fill(mask, value).sum().backward()
-    assert_close(x.grad, np.broadcast_to(~mask, (3, 4)).astype(float), "gradient is 0 where blocked")
+    assert_close(x.grad, np.broadcast_to(~mask, (3, 4)).astype(float),
+                 "gradient is 0 where blocked")
 
 
 @pytest.mark.parametrize("axis, shapes", [

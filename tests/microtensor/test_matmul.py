@@ -1,4 +1,5 @@
-"""`a @ b` follows numpy's matmul: 2-D, batched, broadcast batch dims, and 1-D operands on either side.
+"""`a @ b` follows numpy's matmul: 2-D, batched, broadcast batch dims, and 1-D operands on either
+side.
 
 1-D operands are the classic pitfall: numpy treats a 1-D left operand as a row vector
 and a 1-D right operand as a column, then drops that axis from the result; the
@@ -11,9 +12,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
+from mt_testing import (
+    FEW_EXAMPLES,
+    array64,
+    assert_close,
+    check_gradients,
+    numerical_gradient,
+    tensor64,
+)
 
 import microtensor as mt
-from mt_testing import FEW_EXAMPLES, array64, assert_close, check_gradients, numerical_gradient, tensor64
 
 SHAPES = {
     "2-D @ 2-D": ((3, 4), (4, 5)),
@@ -41,7 +49,8 @@ def test_matmul_matches_numpy_values_and_finite_difference_gradients(case):
     assert check_gradients(lambda x, y: x @ y, a, b)
     (a @ b).backward(np.ones(out.shape))
     assert a.grad.shape == shape_a and b.grad.shape == shape_b, (
-        f"{case}: gradients must have shapes {shape_a} and {shape_b}; got {a.grad.shape}, {b.grad.shape}")
+        f"{case}: gradients must have shapes {shape_a} and {shape_b}; "
+        f"got {a.grad.shape}, {b.grad.shape}")
 
 
 def test_1d_left_operand_gradient_sums_over_broadcast_batches():

@@ -10,10 +10,10 @@
 """
 import numpy as np
 import pytest
+from mt_testing import assert_close
 
 import microtensor as mt
 import microtensor.functional as F
-from mt_testing import assert_close
 
 
 def test_max_with_tied_maxima_splits_gradient_evenly():
@@ -21,16 +21,19 @@ def test_max_with_tied_maxima_splits_gradient_evenly():
     m = x.max()
     m.backward(np.array(6.0))
     assert_close(x.grad, [0.0, 3.0, 3.0, 0.0], "max grad with two tied maxima")
-    assert x.grad.sum() == 6.0, f"max gradient must sum to the upstream 6, not double it; got {x.grad.sum()}"
+    assert x.grad.sum() == 6.0, (
+        f"max gradient must sum to the upstream 6, not double it; got {x.grad.sum()}")
 
 
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_max_with_ties_along_an_axis_sums_to_the_upstream_gradient_per_row(keepdims):
-    x = mt.Tensor(np.array([[5.0, 5.0, 5.0], [1.0, 4.0, 4.0], [0.0, -1.0, 2.0]]), requires_grad=True)
+    x = mt.Tensor(np.array([[5.0, 5.0, 5.0], [1.0, 4.0, 4.0], [0.0, -1.0, 2.0]]),
+                  requires_grad=True)
     upstream = np.array([3.0, 2.0, 1.0]).reshape((3, 1) if keepdims else (3,))
     x.max(axis=1, keepdims=keepdims).backward(upstream)
     assert_close(x.grad, [[1, 1, 1], [0, 1, 1], [0, 0, 1]], "per-row tie splitting")
-    assert_close(x.grad.sum(axis=1), [3.0, 2.0, 1.0], "each row's max gradient sums to its upstream")
+    assert_close(x.grad.sum(axis=1), [3.0, 2.0, 1.0],
+                 "each row's max gradient sums to its upstream")
 
 
 def test_layer_norm_uses_the_biased_variance():
@@ -61,12 +64,14 @@ def test_layer_norm_keeps_float32_precision_with_a_large_common_offset():
     out = F.layer_norm(mt.Tensor(x32), 64)
     assert out.dtype == np.float32, f"expected a float32 output; got {out.dtype}"
     gap = np.max(np.abs(out.data - reference))
-    assert gap < 1e-3, f"layer_norm on 1e4 + noise in float32: expected the float64 result ±1e-3; off by {gap:.3g}"
+    assert gap < 1e-3, (f"layer_norm on 1e4 + noise in float32: expected the float64 result "
+                        f"±1e-3; off by {gap:.3g}")
 
     # The test can fail: the one-pass variance E[x²] − E[x]² is far off on the same rows
     # (E[x²] ≈ 1e8, where float32 steps are 8 apart, while the variance is about 1).
     one_pass_gap = np.max(np.abs(_one_pass_layer_norm(x32) - reference))
-    assert one_pass_gap > 1e-1, f"expected the one-pass formula to fail here; it is off by only {one_pass_gap:.3g}"
+    assert one_pass_gap > 1e-1, (
+        f"expected the one-pass formula to fail here; it is off by only {one_pass_gap:.3g}")
 
 
 def test_layer_norm_gradient_in_float32_with_a_large_offset_matches_float64():
@@ -77,7 +82,8 @@ def test_layer_norm_gradient_in_float32_with_a_large_offset_matches_float64():
     x64 = mt.Tensor(x32.astype(np.float64), requires_grad=True)
     F.layer_norm(x64, 16).backward(upstream)
     assert np.all(np.isfinite(x.grad)), f"layer_norm gradient has non-finite entries: {x.grad}"
-    # float32 resolves 1e4 only to ~1e-3, so the row mean, and with it the gradient, is off by about that
+    # float32 resolves 1e4 only to ~1e-3, so the row mean, and with it the gradient, is off by
+    # about that
     assert_close(x.grad, x64.grad, "float32 layer_norm gradient vs float64", atol=5e-3)
 
 
@@ -113,15 +119,18 @@ def test_cross_entropy_of_logits_1e4_is_finite_with_finite_gradients(dtype):
     assert_close(loss, [1e4, 0.0, np.log(3)], "cross_entropy at ±1e4", atol=1e-3, rtol=1e-6)
     loss.sum().backward()
     assert np.all(np.isfinite(x.grad)), f"cross_entropy gradient at ±1e4 is not finite: {x.grad}"
-    assert_close(x.grad, [[1, -1, 0], [0, 0, 0], [-2 / 3, 1 / 3, 1 / 3]], "softmax − onehot", atol=1e-6)
+    assert_close(x.grad, [[1, -1, 0], [0, 0, 0], [-2 / 3, 1 / 3, 1 / 3]], "softmax − onehot",
+                 atol=1e-6)
 
 
 def test_fully_negative_infinity_softmax_row_gives_zeros_and_zero_gradient():
-    scores = mt.Tensor(np.array([[0.5, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf]]), requires_grad=True)
+    scores = mt.Tensor(np.array([[0.5, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf]]),
+                       requires_grad=True)
     weights = scores.softmax(-1)
     assert_close(weights.data[1], np.zeros(3), "softmax of an all −inf row")
     e = np.exp([0.5, 1.0])
-    assert_close(weights.data[0], [e[0] / e.sum(), 0.0, e[1] / e.sum()], "softmax of a partly −inf row")
+    assert_close(weights.data[0], [e[0] / e.sum(), 0.0, e[1] / e.sum()],
+                 "softmax of a partly −inf row")
     weights.backward(np.ones((2, 3)) * 2.0)
     assert not np.any(np.isnan(scores.grad)), f"gradient has NaN: {scores.grad}"
     assert_close(scores.grad[1], np.zeros(3), "gradient of an all −inf row")
@@ -133,7 +142,8 @@ def test_attention_row_with_every_key_masked_gives_zero_weights_and_no_nan_gradi
     blocked = np.array([[False, True, True, True], [True] * 4, [False] * 4])
     weights = scores.masked_fill(blocked, -np.inf).softmax(-1)
     assert_close(weights.data[1], np.zeros(4), "weights of a fully masked query row")
-    assert_close(weights.data.sum(axis=-1), [1.0, 0.0, 1.0], "row sums (0 for the fully masked row)")
+    assert_close(weights.data.sum(axis=-1), [1.0, 0.0, 1.0],
+                 "row sums (0 for the fully masked row)")
     (weights * np.arange(12.0).reshape(3, 4)).sum().backward()
     assert np.all(np.isfinite(scores.grad)), f"gradient through a fully masked row: {scores.grad}"
     assert_close(scores.grad[:2], np.zeros((2, 4)), "no gradient reaches masked scores", atol=0)

@@ -1,4 +1,5 @@
-"""An independent oracle: PyTorch gives the same values and gradients as microtensor on the same float64 inputs.
+"""An independent oracle: PyTorch gives the same values and gradients as microtensor on the same
+float64 inputs.
 
 Skipped where torch is not installed (microtensor never needs it). Each case runs one
 op in both libraries, backpropagates the same random upstream gradient, and compares
@@ -8,11 +9,11 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-import torch.nn.functional as TF  # noqa: E402  (after the skip)
+import torch.nn.functional as TF
+from mt_testing import array64, assert_close
 
-import microtensor as mt  # noqa: E402
-import microtensor.functional as F  # noqa: E402
-from mt_testing import array64, assert_close  # noqa: E402
+import microtensor as mt
+import microtensor.functional as F
 
 
 def _compare(mt_fn, torch_fn, arrays, what, atol=1e-10, rtol=1e-7):
@@ -39,7 +40,8 @@ def test_softmax_and_log_softmax_match_torch(dim):
 def test_softmax_at_logits_1e4_matches_torch():
     x = np.array([[1e4, 0.0, -1e4], [-1e4, -1e4, 1e4]])
     _compare(lambda t: t.softmax(-1), lambda t: torch.softmax(t, -1), [x], "softmax of ±1e4")
-    _compare(lambda t: t.log_softmax(-1), lambda t: torch.log_softmax(t, -1), [x], "log_softmax of ±1e4")
+    _compare(lambda t: t.log_softmax(-1), lambda t: torch.log_softmax(t, -1), [x],
+             "log_softmax of ±1e4")
 
 
 @pytest.mark.parametrize("normalized_shape", [(6,), (4, 6)])
@@ -53,7 +55,8 @@ def test_layer_norm_with_weight_and_bias_matches_torch(normalized_shape):
 
 def test_layer_norm_without_affine_matches_torch():
     x = array64(3, 8, seed=4)
-    _compare(lambda x: F.layer_norm(x, 8), lambda x: TF.layer_norm(x, (8,)), [x], "layer_norm", atol=1e-9)
+    _compare(lambda x: F.layer_norm(x, 8), lambda x: TF.layer_norm(x, (8,)), [x], "layer_norm",
+             atol=1e-9)
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -62,7 +65,8 @@ def test_cross_entropy_with_ignore_index_on_btc_logits_matches_torch(reduction):
     targets = np.array([[1, 6, -100, 0, 3], [-100, 2, 2, 5, -100]])
     # torch wants classes on dim 1: [B, C, T]
     _compare(lambda z: F.cross_entropy(z, targets, ignore_index=-100, reduction=reduction),
-             lambda z: TF.cross_entropy(z.permute(0, 2, 1), torch.tensor(targets), ignore_index=-100,
+             lambda z: TF.cross_entropy(z.permute(0, 2, 1), torch.tensor(targets),
+                                        ignore_index=-100,
                                         reduction=reduction),
              [logits], f"cross_entropy(reduction={reduction})")
 
@@ -81,7 +85,8 @@ def test_gelu_matches_torch(approximate):
     # exact gelu: microtensor's erf is a rational approximation good to ~1e-7
     atol = 1e-7 if approximate == "none" else 1e-12
     _compare(lambda t: F.gelu(t, approximate=approximate),
-             lambda t: TF.gelu(t, approximate=approximate), [x], f"gelu({approximate!r})", atol=atol)
+             lambda t: TF.gelu(t,
+                               approximate=approximate), [x], f"gelu({approximate!r})", atol=atol)
 
 
 @pytest.mark.parametrize("shape_a, shape_b", [
@@ -98,5 +103,6 @@ def test_matmul_with_broadcasting_and_1d_operands_matches_torch(shape_a, shape_b
 
 def test_max_with_ties_matches_torch_amax():
     x = np.array([[3.0, 1.0, 3.0, 3.0], [2.0, 2.0, 0.0, 1.0], [5.0, 5.0, 5.0, 5.0]])
-    _compare(lambda t: t.max(axis=1), lambda t: torch.amax(t, dim=1), [x], "max over rows with ties")
+    _compare(lambda t: t.max(axis=1), lambda t: torch.amax(t, dim=1), [x],
+             "max over rows with ties")
     _compare(lambda t: t.max(), lambda t: torch.amax(t), [x], "max of everything with ties")

@@ -1,90 +1,246 @@
-"""Checkpoints: an exact round trip, atomic writes, clear errors for missing or broken files."""
+"""Checkpoints: an exact round trip, best and latest side by side, atomic saves.
+
+Also one-line errors for every broken file, and a second model kind.
+"""
+import hashlib
 import json
 import os
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pytest
 
 import microtensor
-from models import GPT, GPTConfig, CharTokenizer
-from models.checkpoint import CONFIG_FILE, WEIGHTS_FILE, _atomic_write, load_checkpoint, save_checkpoint
+import nn
+from models import GPT, CharTokenizer, GPTConfig
+from models import checkpoint as ckpt
+from models.checkpoint import CONFIG_FILE, CheckpointError, Snapshot, load_checkpoint
+from models.run import CheckpointExists, TrainingRun
+
+TEXT = "hello, world\n"
 
 
-def saved(tmp_path, **config):
-    microtensor.manual_seed(0)
-    tok = CharTokenizer.from_text("hello, world\n")
-    model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=8, n_layer=1, n_head=2,
-                          n_embd=8, **config))
-    save_checkpoint(tmp_path, model, tok, {"iter": 7, "best_val_loss": 1.5})
-    return model, tok
+def gpt(seed=0, **config):
+    microtensor.manual_seed(seed)
+    tok = CharTokenizer.from_text(TEXT)
+    return GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=8, n_layer=1, n_head=2,
+                         n_embd=8, **config)), tok
+
+
+def save(out, model, tok, it=7, best=True, latest=True, replace=False):
+    arrays = ckpt.model_arrays(model)
+    return ckpt.save_checkpoint(out, model, {"vocab": tok.chars},
+                                best=Snapshot(it, 1.5, arrays) if best else None,
+                                latest=Snapshot(it, 1.5, arrays, {"note": it}) if latest else None,
+                                replace=replace)
+
+
+def files(out):
+    return {name: (out / name).read_bytes() for name in sorted(os.listdir(out))}
 
 
 @pytest.mark.parametrize("config", [{}, dict(bias=False, norm_first=False, activation="relu")])
 def test_round_trip_gives_identical_logits(tmp_path, config):
-    model, tok = saved(tmp_path, **config)
-    loaded, loaded_tok, state = load_checkpoint(tmp_path)
-    assert loaded.config == model.config
-    assert loaded_tok.chars == tok.chars
-    assert state == {"iter": 7, "best_val_loss": 1.5}
+    model, tok = gpt(**config)
+    save(tmp_path, model, tok)
+    loaded, loaded_tok, manifest = load_checkpoint(tmp_path)
+    assert loaded.config == model.config and loaded_tok.chars == tok.chars
+    assert manifest["best"]["iter"] == 7 and manifest["latest"]["note"] == 7
     assert not loaded.training
     idx = np.array([tok.encode("hello")])
     model.eval()
     np.testing.assert_array_equal(loaded(idx)[0].data, model(idx)[0].data)
 
 
-def test_save_leaves_only_the_checkpoint_files(tmp_path):
-    saved(tmp_path)
-    saved(tmp_path)                                         # overwriting works too
-    assert sorted(os.listdir(tmp_path)) == [CONFIG_FILE, WEIGHTS_FILE]
-    meta = json.loads((tmp_path / CONFIG_FILE).read_text(encoding="utf-8"))
-    assert meta["vocab"] == sorted(set("hello, world\n"))
+def test_best_and_latest_are_separate_and_an_unchanged_best_is_kept(tmp_path):
+    best_model, tok = gpt(seed=0)
+    save(tmp_path, best_model, tok, it=3)
+    later, _ = gpt(seed=1)
+    manifest = save(tmp_path, later, tok, it=9, best=False)
+    assert (manifest["best"]["iter"], manifest["latest"]["iter"]) == (3, 9)
+    best, _, _ = load_checkpoint(tmp_path)
+    latest, _, _ = load_checkpoint(tmp_path, which="latest")
+    for name, array in best_model.state_dict().items():
+        assert np.array_equal(best.state_dict()[name], array), f"best {name}: expected iter 3's"
+        assert np.array_equal(latest.state_dict()[name], later.state_dict()[name])
+    assert sorted(os.listdir(tmp_path)) == sorted([CONFIG_FILE, manifest["best"]["file"],
+                                                   manifest["latest"]["file"]])
 
 
-def test_interrupted_write_keeps_the_old_file(tmp_path):
-    target = tmp_path / "f.json"
-    target.write_text("old")
+def test_a_save_removes_the_files_it_replaces_and_strays_of_a_crashed_save(tmp_path):
+    model, tok = gpt()
+    first = save(tmp_path, model, tok)
+    (tmp_path / "latest.99.npz").write_bytes(b"left by a crash")
+    (tmp_path / "notes.txt").write_text("the user's own file")
+    second = save(tmp_path, model, tok)
+    assert sorted(os.listdir(tmp_path)) == sorted([CONFIG_FILE, "notes.txt", second["best"]["file"],
+                                                   second["latest"]["file"]])
+    assert first["latest"]["file"] != second["latest"]["file"]
 
-    def crash(f):
-        f.write(b"half")
-        raise KeyboardInterrupt
 
+@pytest.mark.parametrize("crash_on", ["best", "latest", CONFIG_FILE])
+def test_a_crash_during_a_save_leaves_the_previous_checkpoint_whole(tmp_path, monkeypatch,
+                                                                    crash_on):
+    model, tok = gpt(seed=0)
+    save(tmp_path, model, tok, it=3)
+    before = files(tmp_path)
+    real = ckpt.atomic_write
+
+    def crash(path, write):
+        if os.path.basename(path).startswith(crash_on):
+            raise KeyboardInterrupt  # e.g. a second Ctrl-C in the middle of the save
+        real(path, write)
+
+    monkeypatch.setattr(ckpt, "atomic_write", crash)
     with pytest.raises(KeyboardInterrupt):
-        _atomic_write(str(target), crash)
-    assert target.read_text() == "old"
-    assert os.listdir(tmp_path) == ["f.json"]
+        save(tmp_path, gpt(seed=1)[0], tok, it=9)
+    monkeypatch.undo()
+    loaded, _, manifest = load_checkpoint(tmp_path, which="latest")
+    assert manifest["latest"]["iter"] == 3, "expected the old checkpoint, whole"
+    assert all(files(tmp_path)[name] == data for name, data in before.items())
+    for name, array in model.state_dict().items():
+        assert np.array_equal(loaded.state_dict()[name], array)
 
 
-def test_missing_directory(tmp_path):
+def test_save_model_writes_a_checkpoint_without_training_state(tmp_path):
+    model, tok = gpt()
+    ckpt.save_model(tmp_path, model, tok)
+    _, loaded_tok, manifest = load_checkpoint(tmp_path)
+    assert loaded_tok.chars == tok.chars and "rng" not in manifest["latest"]
+
+
+# --- broken checkpoints: one line naming the file and the fault ------------------------------
+
+def rewrite_snapshot(out, which, change):
+    """Replace the arrays of snapshot `which` by change(arrays), with a matching manifest:
+    what a foreign or buggy writer would leave."""
+    manifest = json.loads((out / CONFIG_FILE).read_text())
+    path = out / manifest[which]["file"]
+    arrays = dict(np.load(path))
+    change(arrays)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    data = path.read_bytes()
+    manifest[which].update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    (out / CONFIG_FILE).write_text(json.dumps(manifest))
+
+
+def truncate(out):
+    path = out / json.loads((out / CONFIG_FILE).read_text())["best"]["file"]
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def flip_a_byte(out):
+    path = out / json.loads((out / CONFIG_FILE).read_text())["best"]["file"]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def delete_best(out):
+    os.remove(out / json.loads((out / CONFIG_FILE).read_text())["best"]["file"])
+
+
+def set_config(text):
+    return lambda out: (out / CONFIG_FILE).write_text(text)
+
+
+def drop_array(arrays):
+    del arrays["model/wte.weight"]
+
+
+def add_array(arrays):
+    arrays["model/extra"] = np.zeros(3, np.float32)
+
+
+def reshape_array(arrays):
+    arrays["model/wte.weight"] = arrays["model/wte.weight"][:, :4]
+
+
+def pickle_inside(arrays):
+    arrays["model/wte.weight"] = np.array([object()], dtype=object)
+
+
+BROKEN = {
+    "half a .npz": (truncate, "bytes"),
+    "a changed byte": (flip_a_byte, "SHA-256"),
+    "a missing file": (delete_best, "is missing"),
+    "config.json that is not JSON": (set_config("{not json"), "is not JSON"),
+    "a foreign config.json": (set_config('{"format": "something-else"}'), "not a microtensor"),
+    "a version 1 checkpoint": (set_config('{"format": "microtensor-char-gpt"}'), "older"),
+    "a missing array": (lambda out: rewrite_snapshot(out, "best", drop_array), "missing arrays"),
+    "an extra array": (lambda out: rewrite_snapshot(out, "best", add_array), "unexpected arrays"),
+    "a wrong shape": (lambda out: rewrite_snapshot(out, "best", reshape_array), "shape"),
+    "a pickle inside": (lambda out: rewrite_snapshot(out, "best", pickle_inside), "pickle"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(BROKEN))
+def test_a_broken_checkpoint_is_one_line_naming_the_file(tmp_path, fault):
+    model, tok = gpt()
+    save(tmp_path, model, tok)
+    damage, message = BROKEN[fault]
+    damage(tmp_path)
+    with pytest.raises(CheckpointError) as caught:
+        load_checkpoint(tmp_path)
+    text = str(caught.value)
+    assert "\n" not in text and str(tmp_path) in text and message in text, (
+        f"{fault}: expected one line naming {tmp_path} and {message!r}; got {text!r}")
+
+
+def test_missing_directory_and_empty_directory(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_checkpoint(tmp_path / "nope")
-
-
-@pytest.mark.parametrize("missing", [WEIGHTS_FILE, CONFIG_FILE])
-def test_incomplete_checkpoint(tmp_path, missing):
-    saved(tmp_path)
-    os.remove(tmp_path / missing)
-    with pytest.raises(FileNotFoundError, match=f"incomplete.*{missing}"):
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
         load_checkpoint(tmp_path)
 
 
-def test_broken_config(tmp_path):
-    saved(tmp_path)
-    (tmp_path / CONFIG_FILE).write_text("{not json")
-    with pytest.raises(ValueError, match=CONFIG_FILE):
+def test_a_seq2seq_kind_is_refused_where_a_gpt_is_expected(tmp_path):
+    model, tok = gpt()
+    save(tmp_path, model, tok)
+    manifest = json.loads((tmp_path / CONFIG_FILE).read_text())
+    manifest["kind"] = "seq2seq"
+    (tmp_path / CONFIG_FILE).write_text(json.dumps(manifest))
+    with pytest.raises(CheckpointError, match="holds a 'seq2seq' model, not a 'gpt' one"):
         load_checkpoint(tmp_path)
 
 
-def test_weights_that_need_pickle_are_refused(tmp_path):
-    saved(tmp_path)
-    np.savez(tmp_path / WEIGHTS_FILE, evil=np.array([object()], dtype=object))
-    with pytest.raises(ValueError, match=WEIGHTS_FILE):
-        load_checkpoint(tmp_path)
+# --- a second model kind uses the same files and the same run machinery --------------------
+
+@dataclass
+class ToyConfig:
+    n: int
+
+    def to_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        return cls(**d)
 
 
-def test_weights_that_do_not_match_the_config(tmp_path):
-    saved(tmp_path)
-    state = dict(np.load(tmp_path / WEIGHTS_FILE))
-    state["wte.weight"] = state["wte.weight"][:, :4]
-    np.savez(tmp_path / WEIGHTS_FILE, **state)
-    with pytest.raises(ValueError, match="wte.weight"):
+class Toy(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.proj = nn.Linear(config.n, 1)
+
+
+def test_another_model_kind_uses_the_same_checkpoints_and_run_policy(tmp_path, monkeypatch):
+    monkeypatch.setattr(ckpt, "_MODELS", dict(ckpt._MODELS))
+    ckpt.register_model("toy", Toy, ToyConfig)
+    model = Toy(ToyConfig(3))
+    run = TrainingRun(tmp_path)
+    run.save(model, {"vocab": None}, 5, 0.25, ckpt.model_arrays(model), {"custom": [1, 2]},
+             best_arrays=ckpt.model_arrays(model))
+    loaded, manifest = ckpt.load_model(tmp_path, kind="toy")
+    assert manifest["kind"] == "toy" and manifest["latest"]["custom"] == [1, 2]
+    assert np.array_equal(loaded.proj.weight.data, model.proj.weight.data)
+    with pytest.raises(CheckpointExists, match="latest iter 5 .val loss 0.2500."):
+        TrainingRun(tmp_path)
+    resumed = TrainingRun(tmp_path, resume=True, kind="toy", required={"latest": ("custom",)})
+    assert resumed.manifest["latest"]["iter"] == 5
+    with pytest.raises(CheckpointError, match="holds a 'toy' model, not a 'gpt' one"):
         load_checkpoint(tmp_path)
+    with pytest.raises(CheckpointError, match="holds a 'toy' model; this command continues 'gpt'"):
+        TrainingRun(tmp_path, resume=True)

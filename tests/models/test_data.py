@@ -1,39 +1,171 @@
-"""Training data: file loading errors, the built-in corpus, the 90/10 split and random batches."""
+"""Training data: file errors, ids prepared once and reused, the split, random batches.
+
+The ids are memory-mapped; the split is 90/10.
+"""
+import os
+import tempfile
+
 import numpy as np
 import pytest
 
 import microtensor
-from models.data import default_corpus, get_batch, load_text, split_ids
+from models import data, prepare
+from models.data import default_corpus, get_batch, load_corpus, load_text, split_ids
+from models.tokenizer import CharTokenizer
+
+# One-, two-, three- and four-byte UTF-8 characters: every chunk size below cuts some of them.
+MIXED = "a é € 😀 z\nÆble 中文 𝔘𝔫𝔦\n" * 7
+
+
+def write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def assert_same_as_char_tokenizer(tokenizer, ids, text):
+    expected = CharTokenizer.from_text(text)
+    assert tokenizer.chars == expected.chars, \
+        f"vocabulary: expected {expected.chars}, got {tokenizer.chars}"
+    np.testing.assert_array_equal(ids, expected.encode(text),
+                                  err_msg="ids differ from CharTokenizer's")
+
+
+def count_writes(monkeypatch):
+    """A list that grows by one path each time load_corpus tries to prepare an id file."""
+    written, real_write_ids = [], data.write_ids
+
+    def counting_write_ids(path, cache_path, *args):
+        written.append(cache_path)
+        return real_write_ids(path, cache_path, *args)
+
+    monkeypatch.setattr(data, "write_ids", counting_write_ids)
+    return written
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 4, 5, 7, 64, 1 << 20])
+def test_ids_equal_char_tokenizer_with_characters_cut_by_every_chunk_size(tmp_path, chunk_size):
+    path = write(tmp_path / "mixed.txt", MIXED)
+    tokenizer, ids = load_corpus(path, chunk_size=chunk_size)
+    assert isinstance(ids, np.memmap) and ids.dtype == np.uint8, f"got {type(ids)} {ids.dtype}"
+    assert_same_as_char_tokenizer(tokenizer, ids, MIXED)
+
+
+def test_built_in_corpus_equals_char_tokenizer():
+    tokenizer, ids = load_corpus()
+    assert_same_as_char_tokenizer(tokenizer, ids, default_corpus())
+
+
+@pytest.mark.parametrize("vocab_size, dtype", [(256, np.uint8), (257, np.uint16)])
+def test_ids_are_uint8_up_to_256_characters_then_uint16(tmp_path, vocab_size, dtype):
+    text = "".join(chr(0x100 + i) for i in range(vocab_size)) * 3
+    tokenizer, ids = load_corpus(write(tmp_path / "wide.txt", text), chunk_size=100)
+    assert ids.dtype == dtype, f"{vocab_size} characters: expected {dtype}, got {ids.dtype}"
+    assert_same_as_char_tokenizer(tokenizer, ids, text)
+
+
+def test_more_than_65536_characters_is_an_error_naming_the_file(tmp_path):
+    path = write(tmp_path / "huge_vocab.txt", "".join(chr(0x10000 + i) for i in range(65537)))
+    with pytest.raises(ValueError, match="huge_vocab.txt.*65537 distinct.*at most 65536"):
+        load_corpus(path)
+
+
+def test_ids_are_prepared_beside_the_file_once_then_reused(tmp_path, monkeypatch):
+    path, written = write(tmp_path / "t.txt", MIXED), count_writes(monkeypatch)
+    _, first = load_corpus(path)
+    tokenizer, second = load_corpus(path)
+    assert written == [str(path) + ".microtensor-ids"], f"expected one preparation, got {written}"
+    np.testing.assert_array_equal(second, first)
+    assert_same_as_char_tokenizer(tokenizer, second, MIXED)
+
+
+def test_a_changed_file_is_prepared_again_even_with_its_size_and_mtime_kept(tmp_path, monkeypatch):
+    path, written = write(tmp_path / "t.txt", "abcabc"), count_writes(monkeypatch)
+    load_corpus(path)
+    stat = os.stat(path)
+    write(path, "xyzxyz")                                    # same size
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime, as cp -p leaves it
+    tokenizer, ids = load_corpus(path)
+    assert len(written) == 2, f"expected a second preparation, got {len(written)}"
+    assert_same_as_char_tokenizer(tokenizer, ids, "xyzxyz")
+    write(path, "xyzxyz and more")                           # an append changes the size
+    tokenizer, ids = load_corpus(path)
+    assert len(written) == 3, f"expected a third preparation, got {len(written)}"
+    assert_same_as_char_tokenizer(tokenizer, ids, "xyzxyz and more")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage header"])
+def test_a_corrupt_id_file_is_prepared_again_not_trusted(tmp_path, damage):
+    path = write(tmp_path / "t.txt", MIXED)
+    load_corpus(path)
+    cache = tmp_path / "t.txt.microtensor-ids"
+    raw = cache.read_bytes()
+    cache.write_bytes(raw[:-5] if damage == "truncate" else b"x" * 40 + raw[40:])
+    with pytest.warns(UserWarning, match="t.txt.microtensor-ids.*corrupt"):
+        tokenizer, ids = load_corpus(path)
+    assert_same_as_char_tokenizer(tokenizer, ids, MIXED)
+    assert cache.read_bytes() == raw, "the id file was not written again"
+
+
+def refuse_to_write(monkeypatch, directory=None):
+    """Make creating files fail as in a read-only directory: in `directory`, or anywhere when
+    None (a chmod would not stop root, who runs some test machines)."""
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp(dir, **kwargs):
+        if directory is None or os.path.samefile(dir, directory):
+            raise PermissionError(13, "Permission denied", dir)
+        return real_mkstemp(dir=dir, **kwargs)
+
+    monkeypatch.setattr(prepare.tempfile, "mkstemp", mkstemp)
+
+
+def test_a_read_only_directory_falls_back_to_the_user_cache_dir(tmp_path, monkeypatch):
+    data_dir, cache_home = tmp_path / "readonly", tmp_path / "home-cache"
+    data_dir.mkdir()
+    path = write(data_dir / "t.txt", MIXED)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
+    refuse_to_write(monkeypatch, data_dir)
+    written = count_writes(monkeypatch)
+    load_corpus(path)
+    tokenizer, ids = load_corpus(path)
+    assert os.listdir(data_dir) == ["t.txt"], f"wrote into read-only dir: {os.listdir(data_dir)}"
+    tried = [os.path.dirname(p) for p in written]   # beside the file, then the fallback, once
+    assert tried == [str(data_dir), str(cache_home / "microtensor")], f"got {tried}"
+    assert os.listdir(cache_home / "microtensor")[0].startswith("t.txt-")
+    assert_same_as_char_tokenizer(tokenizer, ids, MIXED)
+
+
+def test_nowhere_to_write_is_an_error_naming_the_file(tmp_path, monkeypatch):
+    path = write(tmp_path / "t.txt", MIXED)
+    refuse_to_write(monkeypatch)
+    with pytest.raises(OSError, match="cannot store the prepared ids of data file.*t.txt.*"
+                                      "Permission denied.*cache.*Permission denied"):
+        load_corpus(path, cache_dir=tmp_path / "cache")
+
+
+@pytest.mark.parametrize("read", [load_text, load_corpus])
+def test_missing_directory_and_empty_files_are_named(tmp_path, read):
+    with pytest.raises(FileNotFoundError, match="nope.txt"):
+        read(tmp_path / "nope.txt")
+    with pytest.raises(IsADirectoryError):
+        read(tmp_path)
+    with pytest.raises(ValueError, match="empty.txt.*empty"):
+        read(write(tmp_path / "empty.txt", ""))
+
+
+@pytest.mark.parametrize("read", [load_text, lambda path: load_corpus(path, chunk_size=4)])
+def test_non_utf8_byte_is_named_with_its_offset_in_the_file(tmp_path, read):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("abcdéfghijcaf\xe9".encode("latin-1"))   # 0xe9 at offsets 4 and 13
+    with pytest.raises(ValueError, match="latin1.txt.*not UTF-8.*0xe9 at offset 4 "):
+        read(path)
+    path.write_bytes(b"abcdefghijcaf" + "é".encode()[:1])  # the file ends mid-character
+    with pytest.raises(ValueError, match="latin1.txt.*not UTF-8.*0xc3 at offset 13 "):
+        read(path)
 
 
 def test_load_text(tmp_path):
-    path = tmp_path / "t.txt"
-    path.write_text("héllo\n", encoding="utf-8")
-    assert load_text(path) == "héllo\n"
-
-
-def test_missing_file_is_named(tmp_path):
-    with pytest.raises(FileNotFoundError, match="nope.txt"):
-        load_text(tmp_path / "nope.txt")
-
-
-def test_directory_is_rejected(tmp_path):
-    with pytest.raises(IsADirectoryError):
-        load_text(tmp_path)
-
-
-def test_empty_file_is_named(tmp_path):
-    path = tmp_path / "empty.txt"
-    path.write_text("")
-    with pytest.raises(ValueError, match="empty.txt.*empty"):
-        load_text(path)
-
-
-def test_non_utf8_file_is_named(tmp_path):
-    path = tmp_path / "latin1.txt"
-    path.write_bytes("caf\xe9".encode("latin-1"))
-    with pytest.raises(ValueError, match="latin1.txt.*not UTF-8.*0xe9"):
-        load_text(path)
+    assert load_text(write(tmp_path / "t.txt", "héllo\n")) == "héllo\n"
 
 
 def test_too_short_for_block_size():
@@ -48,6 +180,19 @@ def test_split_is_90_10():
     train, val = split_ids(np.arange(1000), 16)
     assert len(train) == 900 and len(val) == 100
     assert train[-1] + 1 == val[0]
+
+
+def test_split_and_batches_of_a_memmap_equal_those_of_int64_ids(tmp_path):
+    text = MIXED * 5
+    _, ids = load_corpus(write(tmp_path / "t.txt", text))
+    reference = np.array(CharTokenizer.from_text(text).encode(text), dtype=np.int64)
+    for mapped, expected in zip(split_ids(ids, 8), split_ids(reference, 8)):
+        np.testing.assert_array_equal(mapped, expected)
+        x, y = get_batch(mapped, 4, 8, np.random.default_rng(0))
+        x_ref, y_ref = get_batch(expected, 4, 8, np.random.default_rng(0))
+        assert x.dtype == y.dtype == np.int64, f"expected int64 batches, got {x.dtype}"
+        np.testing.assert_array_equal(x, x_ref)
+        np.testing.assert_array_equal(y, y_ref)
 
 
 def test_default_corpus():
@@ -69,5 +214,5 @@ def test_get_batch():
 
 def test_get_batch_reaches_the_last_window():
     ids = np.arange(9)                                      # exactly one window of 8 + 1
-    x, y = get_batch(ids, 3, 8)
+    _, y = get_batch(ids, 3, 8)
     np.testing.assert_array_equal(y[:, -1], 8)

@@ -1,4 +1,7 @@
-"""GPT.generate: KV-cache decoding matches recomputation, the window slides past block_size, sampling is seeded."""
+"""GPT.generate: KV-cache decoding matches recomputation, and sampling is seeded.
+
+The window also slides past block_size.
+"""
 import numpy as np
 import pytest
 

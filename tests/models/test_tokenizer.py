@@ -1,7 +1,8 @@
 """CharTokenizer: vocabulary, encode/decode round trip, clear errors."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from microtensor import Tensor
 from models import CharTokenizer

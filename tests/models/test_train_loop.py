@@ -1,4 +1,7 @@
-"""The training loop: evaluations, metrics.jsonl, checkpoints, weight-decay groups, Ctrl-C."""
+"""The training loop: evaluations, metrics.jsonl, checkpoints, decay groups, checks.
+
+Decay groups: weight decay on matrices only; checks: the settings' validation.
+"""
 import json
 
 import pytest
@@ -30,16 +33,17 @@ def test_metrics_checkpoint_and_result(tmp_path, capsys):
                                                   ("train_loss", "val_loss", "elapsed_s"))
     assert result["iter"] == 7 and result["val_loss"] == records[-1]["val_loss"]
     assert "iter 7: train loss" in capsys.readouterr().out
-    model, tok, state = load_checkpoint(tmp_path)
-    assert state["iter"] == 7 and state["train_config"]["max_iters"] == 7
-    assert state["best_val_loss"] == min(r["val_loss"] for r in records)
+    model, tok, manifest = load_checkpoint(tmp_path)
+    assert manifest["latest"]["iter"] == 7 and manifest["info"]["train_config"]["max_iters"] == 7
+    assert manifest["best"]["val_loss"] == min(r["val_loss"] for r in records)
     assert tok.decode(tok.encode(TEXT)) == TEXT
 
 
-def test_rerun_starts_a_fresh_metrics_file(tmp_path):
+def test_overwrite_starts_a_fresh_metrics_file(tmp_path):
     train(small(), TEXT, tmp_path, progress=False)
-    train(small(max_iters=3), TEXT, tmp_path, progress=False)
+    train(small(max_iters=3), TEXT, tmp_path, progress=False, overwrite=True)
     assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 2
+    assert load_checkpoint(tmp_path)[2]["latest"]["iter"] == 3
 
 
 def test_training_lowers_the_loss(tmp_path):
@@ -49,36 +53,6 @@ def test_training_lowers_the_loss(tmp_path):
     assert result["train_loss"] < first["train_loss"] - 0.5
 
 
-def test_keyboard_interrupt_saves_a_checkpoint(tmp_path, monkeypatch):
-    calls = []
-    real_get_batch = train_module.get_batch
-
-    def get_batch_then_ctrl_c(*args):  # Ctrl-C arrives while drawing the third batch
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real_get_batch(*args)
-
-    monkeypatch.setattr(train_module, "get_batch", get_batch_then_ctrl_c)
-    monkeypatch.setattr(train_module, "estimate_loss", lambda *a, **kw: {"train": 1.0, "val": 1.0})
-    with pytest.raises(KeyboardInterrupt):
-        train(small(max_iters=100, eval_interval=50), TEXT, tmp_path, progress=False)
-    _, _, state = load_checkpoint(tmp_path)
-    assert state["interrupted"] is True and state["iter"] == 2
-
-
-def test_grad_norm_bookkeeping_is_off_while_training(tmp_path, monkeypatch):
-    seen = []
-    real_clip = train_module.nn.utils.clip_grad_norm_
-
-    def spy(params, max_norm):
-        seen.append(microtensor.autograd._record_grad_norms)
-        return real_clip(params, max_norm)
-
-    monkeypatch.setattr(train_module.nn.utils, "clip_grad_norm_", spy)
-    train(small(max_iters=2), TEXT, tmp_path, progress=False)
-    assert seen == [False, False]
-    assert microtensor.autograd._record_grad_norms is True
 
 
 def test_weight_decay_only_on_matrices():
@@ -91,7 +65,13 @@ def test_weight_decay_only_on_matrices():
 
 def test_presets():
     baby = PRESETS["baby"]
-    assert (baby.n_layer, baby.n_head, baby.n_embd, baby.block_size, baby.batch_size) == (4, 4, 128, 64, 12)
+    assert (baby.n_layer, baby.n_head, baby.n_embd, baby.block_size, baby.batch_size) == (
+        4,
+        4,
+        128,
+        64,
+        12,
+    )
     assert (baby.max_iters, baby.learning_rate, baby.min_lr, baby.beta2) == (2000, 1e-3, 1e-4, 0.99)
     assert baby.bias is False and baby.dropout == 0.0
     assert get_preset("tiny", max_iters=5).max_iters == 5
@@ -101,11 +81,32 @@ def test_presets():
         small(n_embd=15).validate()
 
 
+@pytest.mark.parametrize("setting, value, message", [
+    ("max_iters", 0, "--max-iters must be >= 1; got 0"),
+    ("eval_iters", -1, "--eval-iters must be >= 1; got -1"),
+    ("learning_rate", float("nan"), "--learning-rate must be a finite number; got nan"),
+    ("min_lr", float("inf"), "--min-lr must be a finite number; got inf"),
+    ("dropout", 1.0, r"--dropout must be in \[0, 1\); got 1.0"),
+    ("warmup_iters", -2, "--warmup-iters must be >= 0; got -2"),
+])
+def test_every_setting_is_checked_naming_its_flag(setting, value, message):
+    with pytest.raises(ValueError, match=message):
+        small(**{setting: value}).validate()
+
+
+def test_gpt_config_is_built_in_one_place():
+    config = small(bias=True, norm_first=False, activation="relu", dropout=0.1)
+    gpt = config.gpt_config(vocab_size=11)
+    shape = (gpt.vocab_size, gpt.block_size, gpt.n_layer, gpt.n_head, gpt.n_embd)
+    assert shape == (11, 16, 1, 2, 16), f"expected the settings' shape; got {shape}"
+    assert (gpt.bias, gpt.norm_first, gpt.activation, gpt.dropout) == (True, False, "relu", 0.1)
+
+
 def test_evaluating_more_often_does_not_change_what_is_trained(tmp_path):
     train(small(eval_interval=2), TEXT, tmp_path / "often", progress=False)
     train(small(eval_interval=7), TEXT, tmp_path / "rarely", progress=False)
-    often, _, _ = load_checkpoint(tmp_path / "often")
-    rarely, _, _ = load_checkpoint(tmp_path / "rarely")
+    often, _, _ = load_checkpoint(tmp_path / "often", which="latest")
+    rarely, _, _ = load_checkpoint(tmp_path / "rarely", which="latest")
     for (name, a), b in zip(often.state_dict().items(), rarely.state_dict().values()):
         assert (a == b).all(), f"{name} differs between eval_interval 2 and 7; expected equal"
 

@@ -1,4 +1,7 @@
-"""scaled_dot_product_attention computes softmax(QKᵀ/√d_k + M)V: the course example, masks of both kinds, empty rows, shapes, gradients."""
+"""scaled_dot_product_attention computes softmax(QKᵀ/√d_k + M)V.
+
+Checked on the course example, masks of both kinds, empty rows, shapes and gradients.
+"""
 import math
 
 import numpy as np
@@ -14,7 +17,9 @@ V = np.array([[2.0, -1.0], [1.0, 0.0]])
 
 
 def _attend(q, k, v, **kwargs):
-    out, weights = nn.scaled_dot_product_attention(mt.Tensor(q), mt.Tensor(k), mt.Tensor(v), **kwargs)
+    out, weights = nn.scaled_dot_product_attention(
+        mt.Tensor(q), mt.Tensor(k), mt.Tensor(v), **kwargs
+    )
     return out.data, weights.data
 
 
@@ -66,8 +71,12 @@ def test_boolean_mask_float_mask_and_is_causal_agree():
     for what, mask in (("boolean mask", blocked), ("float 0/−inf mask", additive),
                        ("boolean mask as a Tensor", mt.Tensor(blocked))):
         z, a = _attend(q, k, v, attn_mask=mask)
-        np.testing.assert_allclose(a, a_causal, rtol=1e-12, atol=0, err_msg=f"weights: {what} vs is_causal")
-        np.testing.assert_allclose(z, z_causal, rtol=1e-12, atol=1e-15, err_msg=f"output: {what} vs is_causal")
+        np.testing.assert_allclose(
+            a, a_causal, rtol=1e-12, atol=0, err_msg=f"weights: {what} vs is_causal"
+        )
+        np.testing.assert_allclose(
+            z, z_causal, rtol=1e-12, atol=1e-15, err_msg=f"output: {what} vs is_causal"
+        )
     assert np.all(a_causal[:, blocked] == 0), "blocked weights must be exactly 0"
 
 
@@ -93,7 +102,9 @@ def test_boolean_mask_blocks_exactly_even_when_scores_are_huge():
     assert np.array_equal(z[0], v[1]), f"expected the output v₁ = {v[1]}, got {z[0]}"
     # a finite additive −1e9 "mask" leaks at this scale: 1e12 − 1e9 still beats 0
     _, leaky = _attend(q, k, v, attn_mask=np.array([[-1e9, 0.0]]))
-    assert leaky[0, 0] > 0.99, f"−1e9 should leak here (weight on the blocked key ≈ 1), got {leaky[0, 0]}"
+    assert leaky[0, 0] > 0.99, (
+        f"−1e9 should leak here (weight on the blocked key ≈ 1), got {leaky[0, 0]}"
+    )
 
 
 def _check_all_blocked_row_is_zero(mask):
@@ -102,13 +113,21 @@ def _check_all_blocked_row_is_zero(mask):
     k = mt.Tensor(rng.normal(size=(5, 4)), requires_grad=True)
     v = mt.Tensor(rng.normal(size=(5, 2)), requires_grad=True)
     out, weights = nn.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    assert np.array_equal(weights.data[1], np.zeros(5)), f"row 1 weights: expected zeros, got {weights.data[1]}"
-    assert np.array_equal(out.data[1], np.zeros(2)), f"row 1 output: expected zeros, got {out.data[1]}"
-    np.testing.assert_allclose(weights.data[[0, 2]].sum(-1), 1.0, err_msg="other rows still sum to 1")
+    assert np.array_equal(weights.data[1], np.zeros(5)), (
+        f"row 1 weights: expected zeros, got {weights.data[1]}"
+    )
+    assert np.array_equal(out.data[1], np.zeros(2)), (
+        f"row 1 output: expected zeros, got {out.data[1]}"
+    )
+    np.testing.assert_allclose(
+        weights.data[[0, 2]].sum(-1), 1.0, err_msg="other rows still sum to 1"
+    )
     (out * rng.normal(size=out.shape)).sum().backward()
     for name, t in (("q", q), ("k", k), ("v", v)):
         assert np.all(np.isfinite(t.grad)), f"d/d{name} has NaN/inf: {t.grad}"
-    assert np.array_equal(q.grad[1], np.zeros(4)), f"the empty row's query gets no gradient, got {q.grad[1]}"
+    assert np.array_equal(q.grad[1], np.zeros(4)), (
+        f"the empty row's query gets no gradient, got {q.grad[1]}"
+    )
 
 
 def test_query_with_every_key_blocked_by_boolean_mask_gives_zeros_and_no_nan():
@@ -137,12 +156,18 @@ def test_cross_attention_shapes_with_t_q_not_t_k_and_d_v_not_d_k(np_softmax):
 
 def test_mask_of_shape_t_q_by_t_k_broadcasts_over_batch_and_heads(np_softmax):
     rng = np.random.default_rng(4)
-    q, k, v = rng.normal(size=(2, 3, 4, 2)), rng.normal(size=(2, 3, 6, 2)), rng.normal(size=(2, 3, 6, 2))
+    q, k, v = (
+        rng.normal(size=(2, 3, 4, 2)),
+        rng.normal(size=(2, 3, 6, 2)),
+        rng.normal(size=(2, 3, 6, 2)),
+    )
     blocked = rng.random((4, 6)) < 0.4
     blocked[:, 0] = False                            # keep one key per row
     z, a = _attend(q, k, v, attn_mask=blocked)
     z_expected, a_expected = _np_attention(q, k, v, np_softmax, np.where(blocked, -np.inf, 0.0))
-    np.testing.assert_allclose(a, a_expected, rtol=1e-12, atol=0, err_msg="[T_q, T_k] mask over [B, H, T_q, T_k]")
+    np.testing.assert_allclose(
+        a, a_expected, rtol=1e-12, atol=0, err_msg="[T_q, T_k] mask over [B, H, T_q, T_k]"
+    )
     np.testing.assert_allclose(z, z_expected, rtol=1e-12, err_msg="output with a broadcast mask")
 
 
@@ -151,7 +176,9 @@ def test_mismatched_shapes_raise_value_error():
     with pytest.raises(ValueError):
         nn.scaled_dot_product_attention(q, k, mt.Tensor(np.zeros((3, 2))))      # d_k 4 vs 5
     with pytest.raises(ValueError):
-        nn.scaled_dot_product_attention(q, mt.Tensor(np.zeros((3, 4))), mt.Tensor(np.zeros((2, 2))))  # T_k 3 vs 2
+        nn.scaled_dot_product_attention(
+            q, mt.Tensor(np.zeros((3, 4))), mt.Tensor(np.zeros((2, 2)))
+        )  # T_k 3 vs 2
 
 
 def _qkv64(seed=5):
@@ -175,5 +202,6 @@ def test_gradcheck_attention_output_wrt_q_k_v(case, weighted_gradcheck):
 
 
 def test_gradcheck_attention_weights_wrt_q_k(weighted_gradcheck):
-    assert weighted_gradcheck(lambda q, k, v: nn.scaled_dot_product_attention(q, k, v, is_causal=True)[1],
-                              _qkv64())
+    assert weighted_gradcheck(
+        lambda q, k, v: nn.scaled_dot_product_attention(q, k, v, is_causal=True)[1], _qkv64()
+    )

@@ -1,4 +1,7 @@
-"""clip_grad_norm_ scales all gradients by one global norm; warmup_cosine_lr rises linearly then follows half a cosine to min_lr."""
+"""clip_grad_norm_ uses one global norm; warmup_cosine_lr warms up, then decays.
+
+The rise is linear, the decay half a cosine down to min_lr.
+"""
 import math
 
 import numpy as np
@@ -23,12 +26,20 @@ def test_clip_scales_every_gradient_by_one_global_norm():
     total = clip_grad_norm_([a, b], max_norm=1.0)
     assert total == pytest.approx(5.0, rel=1e-12), f"expected the pre-clip norm 5.0, got {total}"
     scale = 1.0 / (5.0 + 1e-6)  # PyTorch's max_norm / (total + 1e-6)
-    np.testing.assert_allclose(a.grad, [3.0 * scale, 0.0], rtol=1e-12, err_msg="first gradient × 1/5")
-    np.testing.assert_allclose(b.grad, [[0.0, 4.0 * scale]], rtol=1e-12, err_msg="second gradient × 1/5")
+    np.testing.assert_allclose(
+        a.grad, [3.0 * scale, 0.0], rtol=1e-12, err_msg="first gradient × 1/5"
+    )
+    np.testing.assert_allclose(
+        b.grad, [[0.0, 4.0 * scale]], rtol=1e-12, err_msg="second gradient × 1/5"
+    )
     # clipping each parameter on its own would give [1, 0] and [0, 1]: the test can tell
-    assert not np.allclose(b.grad, [[0.0, 1.0]]), "gradients were clipped per parameter, not globally"
+    assert not np.allclose(b.grad, [[0.0, 1.0]]), (
+        "gradients were clipped per parameter, not globally"
+    )
     new_norm = math.sqrt((a.grad ** 2).sum() + (b.grad ** 2).sum())
-    assert new_norm == pytest.approx(1.0, rel=1e-5), f"expected a clipped global norm ≈ 1, got {new_norm}"
+    assert new_norm == pytest.approx(1.0, rel=1e-5), (
+        f"expected a clipped global norm ≈ 1, got {new_norm}"
+    )
 
 
 def test_clip_leaves_gradients_alone_under_max_norm_and_returns_the_norm():
@@ -63,22 +74,30 @@ def test_schedule_starts_near_zero_and_rises_linearly_during_warmup():
 
 
 def test_schedule_reaches_lr_at_the_end_of_warmup():
-    assert _lr(WARMUP) == pytest.approx(LR, rel=1e-12), f"expected lr = {LR} at it = warmup, got {_lr(WARMUP)}"
+    assert _lr(WARMUP) == pytest.approx(LR, rel=1e-12), (
+        f"expected lr = {LR} at it = warmup, got {_lr(WARMUP)}"
+    )
 
 
 def test_schedule_is_min_lr_at_decay_iters_and_after():
     for it in (DECAY, DECAY + 1, DECAY + 1000):
-        assert _lr(it) == pytest.approx(MIN_LR, rel=1e-12), f"it={it}: expected min_lr {MIN_LR}, got {_lr(it)}"
+        assert _lr(it) == pytest.approx(MIN_LR, rel=1e-12), (
+            f"it={it}: expected min_lr {MIN_LR}, got {_lr(it)}"
+        )
 
 
 def test_schedule_halfway_through_decay_is_the_mean_of_lr_and_min_lr():
     halfway = (WARMUP + DECAY) // 2
     expected = (LR + MIN_LR) / 2
-    assert _lr(halfway) == pytest.approx(expected, rel=1e-12), f"expected {expected}, got {_lr(halfway)}"
+    assert _lr(halfway) == pytest.approx(expected, rel=1e-12), (
+        f"expected {expected}, got {_lr(halfway)}"
+    )
     # a quarter of the way, the cosine gives min + (lr − min)·(1 + cos(π/4))/2, not the linear 3/4
     quarter = WARMUP + (DECAY - WARMUP) // 4
     cosine = MIN_LR + (LR - MIN_LR) * (1 + math.cos(math.pi / 4)) / 2
-    assert _lr(quarter) == pytest.approx(cosine, rel=1e-12), f"expected {cosine}, got {_lr(quarter)}"
+    assert _lr(quarter) == pytest.approx(cosine, rel=1e-12), (
+        f"expected {cosine}, got {_lr(quarter)}"
+    )
 
 
 def test_schedule_never_increases_after_warmup():

@@ -1,4 +1,7 @@
-"""The basic layers compute their formulas: Linear, Embedding, LayerNorm, Dropout, GELU and ReLU against numpy."""
+"""The basic layers compute their formulas, checked against numpy.
+
+Linear, Embedding, LayerNorm, Dropout, GELU and ReLU.
+"""
 import math
 
 import numpy as np
@@ -22,8 +25,13 @@ def test_linear_without_bias_has_no_bias_parameter_and_is_x_times_weight():
     layer = nn.Linear(4, 3, bias=False)
     assert layer.bias is None and [n for n, _ in layer.named_parameters()] == ["weight"]
     x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
-    np.testing.assert_allclose(layer(mt.Tensor(x)).data, x @ layer.weight.data, rtol=1e-5, atol=1e-6,
-                               err_msg="Linear(bias=False)(x) vs x @ W")
+    np.testing.assert_allclose(
+        layer(mt.Tensor(x)).data,
+        x @ layer.weight.data,
+        rtol=1e-5,
+        atol=1e-6,
+        err_msg="Linear(bias=False)(x) vs x @ W",
+    )
 
 
 def test_linear_gradients_are_x_transpose_g_and_column_sums_of_g():
@@ -31,8 +39,12 @@ def test_linear_gradients_are_x_transpose_g_and_column_sums_of_g():
     rng = np.random.default_rng(1)
     x, g = rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=(4, 2)).astype(np.float32)
     layer(mt.Tensor(x)).backward(g)
-    np.testing.assert_allclose(layer.weight.grad, x.T @ g, rtol=1e-5, atol=1e-6, err_msg="dL/dW = xᵀ g")
-    np.testing.assert_allclose(layer.bias.grad, g.sum(axis=0), rtol=1e-5, atol=1e-6, err_msg="dL/db = Σ_rows g")
+    np.testing.assert_allclose(
+        layer.weight.grad, x.T @ g, rtol=1e-5, atol=1e-6, err_msg="dL/dW = xᵀ g"
+    )
+    np.testing.assert_allclose(
+        layer.bias.grad, g.sum(axis=0), rtol=1e-5, atol=1e-6, err_msg="dL/db = Σ_rows g"
+    )
 
 
 def test_linear_init_is_uniform_within_one_over_sqrt_fan_in():
@@ -48,7 +60,9 @@ def test_linear_wrong_input_width_raises_value_error_naming_the_shapes():
     with pytest.raises(ValueError) as error:
         layer(mt.Tensor(np.zeros((2, 5), dtype=np.float32)))
     message = str(error.value)
-    assert "(2, 5)" in message and "4" in message, f"expected the input shape (2, 5) and width 4 in: {message}"
+    assert "(2, 5)" in message and "4" in message, (
+        f"expected the input shape (2, 5) and width 4 in: {message}"
+    )
 
 
 def test_embedding_picks_rows_of_the_weight():
@@ -56,8 +70,12 @@ def test_embedding_picks_rows_of_the_weight():
     ids = np.array([[0, 5, 2], [2, 2, 1]])
     got = emb(ids).data
     assert got.shape == (2, 3, 3), f"expected shape (2, 3, 3), got {got.shape}"
-    assert np.array_equal(got, emb.weight.data[ids]), f"expected weight[ids]\n{emb.weight.data[ids]}\ngot\n{got}"
-    assert np.array_equal(emb(mt.Tensor(ids)).data, got), "a Tensor of ids gives the same rows as a numpy array"
+    assert np.array_equal(got, emb.weight.data[ids]), (
+        f"expected weight[ids]\n{emb.weight.data[ids]}\ngot\n{got}"
+    )
+    assert np.array_equal(emb(mt.Tensor(ids)).data, got), (
+        "a Tensor of ids gives the same rows as a numpy array"
+    )
 
 
 def test_embedding_gradient_of_a_repeated_id_accumulates():
@@ -68,7 +86,9 @@ def test_embedding_gradient_of_a_repeated_id_accumulates():
     expected = np.zeros((5, 2), dtype=np.float32)
     expected[1] = [101.0, 202.0]  # id 1 appears at positions 0 and 2
     expected[3] = [10.0, 20.0]
-    assert np.array_equal(emb.weight.grad, expected), f"expected\n{expected}\ngot\n{emb.weight.grad}"
+    assert np.array_equal(emb.weight.grad, expected), (
+        f"expected\n{expected}\ngot\n{emb.weight.grad}"
+    )
 
 
 def test_embedding_rejects_float_ids():
@@ -91,12 +111,21 @@ def test_layer_norm_equals_numpy_two_pass_formula_with_biased_variance(eps):
     ln.bias.data = rng.normal(size=6)
     x = rng.normal(size=(2, 3, 6))
     expected = _np_layer_norm(x, ln.weight.data, ln.bias.data, eps)
-    np.testing.assert_allclose(ln(mt.Tensor(x)).data, expected, rtol=1e-10, atol=1e-12,
-                               err_msg=f"LayerNorm vs (x − μ)/√(σ² + ε)·w + b, σ² biased, ε = {eps}")
+    np.testing.assert_allclose(
+        ln(mt.Tensor(x)).data,
+        expected,
+        rtol=1e-10,
+        atol=1e-12,
+        err_msg=f"LayerNorm vs (x − μ)/√(σ² + ε)·w + b, σ² biased, ε = {eps}",
+    )
     # the unbiased variance (ddof=1) gives visibly different numbers for n = 6, so this can fail
     mu = x.mean(-1, keepdims=True)
-    unbiased = (x - mu) / np.sqrt(x.var(-1, ddof=1, keepdims=True) + eps) * ln.weight.data + ln.bias.data
-    assert not np.allclose(unbiased, expected, atol=1e-3), "biased and unbiased variance should differ here"
+    unbiased = (x - mu) / np.sqrt(
+        x.var(-1, ddof=1, keepdims=True) + eps
+    ) * ln.weight.data + ln.bias.data
+    assert not np.allclose(unbiased, expected, atol=1e-3), (
+        "biased and unbiased variance should differ here"
+    )
 
 
 def test_layer_norm_keeps_precision_of_float32_rows_with_a_large_offset():
@@ -106,7 +135,9 @@ def test_layer_norm_keeps_precision_of_float32_rows_with_a_large_offset():
     ln = nn.LayerNorm(64)
     expected = _np_layer_norm(x.astype(np.float64), 1.0, 0.0)
     got = ln(mt.Tensor(x)).data
-    np.testing.assert_allclose(got, expected, atol=1e-2, err_msg="float32 LayerNorm of 1e4 + N(0, 1)")
+    np.testing.assert_allclose(
+        got, expected, atol=1e-2, err_msg="float32 LayerNorm of 1e4 + N(0, 1)"
+    )
 
 
 def test_layer_norm_defaults_to_ones_and_zeros_and_normalises_each_row():
@@ -114,7 +145,9 @@ def test_layer_norm_defaults_to_ones_and_zeros_and_normalises_each_row():
     assert np.array_equal(ln.weight.data, np.ones(5)) and np.array_equal(ln.bias.data, np.zeros(5))
     y = ln(mt.Tensor(np.random.default_rng(0).normal(3.0, 2.0, size=(4, 5)))).data
     np.testing.assert_allclose(y.mean(-1), 0, atol=1e-12, err_msg="row means after LayerNorm")
-    np.testing.assert_allclose(y.var(-1), 1, atol=1e-4, err_msg="row (biased) variances: 1 − ε/(σ²+ε)")
+    np.testing.assert_allclose(
+        y.var(-1), 1, atol=1e-4, err_msg="row (biased) variances: 1 − ε/(σ²+ε)"
+    )
 
 
 def test_layer_norm_without_bias_has_no_bias_parameter_and_no_shift():
@@ -140,9 +173,13 @@ def test_dropout_in_training_zeroes_about_p_and_scales_the_rest_by_one_over_one_
     y = nn.Dropout(p)(x)
     zero_fraction = np.mean(y.data == 0)
     # 40,000 Bernoulli(0.25) draws: std of the fraction ≈ 0.0022, so ±0.01 is > 4 std
-    assert abs(zero_fraction - p) < 0.01, f"expected ≈{p} of the entries zeroed, got {zero_fraction:.4f}"
+    assert abs(zero_fraction - p) < 0.01, (
+        f"expected ≈{p} of the entries zeroed, got {zero_fraction:.4f}"
+    )
     kept = y.data[y.data != 0]
-    assert np.allclose(kept, 1 / (1 - p)), f"kept entries should be 1/(1−p) = {1 / (1 - p)}, got {np.unique(kept)}"
+    assert np.allclose(kept, 1 / (1 - p)), (
+        f"kept entries should be 1/(1−p) = {1 / (1 - p)}, got {np.unique(kept)}"
+    )
     y.backward(np.ones_like(y.data))
     assert np.array_equal(x.grad, y.data), "dL/dx uses the same mask and scale as the forward pass"
 
@@ -180,4 +217,6 @@ def test_gelu_tanh_module_is_gpt2_formula():
     xs = np.array([-3.0, -1.0, 0.0, 0.5, 2.0])
     expected = 0.5 * xs * (1 + np.tanh(math.sqrt(2 / math.pi) * (xs + 0.044715 * xs ** 3)))
     got = nn.GELU(approximate="tanh")(mt.Tensor(xs)).data
-    np.testing.assert_allclose(got, expected, rtol=1e-12, err_msg="GELU(tanh) vs ½x(1 + tanh(√(2/π)(x + 0.044715x³)))")
+    np.testing.assert_allclose(
+        got, expected, rtol=1e-12, err_msg="GELU(tanh) vs ½x(1 + tanh(√(2/π)(x + 0.044715x³)))"
+    )

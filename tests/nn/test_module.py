@@ -1,4 +1,7 @@
-"""nn.Module bookkeeping: parameter names and order, shared weights, state_dict, train/eval, containers, module paths on graph nodes."""
+"""nn.Module bookkeeping: parameter names and order, shared weights, state_dict.
+
+Also train/eval, the containers, and module paths on graph nodes.
+"""
 import numpy as np
 import pytest
 
@@ -12,7 +15,9 @@ class Stack(nn.Module):
     def __init__(self, vocab=7, d=8, n_heads=2, n_blocks=2):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
-        self.blocks = nn.ModuleList([nn.TransformerBlock(d, n_heads, 2 * d) for _ in range(n_blocks)])
+        self.blocks = nn.ModuleList(
+            [nn.TransformerBlock(d, n_heads, 2 * d) for _ in range(n_blocks)]
+        )
         self.head = nn.Linear(d, vocab)
 
     def forward(self, ids):
@@ -22,11 +27,24 @@ class Stack(nn.Module):
         return self.head(x) * 2.0  # one op that belongs to the root itself
 
 
-BLOCK_NAMES = ["ln_1.weight", "ln_1.bias",
-               "attn.q_proj.weight", "attn.q_proj.bias", "attn.k_proj.weight", "attn.k_proj.bias",
-               "attn.v_proj.weight", "attn.v_proj.bias", "attn.out_proj.weight", "attn.out_proj.bias",
-               "ln_2.weight", "ln_2.bias",
-               "mlp.fc.weight", "mlp.fc.bias", "mlp.proj.weight", "mlp.proj.bias"]
+BLOCK_NAMES = [
+    "ln_1.weight",
+    "ln_1.bias",
+    "attn.q_proj.weight",
+    "attn.q_proj.bias",
+    "attn.k_proj.weight",
+    "attn.k_proj.bias",
+    "attn.v_proj.weight",
+    "attn.v_proj.bias",
+    "attn.out_proj.weight",
+    "attn.out_proj.bias",
+    "ln_2.weight",
+    "ln_2.bias",
+    "mlp.fc.weight",
+    "mlp.fc.bias",
+    "mlp.proj.weight",
+    "mlp.proj.bias",
+]
 
 
 def test_named_parameters_lists_dotted_names_in_assignment_order():
@@ -43,7 +61,9 @@ def test_named_parameters_and_parameters_agree_on_objects():
     assert all(a is b for a, b in zip(named, listed)) and len(named) == len(listed), (
         "parameters() should be the Parameters of named_parameters(), same order")
     total = sum(p.size for p in listed)
-    assert model.num_parameters() == total, f"expected {total} scalars, got {model.num_parameters()}"
+    assert model.num_parameters() == total, (
+        f"expected {total} scalars, got {model.num_parameters()}"
+    )
 
 
 class Tied(nn.Module):
@@ -60,7 +80,9 @@ class Tied(nn.Module):
 def test_shared_parameter_is_listed_once_under_its_first_name():
     model = Tied()
     named = list(model.named_parameters())
-    assert [n for n, _ in named] == ["a.weight"], f"expected ['a.weight'], got {[n for n, _ in named]}"
+    assert [n for n, _ in named] == ["a.weight"], (
+        f"expected ['a.weight'], got {[n for n, _ in named]}"
+    )
     assert model.num_parameters() == 9, f"expected 9 scalars, got {model.num_parameters()}"
 
 
@@ -99,7 +121,9 @@ def test_state_dict_holds_copies_and_load_writes_into_the_same_parameters():
     assert not np.any(model.weight.data == 7.0), "editing the state dict must not edit the model"
     weight_before = model.weight
     model.load_state_dict(state)
-    assert model.weight is weight_before, "load_state_dict must keep the Parameter objects (optimizers hold them)"
+    assert model.weight is weight_before, (
+        "load_state_dict must keep the Parameter objects (optimizers hold them)"
+    )
     assert np.all(model.weight.data == 7.0), f"expected all 7.0, got {model.weight.data}"
 
 
@@ -150,9 +174,13 @@ def test_eval_turns_off_dropout_nested_in_containers():
     x = mt.Tensor(np.ones((3, 4), dtype=np.float32))
     dropout_only = model[1]
     model.eval()
-    assert np.array_equal(dropout_only(x).data, x.data), "Dropout inside Sequential should be off after eval()"
+    assert np.array_equal(dropout_only(x).data, x.data), (
+        "Dropout inside Sequential should be off after eval()"
+    )
     model.train()
-    assert not np.array_equal(dropout_only(x).data, x.data), "Dropout should be active again after train()"
+    assert not np.array_equal(dropout_only(x).data, x.data), (
+        "Dropout should be active again after train()"
+    )
 
 
 def test_sequential_registers_parameters_and_chains_calls():
@@ -176,9 +204,14 @@ def test_module_list_registers_parameters_with_index_names():
     assert len(layers) == 3 and layers[2] is list(layers)[2]
 
 
+def _leaf(node):
+    """The leaf tensor behind an input node (an AccumulateGrad), else None."""
+    return node.variable if isinstance(node, mt.autograd.AccumulateGrad) else None
+
+
 def _node_reading(nodes, tensor, op):
     """The node of kind `op` that takes `tensor` as an input."""
-    found = [n for n in nodes if n.op == op and any(i is tensor for i in n.inputs)]
+    found = [n for n in nodes if n.op == op and any(_leaf(i) is tensor for i in n.inputs)]
     assert len(found) == 1, f"expected one '{op}' node reading that tensor, found {len(found)}"
     return found[0]
 
@@ -187,32 +220,41 @@ def test_every_op_records_the_path_of_the_module_that_ran_it(graph_nodes):
     model = Stack()
     nodes = graph_nodes(model(np.array([[1, 2, 3]])))
     q_matmul = _node_reading(nodes, model.blocks[0].attn.q_proj.weight, "matmul")
-    assert q_matmul.module == "blocks.0.attn.q_proj", f"expected 'blocks.0.attn.q_proj', got {q_matmul.module!r}"
+    assert q_matmul.module == "blocks.0.attn.q_proj", (
+        f"expected 'blocks.0.attn.q_proj', got {q_matmul.module!r}"
+    )
     ln = _node_reading(nodes, model.blocks[1].ln_2.weight, "layer_norm")
     assert ln.module == "blocks.1.ln_2", f"expected 'blocks.1.ln_2', got {ln.module!r}"
     emb = _node_reading(nodes, model.embed.weight, "embedding")
     assert emb.module == "embed", f"expected 'embed', got {emb.module!r}"
     softmaxes = sorted(n.module for n in nodes if n.op == "softmax")
     assert softmaxes == ["blocks.0.attn", "blocks.1.attn"], f"softmax paths: got {softmaxes}"
-    residuals = sorted(n.module for n in nodes if n.op == "residual_add")
-    assert residuals == ["blocks.0"] * 2 + ["blocks.1"] * 2, f"residual_add paths: got {residuals}"
+    residuals = sorted(n.module for n in nodes if n.role == "residual")
+    assert residuals == ["blocks.0"] * 2 + ["blocks.1"] * 2, f"residual add paths: got {residuals}"
     # in general: an op that reads a parameter runs in the module that owns it
     owner = {id(p): name.rsplit(".", 1)[0] for name, p in model.named_parameters()}
-    wrong = [(n.op, n.module, owner[id(i)]) for n in nodes for i in n.inputs
-             if id(i) in owner and n.module != owner[id(i)]]
+    wrong = [(n.op, n.module, owner[id(_leaf(i))]) for n in nodes for i in n.inputs
+             if id(_leaf(i)) in owner and n.module != owner[id(_leaf(i))]]
     assert not wrong, f"(op, recorded path, owning module) mismatches: {wrong}"
     root_ops = [n.op for n in nodes if n.module == ""]
-    assert root_ops == ["mul"], f"only the root's own `* 2.0` runs outside submodules; got {root_ops}"
+    assert root_ops == ["mul"], (
+        f"only the root's own `* 2.0` runs outside submodules; got {root_ops}"
+    )
 
 
-def test_calling_a_submodule_alone_does_not_spoil_paths_of_the_next_root_call(graph_nodes):
+def test_a_submodule_called_alone_records_its_path_in_the_tree_it_was_built_into(graph_nodes):
     model = Stack()
     q_proj = model.blocks[0].attn.q_proj
     alone = q_proj(mt.Tensor(np.ones((1, 2, 8), dtype=np.float32)))
-    assert alone._node.module == "", f"a module called on its own is the root: got {alone._node.module!r}"
+    assert alone.grad_fn.module == "blocks.0.attn.q_proj", (
+        f"paths are fixed when the tree is built: expected 'blocks.0.attn.q_proj', "
+        f"got {alone.grad_fn.module!r}")
+    assert q_proj.weight.name == "blocks.0.attn.q_proj.weight", f"got {q_proj.weight.name!r}"
     nodes = graph_nodes(model(np.array([[1, 2]])))
     node = _node_reading(nodes, q_proj.weight, "matmul")
-    assert node.module == "blocks.0.attn.q_proj", f"expected 'blocks.0.attn.q_proj', got {node.module!r}"
+    assert node.module == "blocks.0.attn.q_proj", (
+        f"expected 'blocks.0.attn.q_proj', got {node.module!r}"
+    )
 
 
 def test_parameters_are_named_by_their_dotted_path_after_a_call():
@@ -220,4 +262,27 @@ def test_parameters_are_named_by_their_dotted_path_after_a_call():
     model(np.array([[0, 1]]))
     got = {name: p.name for name, p in model.named_parameters()}
     wrong = {n: g for n, g in got.items() if g != n}
-    assert not wrong, f"parameter .name should equal its dotted name; mismatches (expected: got): {wrong}"
+    assert not wrong, (
+        f"parameter .name should equal its dotted name; mismatches (expected: got): {wrong}"
+    )
+
+
+def test_names_are_fixed_when_the_tree_is_built_and_a_tied_weight_keeps_its_first_name():
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(2, 2), nn.Linear(2, 2)
+            self.b.weight = self.a.weight  # tied, as GPT's LM head and wte
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Tied()
+
+    model = Outer()
+    names = {p.name for p in model.parameters()}
+    listed = {n for n, _ in model.named_parameters()}
+    assert names == listed == {"inner.a.weight", "inner.a.bias", "inner.b.bias"}, (
+        f"expected parameter names to match named_parameters(); got {names} vs {listed}")
+    model.inner.b(mt.Tensor(np.ones((1, 2), dtype=np.float32)))
+    assert model.inner.a.weight.name == "inner.a.weight", "calling a module renamed a weight"

@@ -1,8 +1,12 @@
-"""MultiHeadAttention equals the per-head computation done by hand in numpy, masks padded keys, decodes with a KV cache, and has 4D²+4D parameters."""
+"""MultiHeadAttention equals the per-head computation done by hand in numpy.
+
+It also masks padded keys, decodes with a KV cache, and has 4D²+4D parameters.
+"""
 import math
 
 import numpy as np
 import pytest
+from mt_testing import normal64
 
 import microtensor as mt
 import nn
@@ -36,38 +40,42 @@ def _np_mha(mha, x, np_softmax, context=None, blocked=None):
     return concat @ w["out_proj"][0] + w["out_proj"][1], np.stack(weights, axis=1)
 
 
-def _x(*shape, seed=0):
-    return np.random.default_rng(seed).normal(size=shape)
-
-
 def test_mha_equals_manual_numpy_per_head_computation(to_float64, np_softmax):
     mha = to_float64(nn.MultiHeadAttention(8, 2))
-    x = _x(2, 4, 8)
+    x = normal64(2, 4, 8)
     expected, expected_weights = _np_mha(mha, x, np_softmax)
     got = mha(mt.Tensor(x))
-    np.testing.assert_allclose(got.data, expected, rtol=1e-10, atol=1e-12, err_msg="MHA output vs numpy heads")
-    assert mha.last_attention.shape == (2, 2, 4, 4), f"last_attention [B, H, T, T], got {mha.last_attention.shape}"
+    np.testing.assert_allclose(
+        got.data, expected, rtol=1e-10, atol=1e-12, err_msg="MHA output vs numpy heads"
+    )
+    assert mha.last_attention.shape == (2, 2, 4, 4), (
+        f"last_attention [B, H, T, T], got {mha.last_attention.shape}"
+    )
     np.testing.assert_allclose(mha.last_attention.data, expected_weights, rtol=1e-10,
                                err_msg="last_attention vs numpy per-head weights")
 
 
 def test_mha_causal_equals_manual_numpy_with_future_blocked(to_float64, np_softmax):
     mha = to_float64(nn.MultiHeadAttention(8, 4))
-    x = _x(1, 5, 8, seed=1)
+    x = normal64(1, 5, 8, seed=1)
     future = np.triu(np.ones((5, 5), dtype=bool), k=1)
     expected, expected_weights = _np_mha(mha, x, np_softmax, blocked=future)
     got = mha(mt.Tensor(x), is_causal=True)
-    np.testing.assert_allclose(got.data, expected, rtol=1e-10, atol=1e-12, err_msg="causal MHA vs numpy")
+    np.testing.assert_allclose(
+        got.data, expected, rtol=1e-10, atol=1e-12, err_msg="causal MHA vs numpy"
+    )
     assert np.all(mha.last_attention.data[..., future] == 0), "future weights must be exactly 0"
 
 
 def test_key_padding_mask_gives_padded_keys_exactly_zero_weight(to_float64, np_softmax):
     mha = to_float64(nn.MultiHeadAttention(8, 2))
-    x = _x(2, 4, 8, seed=2)
+    x = normal64(2, 4, 8, seed=2)
     pad = np.array([[False, False, False, True], [False, False, True, True]])
     out = mha(mt.Tensor(x), key_padding_mask=pad).data
     weights = mha.last_attention.data
-    assert weights.shape == (2, 2, 4, 4), f"expected [B, H, T_q, T_k] = (2, 2, 4, 4), got {weights.shape}"
+    assert weights.shape == (2, 2, 4, 4), (
+        f"expected [B, H, T_q, T_k] = (2, 2, 4, 4), got {weights.shape}"
+    )
     for b in range(2):
         got = weights[b][..., pad[b]]
         assert np.all(got == 0), f"batch {b}: weights on padded keys should be exactly 0, got {got}"
@@ -77,7 +85,7 @@ def test_key_padding_mask_gives_padded_keys_exactly_zero_weight(to_float64, np_s
 
 def test_padded_positions_do_not_change_the_outputs_of_real_positions(to_float64):
     mha = to_float64(nn.MultiHeadAttention(8, 2))
-    x = _x(1, 4, 8, seed=3)
+    x = normal64(1, 4, 8, seed=3)
     pad = np.array([[False, False, True, True]])
     before = mha(mt.Tensor(x), key_padding_mask=pad).data
     x_changed = x.copy()
@@ -85,28 +93,34 @@ def test_padded_positions_do_not_change_the_outputs_of_real_positions(to_float64
     after = mha(mt.Tensor(x_changed), key_padding_mask=pad).data
     np.testing.assert_allclose(after[0, :2], before[0, :2], rtol=1e-12, atol=1e-14,
                                err_msg="real positions must not see the padding")
-    assert not np.allclose(after[0, 2:], before[0, 2:]), "padded positions' own outputs do change (sanity)"
+    assert not np.allclose(after[0, 2:], before[0, 2:]), (
+        "padded positions' own outputs do change (sanity)"
+    )
 
 
 def test_key_padding_mask_of_wrong_shape_raises_value_error():
     mha = nn.MultiHeadAttention(8, 2)
     with pytest.raises(ValueError, match="key_padding_mask"):
-        mha(mt.Tensor(_x(2, 4, 8)), key_padding_mask=np.zeros((2, 3), dtype=bool))
+        mha(mt.Tensor(normal64(2, 4, 8)), key_padding_mask=np.zeros((2, 3), dtype=bool))
 
 
 def test_cross_attention_reads_keys_and_values_from_context(to_float64, np_softmax):
     mha = to_float64(nn.MultiHeadAttention(8, 2))
-    x, context = _x(2, 3, 8, seed=4), _x(2, 5, 8, seed=5)
+    x, context = normal64(2, 3, 8, seed=4), normal64(2, 5, 8, seed=5)
     out = mha(mt.Tensor(x), context=mt.Tensor(context))
     assert out.shape == (2, 3, 8), f"out is [B, T_q, D] = (2, 3, 8), got {out.shape}"
-    assert mha.last_attention.shape == (2, 2, 3, 5), f"weights [B, H, T_q, T_k], got {mha.last_attention.shape}"
+    assert mha.last_attention.shape == (2, 2, 3, 5), (
+        f"weights [B, H, T_q, T_k], got {mha.last_attention.shape}"
+    )
     expected, _ = _np_mha(mha, x, np_softmax, context=context)
-    np.testing.assert_allclose(out.data, expected, rtol=1e-10, atol=1e-12, err_msg="cross-attention vs numpy")
+    np.testing.assert_allclose(
+        out.data, expected, rtol=1e-10, atol=1e-12, err_msg="cross-attention vs numpy"
+    )
 
 
 def test_gradcheck_mha_parameters_and_input(to_float64, weighted_gradcheck):
     mha = to_float64(nn.MultiHeadAttention(4, 2))
-    x = mt.Tensor(_x(1, 3, 4, seed=6), requires_grad=True)
+    x = mt.Tensor(normal64(1, 3, 4, seed=6), requires_grad=True)
     params = mha.parameters()
     pad = np.array([[False, False, True]])
     assert weighted_gradcheck(lambda x_, *_: mha(x_, is_causal=True), [x, *params])
@@ -115,18 +129,18 @@ def test_gradcheck_mha_parameters_and_input(to_float64, weighted_gradcheck):
 
 def test_gradcheck_mha_cross_attention_wrt_context(to_float64, weighted_gradcheck):
     mha = to_float64(nn.MultiHeadAttention(4, 2))
-    x = mt.Tensor(_x(1, 2, 4, seed=7), requires_grad=True)
-    context = mt.Tensor(_x(1, 3, 4, seed=8), requires_grad=True)
+    x = mt.Tensor(normal64(1, 2, 4, seed=7), requires_grad=True)
+    context = mt.Tensor(normal64(1, 3, 4, seed=8), requires_grad=True)
     assert weighted_gradcheck(lambda a, c: mha(a, context=c), [x, context])
 
 
 def test_kv_cache_decoding_equals_the_full_causal_forward(to_float64):
     mha = to_float64(nn.MultiHeadAttention(8, 2))
-    x = _x(2, 6, 8, seed=9)
+    x = normal64(2, 6, 8, seed=9)
     full = mha(mt.Tensor(x), is_causal=True).data
     cache = nn.KVCache()
-    pieces = [mha(mt.Tensor(x[:, :3]), is_causal=True, kv_cache=cache).data]   # prefill 3 tokens
-    for t in range(3, 6):                                                         # then one at a time
+    pieces = [mha(mt.Tensor(x[:, :3]), is_causal=True, kv_cache=cache).data]  # prefill 3 tokens
+    for t in range(3, 6):  # then one at a time
         pieces.append(mha(mt.Tensor(x[:, t:t + 1]), is_causal=True, kv_cache=cache).data)
         assert mha.last_attention.shape == (2, 2, 1, t + 1), (
             f"step {t}: expected weights (2, 2, 1, {t + 1}), got {mha.last_attention.shape}")
@@ -147,18 +161,27 @@ def test_mha_has_4d_squared_plus_4d_parameters_whatever_n_heads(n_heads):
 def test_d_model_not_divisible_by_n_heads_raises_value_error():
     with pytest.raises(ValueError) as error:
         nn.MultiHeadAttention(10, 3)
-    assert "10" in str(error.value) and "3" in str(error.value), f"expected both numbers in: {error.value}"
+    assert "10" in str(error.value) and "3" in str(error.value), (
+        f"expected both numbers in: {error.value}"
+    )
 
 
 def test_float_attn_mask_combines_with_key_padding_like_the_boolean_one(to_float64):
     mha = to_float64(nn.MultiHeadAttention(8, 2))
-    x = mt.Tensor(_x(2, 4, 8, seed=10))
+    x = mt.Tensor(normal64(2, 4, 8, seed=10))
     pad = np.array([[False, False, False, True], [False, True, False, False]])
     future = np.triu(np.ones((4, 4), dtype=bool), k=1)
     with_bool = mha(x, attn_mask=future, key_padding_mask=pad).data
     bool_weights = mha.last_attention.data
     with_float = mha(x, attn_mask=np.where(future, -np.inf, 0.0), key_padding_mask=pad).data
-    np.testing.assert_allclose(with_float, with_bool, rtol=1e-12, atol=1e-14,
-                               err_msg="float 0/−inf attn_mask + padding vs boolean attn_mask + padding")
-    np.testing.assert_array_equal(mha.last_attention.data, bool_weights, err_msg="weights of both mask kinds")
+    np.testing.assert_allclose(
+        with_float,
+        with_bool,
+        rtol=1e-12,
+        atol=1e-14,
+        err_msg="float 0/−inf attn_mask + padding vs boolean attn_mask + padding",
+    )
+    np.testing.assert_array_equal(
+        mha.last_attention.data, bool_weights, err_msg="weights of both mask kinds"
+    )
     assert np.all(bool_weights[1][..., 1] == 0), "the padded key 1 of sequence 1 must get weight 0"

@@ -1,4 +1,7 @@
-"""SGD and AdamW follow PyTorch's update formulas, checked against numpy over several steps; groups, zero_grad and option errors."""
+"""SGD and AdamW follow PyTorch's update formulas over several steps.
+
+Checked against numpy; also parameter groups, zero_grad and option errors.
+"""
 import numpy as np
 import pytest
 
@@ -31,7 +34,9 @@ def _run(optimizer_cls, steps=3, **options):
 
 def _check(got, expected, what):
     for step, (g, e) in enumerate(zip(got, expected), start=1):
-        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-15, err_msg=f"{what}, after step {step}")
+        np.testing.assert_allclose(
+            g, e, rtol=1e-12, atol=1e-15, err_msg=f"{what}, after step {step}"
+        )
 
 
 def _np_sgd(lr, momentum=0.0, weight_decay=0.0, steps=3):
@@ -55,7 +60,9 @@ def test_sgd_momentum_buffer_starts_at_g_then_mu_b_plus_g():
 
 
 def test_sgd_weight_decay_adds_lambda_p_to_the_gradient():
-    _check(_run(SGD, lr=0.1, weight_decay=0.2), _np_sgd(0.1, weight_decay=0.2), "SGD weight_decay 0.2")
+    _check(
+        _run(SGD, lr=0.1, weight_decay=0.2), _np_sgd(0.1, weight_decay=0.2), "SGD weight_decay 0.2"
+    )
     _check(_run(SGD, lr=0.1, momentum=0.5, weight_decay=0.2),
            _np_sgd(0.1, momentum=0.5, weight_decay=0.2), "SGD momentum 0.5 + weight_decay 0.2")
 
@@ -84,8 +91,11 @@ def _np_adamw(lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, steps=3):
 def test_adamw_matches_numpy_update_with_bias_correction_and_decoupled_decay():
     _check(_run(AdamW, lr=0.05, weight_decay=0.1), _np_adamw(0.05, weight_decay=0.1),
            "AdamW lr 0.05, weight_decay 0.1")
-    _check(_run(AdamW, lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.0),
-           _np_adamw(0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.0), "AdamW betas (0.8, 0.99)")
+    _check(
+        _run(AdamW, lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.0),
+        _np_adamw(0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.0),
+        "AdamW betas (0.8, 0.99)",
+    )
 
 
 def test_adamw_first_step_moves_each_weight_by_lr_thanks_to_bias_correction():
@@ -106,10 +116,14 @@ def test_adamw_zero_gradient_shrinks_p_by_exactly_one_minus_lr_times_wd_per_step
         p.grad = np.zeros_like(P0)
         opt.step()
         expected = expected * (1 - lr * wd)
-        assert np.array_equal(p.data, expected), f"step {step}: expected p·(1 − lr·wd)^{step} =\n{expected}\ngot\n{p.data}"
+        assert np.array_equal(p.data, expected), (
+            f"step {step}: expected p·(1 − lr·wd)^{step} =\n{expected}\ngot\n{p.data}"
+        )
     # decay not multiplied by lr would give P0·(1 − wd)³: far from the result, so this can fail
     wrong = P0 * (1 - wd) ** 3
-    assert not np.allclose(p.data, wrong), f"decay must be multiplied by lr; got the lr-free result {wrong}"
+    assert not np.allclose(p.data, wrong), (
+        f"decay must be multiplied by lr; got the lr-free result {wrong}"
+    )
 
 
 def test_parameter_groups_apply_their_own_weight_decay_and_lr():
@@ -134,11 +148,15 @@ def test_parameter_without_gradient_is_not_touched_even_with_weight_decay():
     opt = AdamW([used, unused], lr=0.1, weight_decay=0.5)
     used.grad = np.ones_like(P0)
     opt.step()
-    assert np.array_equal(unused.data, P0), f"a parameter with grad None must stay put, got {unused.data}"
+    assert np.array_equal(unused.data, P0), (
+        f"a parameter with grad None must stay put, got {unused.data}"
+    )
     assert not np.array_equal(used.data, P0), "the parameter with a gradient moves (sanity)"
 
 
-@pytest.mark.parametrize("optimizer_cls, options", [(SGD, {"lr": 0.1, "momentum": 0.9}), (AdamW, {})])
+@pytest.mark.parametrize(
+    "optimizer_cls, options", [(SGD, {"lr": 0.1, "momentum": 0.9}), (AdamW, {})]
+)
 def test_zero_grad_sets_every_gradient_to_none(optimizer_cls, options):
     a, b = nn.Parameter(P0.copy()), nn.Parameter(P0.copy())
     opt = optimizer_cls([{"params": [a]}, {"params": [b]}], **options)

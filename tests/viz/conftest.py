@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import microtensor as mt
+import viz
 
 
 @pytest.fixture(autouse=True)
@@ -107,7 +108,8 @@ def gpt_step():
         x, y = rng.integers(0, vocab, (batch, seq)), rng.integers(0, vocab, (batch, seq))
         _, loss = model(x, y)
         if backward:
-            loss.backward()
+            with viz.record_grad_norms():
+                loss.backward()
         return loss
 
     return step

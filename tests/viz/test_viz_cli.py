@@ -26,12 +26,12 @@ def run(module, argv):
 def checkpoint(tmp_path):
     """A checkpoint of an untrained 2-layer, 2-head, 12-wide GPT over the 8 characters of "hello world"."""
     from models import GPT, GPTConfig, CharTokenizer
-    from models.checkpoint import save_checkpoint
+    from models.checkpoint import save_model
 
     tokenizer = CharTokenizer.from_text("hello world")
     model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, block_size=8, n_layer=2, n_head=2,
                           n_embd=12))
-    save_checkpoint(str(tmp_path / "ckpt"), model, tokenizer)
+    save_model(str(tmp_path / "ckpt"), model, tokenizer)
     return str(tmp_path / "ckpt")
 
 
@@ -59,7 +59,7 @@ def test_graph_renders_a_focused_view_as_svg_adding_the_suffix(tmp_path):
 
 def test_graph_of_a_checkpoint_uses_its_vocabulary(checkpoint, tmp_path):
     out = tmp_path / "ckpt.dot"
-    run(models.cli.graph, ["graph", "--checkpoint", checkpoint, "--seq-len", "8", "--output", str(out)])
+    run(models.cli.graph, ["graph", "--out", checkpoint, "--seq-len", "8", "--output", str(out)])
     assert "[2,8,8]" in out.read_text(encoding="utf-8"), \
         "expected logits [B, T, V] with the checkpoint's 8 characters"
 
@@ -87,7 +87,7 @@ def test_graph_refuses_bad_flags_with_a_message(tmp_path, monkeypatch, argv, mes
 
 def test_attention_draws_every_layer_and_head_of_a_checkpoint(checkpoint, tmp_path, capsys):
     out = tmp_path / "attn.png"
-    assert run(models.cli.attention, ["attention", "--checkpoint", checkpoint, "--prompt", "hello",
+    assert run(models.cli.attention, ["attention", "--out", checkpoint, "--prompt", "hello",
                                "--output", str(out)]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG", "expected a PNG"
     assert "2 layer(s) x 2 head(s) over 5 characters" in capsys.readouterr().out
@@ -106,18 +106,18 @@ def test_attention_weights_are_causal_rows_that_sum_to_one(checkpoint):
 
 @pytest.mark.parametrize("argv, error, message", [
     (["--layer", "2"], ValueError, "--layer 2 is out of range"),
-    (["--head", "-1"], ValueError, "--head -1 is out of range"),
+    (["--head", "2"], ValueError, "--head 2 is out of range"),
     (["--prompt", "hello!"], ValueError, "--prompt: character '!'"),
 ])
 def test_attention_refuses_bad_flags(checkpoint, tmp_path, argv, error, message):
-    base = ["attention", "--checkpoint", checkpoint, "--prompt", "hello",
+    base = ["attention", "--out", checkpoint, "--prompt", "hello",
             "--output", str(tmp_path / "a.png")]
     with pytest.raises(error, match=message):
         run(models.cli.attention, base + argv)
 
 
 def test_attention_keeps_the_last_block_size_characters(checkpoint, tmp_path, capsys):
-    run(models.cli.attention, ["attention", "--checkpoint", checkpoint, "--prompt", "hello world",
+    run(models.cli.attention, ["attention", "--out", checkpoint, "--prompt", "hello world",
                         "--layer", "1", "--head", "0", "--output", str(tmp_path / "a.svg")])
     out = capsys.readouterr().out
     assert "keeping its last 8 characters" in out and "1 layer(s) x 1 head(s) over 8" in out, out

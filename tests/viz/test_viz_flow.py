@@ -18,7 +18,8 @@ def block_inputs_by_retain_grad(model, x, y):
         inputs.append(h)
         h = block(h)
     logits = model.ln_f(h) @ model.wte.weight.T
-    F.cross_entropy(logits, y).backward()
+    with viz.record_grad_norms():
+        F.cross_entropy(logits, y).backward()
     return [float(np.linalg.norm(t.grad)) for t in inputs]
 
 
@@ -28,7 +29,8 @@ def test_block_input_norms_equal_those_of_retained_grads(tiny_gpt, norm_first):
     rng = np.random.default_rng(0)
     x, y = rng.integers(0, 11, (2, 8)), rng.integers(0, 11, (2, 8))
     _, loss = model(x, y)
-    loss.backward()
+    with viz.record_grad_norms():
+        loss.backward()
     got = viz.module_input_grad_norms(loss, ["blocks.0", "blocks.1", "blocks.2"])
     model.zero_grad()
     expected = block_inputs_by_retain_grad(model, x, y)
@@ -41,7 +43,8 @@ def test_the_input_of_a_module_called_on_a_leaf_is_that_leaf():
     x = mt.randn(4, 3, requires_grad=True, name="x")
     outer = nn.Sequential(layer)
     loss = (outer(x) ** 2).sum()
-    loss.backward()
+    with viz.record_grad_norms():
+        loss.backward()
     (norm,) = viz.module_input_grad_norms(loss, ["0"])
     assert norm == pytest.approx(np.linalg.norm(x.grad)), f"expected ‖x.grad‖, got {norm}"
 
@@ -81,6 +84,7 @@ class Twice(nn.Module):
 def test_a_module_that_reads_two_outside_tensors_is_ambiguous():
     a, b = mt.randn(1, 2, requires_grad=True), mt.randn(1, 2, requires_grad=True)
     loss = Twice()(a, b).sum()
-    loss.backward()
+    with viz.record_grad_norms():
+        loss.backward()
     with pytest.raises(ValueError, match="expected one input to 'pair', found 2"):
         viz.module_input_grad_norms(loss, ["pair"])

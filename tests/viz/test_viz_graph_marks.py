@@ -17,7 +17,8 @@ def test_a_residual_add_marks_one_skip_and_one_branch_edge_with_their_gradients(
     y = residual(x, (x @ w).tanh())                   # y = x + F(x)
     y.retain_grad()
     loss = (y * mt.randn(3, 4)).sum()
-    loss.backward()
+    with viz.record_grad_norms():
+        loss.backward()
     dot = read_dot(viz.draw_graph(loss))
     (skip,), (branch,) = marked(dot, "skip"), marked(dot, "branch")
     # ∂L/∂x = ∂L/∂y (through I, the skip) + the part through ∂F/∂x (the branch)
@@ -28,7 +29,7 @@ def test_a_residual_add_marks_one_skip_and_one_branch_edge_with_their_gradients(
     assert branch[2]["label"] == f"branch {through_branch:.2e}", \
         f"expected the branch edge labelled {through_branch:.2e}, got {branch[2]['label']!r}"
     assert skip[0] == branch[0], "expected both edges to leave the same tensor x"
-    assert dot.nodes[skip[1]]["label"].startswith("residual_add"), "expected the skip to enter the add"
+    assert dot.nodes[skip[1]]["label"].startswith("add  (residual)"), "expected the skip to enter the add"
     assert skip[2]["style"] != branch[2]["style"], "expected the two paths drawn differently"
 
 
@@ -65,7 +66,8 @@ def test_self_attention_is_the_chain_qkt_scale_mask_softmax_times_v(read_dot):
     mha = nn.MultiHeadAttention(8, 2)
     x = mt.randn(2, 5, 8, requires_grad=True, name="X")
     loss = (mha(x, is_causal=True) ** 2).sum()
-    loss.backward()
+    with viz.record_grad_norms():
+        loss.backward()
     chain = attention_chain(read_dot(viz.draw_graph(loss)))
     titles = [lines[0] for lines in chain]
     assert titles == ["QKᵀ", "S = QKᵀ/√d_k", "mask: S → −∞ where blocked",

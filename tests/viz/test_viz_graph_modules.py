@@ -67,7 +67,7 @@ def test_depth_2_keeps_the_residual_adds_between_folded_sublayers(read_dot, tiny
     boxes = module_boxes(dot)
     assert {"ln_1", "attn", "ln_2", "mlp"} <= set(boxes), \
         f"expected the block's sub-layers as boxes, got {sorted(boxes)}"
-    assert len(dot.find("residual_add")) == 4, "expected two residual adds per block"
+    assert len(dot.find("(residual)")) == 4, "expected two residual adds per block"
     assert set(dot.clusters) == {"blocks.0", "blocks.1", "wte", "wpe", "ln_f"}, sorted(dot.clusters)
 
 
@@ -92,14 +92,14 @@ def test_focus_draws_only_the_inside_of_one_module(read_dot, tiny_gpt, gpt_step)
 def test_focus_shows_what_feeds_in_and_what_reads_out_as_dashed_boxes(read_dot, tiny_gpt, gpt_step):
     dot = read_dot(viz.draw_graph(gpt_step(tiny_gpt()), focus="blocks.0.attn"))
     dashed = sorted(a["label"].split("\n")[0] for a in dot.nodes.values() if "dashed" in a["style"])
-    assert dashed == ["from blocks.0.ln_1: layer_norm", "to blocks.0: residual_add"], \
+    assert dashed == ["from blocks.0.ln_1: layer_norm", "to blocks.0: add"], \
         f"expected ln_1 feeding in and the residual add reading out, got {dashed}"
 
 
 def test_focus_with_depth_counts_from_the_focused_module(read_dot, tiny_gpt, gpt_step):
     dot = read_dot(viz.draw_graph(gpt_step(tiny_gpt()), focus="blocks.1", depth=1))
     assert set(module_boxes(dot)) == {"ln_1", "attn", "ln_2", "mlp"}, sorted(module_boxes(dot))
-    inside = [k for k in dot.find("residual_add") if dot.cluster_of[k] == "blocks.1"]
+    inside = [k for k in dot.find("(residual)") if dot.cluster_of[k] == "blocks.1"]
     assert len(inside) == 2, f"expected the two residual adds of blocks.1, got {len(inside)}"
 
 

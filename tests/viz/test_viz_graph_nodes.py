@@ -7,20 +7,12 @@ import pytest
 import microtensor as mt
 import nn
 import viz
+from mt_testing import graph_nodes
 
 
 def recorded_functions(root):
-    """Every Function node behind `root`, found by walking `_node.inputs` (independently of viz)."""
-    found, stack, seen = [], [root], set()
-    while stack:
-        t = stack.pop()
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        if t._node is not None:
-            found.append(t._node)
-            stack.extend(t._node.inputs)
-    return found
+    """Every op node behind `root`, walked through `grad_fn.inputs` (independently of viz)."""
+    return graph_nodes(root)
 
 
 def mlp_loss(backward):
@@ -28,7 +20,8 @@ def mlp_loss(backward):
     x = mt.randn(5, 4, requires_grad=True, name="x")
     loss = (mlp(x) ** 2).mean()
     if backward:
-        loss.backward()
+        with viz.record_grad_norms():
+            loss.backward()
     return loss
 
 
@@ -52,8 +45,8 @@ def test_every_edge_of_the_recorded_graph_is_drawn(read_dot):
     loss = mlp_loss(backward=False)
     dot = read_dot(viz.draw_graph(loss))
     # inputs that are no scalar constant: each is one edge into its op
-    expected = sum(1 for f in recorded_functions(loss) for t in f.inputs
-                   if not (t._node is None and not t.requires_grad and t.size == 1))
+    expected = sum(1 for f in recorded_functions(loss) for slot in range(len(f.inputs))
+                   if slot not in f.constants)
     assert len(dot.edges) == expected, f"expected {expected} edges, got {len(dot.edges)}"
 
 
@@ -102,7 +95,8 @@ def test_after_backward_every_box_shows_its_gradient_norm(read_dot):
 def test_a_parameter_box_shows_the_norm_of_its_grad(read_dot):
     mlp = nn.Linear(3, 2)
     loss = (mlp(mt.randn(4, 3)) ** 2).sum()
-    loss.backward()
+    with viz.record_grad_norms():
+        loss.backward()
     dot = read_dot(viz.draw_graph(loss))
     (key,) = [k for k, a in dot.nodes.items() if a["label"].startswith("weight")]
     expected = f"‖g‖ {np.linalg.norm(mlp.weight.grad):.2e}"
@@ -114,7 +108,8 @@ def test_edge_width_grows_with_the_gradient_on_a_log_scale(read_dot):
     b = mt.Tensor([1.0, 2.0], requires_grad=True, name="b")
     c = mt.Tensor([1.0, 2.0], requires_grad=True, name="c")
     loss = (a * 0.01 + b * 1.0 + c * 100.0).sum()  # ‖∂L/∂·‖ = 0.01√2, √2, 100√2
-    loss.backward()
+    with viz.record_grad_norms():
+        loss.backward()
     dot = read_dot(viz.draw_graph(loss))
     width = {dot.nodes[s]["label"].split("\n")[0]: float(attrs["penwidth"])
              for s, _, attrs in dot.edges if dot.nodes[s]["label"].split("\n")[0] in "abc"}

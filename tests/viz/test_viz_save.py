@@ -16,7 +16,8 @@ needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
 def graph():
     x = mt.randn(2, 3, requires_grad=True, name="x")
     loss = (x.tanh() * 2.0).sum()
-    loss.backward()
+    with viz.record_grad_norms():
+        loss.backward()
     return viz.draw_graph(loss)
 
 

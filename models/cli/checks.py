@@ -1,0 +1,74 @@
+"""The checks every command's flags share, as argparse `type=` functions.
+
+Each turns a bad value into one message naming the flag, the value and what is expected,
+before any work starts.
+
+argparse prints "argument --top-k: must be an integer >= 1; got '0'" under the
+subcommand's own usage and exits 2. Settings of a training run are checked by
+`TrainConfig.validate` instead (exit 1), because a preset and a resumed checkpoint supply
+them too.
+"""
+import argparse
+import math
+import os
+
+
+def count(minimum):
+    """A type for an integer flag that must be >= minimum (e.g. count(1) for sizes)."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}; "
+                                             f"got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}; got {text!r}")
+        return value
+    return parse
+
+
+def number(above=None, minimum=None):
+    """A type for a finite float flag, optionally > `above` or >= `minimum`."""
+    expected = "a finite number" + (f" > {above}" if above is not None else "") + (
+        f" >= {minimum}" if minimum is not None else "")
+
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {expected}; got {text!r}") from None
+        if (not math.isfinite(value) or (above is not None and value <= above)
+                or (minimum is not None and value < minimum)):
+            raise argparse.ArgumentTypeError(f"must be {expected}; got {text!r}")
+        return value
+    return parse
+
+
+def directory(text):
+    """A type for --out: a directory path (it may not exist yet), not empty, not a file."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must name a directory; got {text!r}")
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a file; give a directory")
+    return text
+
+
+def file_path(text):
+    """A type for an input file flag (--data): not empty (reading it checks the rest)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must name a file; got {text!r}")
+    return text
+
+
+def add_out_flag(parser, help, default=None):
+    """--out DIR, the flag of every command that writes or reads a checkpoint directory."""
+    parser.add_argument("--out", metavar="DIR", type=directory, default=default,
+                        required=default is None, help=help)
+
+
+def add_threads_flag(parser):
+    """--threads N (default 1): BLAS threads for numpy's matrix products, set by main.py."""
+    parser.add_argument("--threads", metavar="N", type=count(1), default=1,
+                        help="threads for numpy's matrix products (default: %(default)s; the "
+                             "matrices are small, and several BLAS threads slow down tenfold "
+                             "when another program shares the cores)")

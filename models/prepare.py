@@ -1,0 +1,206 @@
+"""Prepare a UTF-8 text file once into a memory-mapped file of character ids.
+
+The ids are uint8 or uint16, and the file is reused while the text is unchanged.
+
+References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` (the ids of a character-level
+corpus written once as uint16 to train.bin, read back by train.py with np.memmap);
+RFC 3629 (UTF-8: a lead byte, then 0-3 continuation bytes 10xxxxxx).
+
+The id file, `<text file>.microtensor-ids`, is one header and the ids:
+    MAGIC | header length (8 bytes, little-endian) | JSON header, space-padded | ids [N]
+The JSON header holds the format version, what the text file looked like when it was
+prepared (`source_key`), the vocabulary, the dtype and N. The ids start at a multiple of 64.
+"""
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+
+import numpy as np
+
+from .tokenizer import CharTokenizer
+
+CHUNK_SIZE = 1 << 20          # bytes decoded per step: ~10 MB of work arrays at any corpus size
+SAMPLE_SIZE = 1 << 20         # bytes hashed at each end of the text by source_key
+CACHE_SUFFIX = ".microtensor-ids"
+MAGIC = b"microtensor ids\n"
+FORMAT_VERSION = 1
+N_CODE_POINTS = 0x110000      # Unicode code points are 0 .. 0x10FFFF
+
+
+def code_points(text):
+    """The Unicode code points of the str `text`: uint32 numpy array [len(text)]."""
+    return np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+
+
+def ids_dtype(vocab_size, source="the text"):
+    """The dtype of stored ids: uint8 for a vocabulary of <= 256 characters, else uint16
+    (as nanoGPT's prepare.py), so a stored corpus costs 1 or 2 bytes per character.
+
+    Raises ValueError naming `source` for more than 65536 characters, which uint16 cannot number.
+    """
+    if vocab_size > 1 << 16:
+        raise ValueError(f"{source} has {vocab_size} distinct characters; a character-level "
+                         "vocabulary holds at most 65536 (uint16 ids)")
+    return np.dtype("<u1" if vocab_size <= 1 << 8 else "<u2")
+
+
+def id_table(vocab, source="the text"):
+    """(chars, table) for the sorted code points `vocab` [V]: table[code point] is its id.
+
+    `table` is a numpy array [0x110000] of ids_dtype(V); the code points not in vocab map
+    to 0 and are never looked up. `table.take(points)` encodes code points (the same as
+    table[points], about twice as fast). Raises ValueError naming `source` when V > 65536.
+    """
+    table = np.zeros(N_CODE_POINTS, dtype=ids_dtype(len(vocab), source))
+    table[vocab] = np.arange(len(vocab))
+    return [chr(c) for c in vocab], table
+
+
+def encode_text(text, source="the text"):
+    """(CharTokenizer.from_text(text), its ids of `text`: uint8 or uint16 numpy array [N]).
+
+    The same vocabulary and ids as CharTokenizer's encode, computed with numpy.
+    Raises ValueError for an empty text or more than 65536 distinct characters.
+    """
+    points = code_points(text)
+    seen = np.zeros(N_CODE_POINTS, dtype=bool)
+    seen[points] = True
+    chars, table = id_table(np.flatnonzero(seen), source)
+    return CharTokenizer(chars), table.take(points)
+
+
+def source_key(path):
+    """What identifies the text at `path`: its size, mtime (ns) and a hash of its ends.
+
+    Every ordinary change (an edit, an append, a copy over it) moves the size or the mtime.
+    The blake2b hash of the first and last SAMPLE_SIZE bytes also catches a file replaced
+    by one of the same size whose mtime was kept (cp -p, rsync, touch -r), and whole small
+    files. It stops short of hashing all of a large corpus, which would read every byte at
+    each start.
+    """
+    stat = os.stat(path)
+    digest = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as f:
+        digest.update(f.read(SAMPLE_SIZE))
+        if stat.st_size > SAMPLE_SIZE:
+            f.seek(max(SAMPLE_SIZE, stat.st_size - SAMPLE_SIZE))
+            digest.update(f.read(SAMPLE_SIZE))
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "blake2b": digest.hexdigest()}
+
+
+def complete_length(data):
+    """How many leading bytes of `data` form whole UTF-8 characters, cutting off a last
+    character that `data` ends in the middle of (its rest is in the next chunk)."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:               # a lead byte (or ASCII), not a continuation
+            size = 1 if byte < 0x80 else 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return len(data) - back if size > back else len(data)
+    return len(data)                          # four continuation bytes: let the decoder say
+
+
+def read_text_chunks(path, chunk_size=CHUNK_SIZE):
+    """The text of the UTF-8 file at `path` as successive str pieces, each from about
+    chunk_size bytes cut at a character boundary, so a character is never split.
+
+    Raises ValueError naming the file, the byte and its offset for bytes that are not UTF-8.
+    """
+    offset, pending = 0, b""                  # pending: bytes of a character cut by the read
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(chunk_size)
+            data = pending + block
+            end = complete_length(data) if block else len(data)
+            try:
+                yield data[:end].decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"data file {path!r} is not UTF-8 text: byte "
+                                 f"0x{data[error.start]:02x} at offset {offset + error.start} "
+                                 "cannot be decoded") from None
+            if not block:
+                return
+            offset, pending = offset + end, data[end:]
+
+
+def read_ids(cache_path, key):
+    """(tokenizer, ids) from the id file at cache_path, ids a read-only uint8/uint16 memmap [N].
+
+    None when there is no such file or it was prepared from another version of the text
+    (its source key differs from `key`). None with a warning when the file is corrupt
+    (wrong magic, bad header, size that does not match the header): it is never trusted.
+    """
+    try:
+        with open(cache_path, "rb") as f:
+            magic, header_size = f.read(len(MAGIC)), int.from_bytes(f.read(8), "little")
+            header = f.read(min(header_size, 1 << 24))
+        file_size = os.path.getsize(cache_path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        warnings.warn(f"cannot read the id file {cache_path!r} ({error.strerror}); preparing "
+                      "it again", stacklevel=3)
+        return None
+    try:
+        if magic != MAGIC:
+            raise ValueError("it does not start with the id file's magic bytes")
+        meta = json.loads(header)
+        if meta.get("version") != FORMAT_VERSION or meta.get("source") != key:
+            return None                       # another format or another text: stale
+        chars, length = list(meta["chars"]), meta["length"]
+        tokenizer, dtype = CharTokenizer(chars), ids_dtype(len(chars))
+        offset = len(MAGIC) + 8 + header_size
+        if chars != sorted(chars) or meta["dtype"] != dtype.str:
+            raise ValueError("its vocabulary is unsorted or its dtype does not fit it")
+        if not isinstance(length, int) or length < 1:
+            raise ValueError(f"its length {length!r} is not a positive number of ids")
+        if file_size != offset + length * dtype.itemsize:
+            raise ValueError(f"it holds {file_size} bytes, not {length} ids after the header")
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        warnings.warn(f"the id file {cache_path!r} is corrupt ({error}); preparing it again",
+                      stacklevel=3)
+        return None
+    return tokenizer, np.memmap(cache_path, dtype=dtype, mode="r", offset=offset,
+                                shape=(length,))
+
+
+def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
+    """Encode the text file at `path` into the id file cache_path, atomically; (tokenizer, ids).
+
+    Two passes over the text in chunks, so memory stays ~10 MB whatever its size: the first
+    collects the vocabulary (every code point seen), the second looks each code point's id
+    up in a table and appends the ids. The file is written under a temporary name in the
+    same directory and renamed into place (os.replace), so a reader never sees half of it.
+    Raises ValueError (not UTF-8, > 65536 characters) naming the file, OSError if the
+    directory is not writable, RuntimeError if the text changes while being read.
+    """
+    seen, length = np.zeros(N_CODE_POINTS, dtype=bool), 0
+    for text in read_text_chunks(path, chunk_size):
+        points = code_points(text)
+        seen[points] = True
+        length += len(points)
+    chars, table = id_table(np.flatnonzero(seen), f"data file {path!r}")
+    meta = json.dumps({"version": FORMAT_VERSION, "source": key, "chars": "".join(chars),
+                       "dtype": table.dtype.str, "length": length}).encode("ascii")
+    padding = b" " * (-(len(MAGIC) + 8 + len(meta)) % 64)
+    directory = os.path.dirname(os.path.abspath(cache_path))
+    os.makedirs(directory, exist_ok=True)
+    fd, temp_path = tempfile.mkstemp(dir=directory, prefix=os.path.basename(cache_path) + ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(MAGIC + (len(meta) + len(padding)).to_bytes(8, "little") + meta + padding)
+            for text in read_text_chunks(path, chunk_size):
+                f.write(table.take(code_points(text)))
+            # On disk before the rename: after a crash, the name never holds a file of the
+            # right size whose ids were not yet written (zeros the checks would accept).
+            f.flush()
+            os.fsync(f.fileno())
+        if source_key(path) != key:
+            raise RuntimeError(f"data file {path!r} changed while its ids were being prepared; "
+                               "run again once it is complete")
+        os.replace(temp_path, cache_path)
+    except BaseException:
+        os.unlink(temp_path)
+        raise
+    return read_ids(cache_path, key)

@@ -1,0 +1,53 @@
+"""Imports point one way (CONTRACT): microtensor <- nn <- models, viz on microtensor alone; read
+with ast from the package files."""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FORBIDDEN = {"microtensor": {"nn", "models", "viz"}, "viz": {"nn", "models"},
+             "nn": {"models", "viz"}}
+
+
+def imported_packages(package):
+    """{(file, top-level package imported)} for every import statement in `package`'s files."""
+    found = set()
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            found.update((path.relative_to(ROOT).as_posix(), n.split(".")[0]) for n in names)
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_a_package_imports_nothing_above_it(package):
+    wrong = sorted((f, p) for f, p in imported_packages(package) if p in FORBIDDEN[package])
+    assert not wrong, (
+        f"{package} may not import {sorted(FORBIDDEN[package])}; got (file, import): {wrong}")
+
+
+def test_ops_never_import_the_tensor_module():
+    wrong = []
+    for path in (ROOT / "microtensor" / "ops").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and "tensor" in (node.module or "").split("."):
+                wrong.append(path.name)
+    assert not wrong, f"ops take and return numpy arrays; these import tensor.py: {wrong}"
+
+
+def test_importing_microtensor_leaves_the_process_allocator_alone():
+    calls = []
+    for path in (ROOT / "microtensor").rglob("*.py"):
+        for stmt in ast.parse(path.read_text(encoding="utf-8")).body:  # module level only
+            for node in ast.walk(stmt):
+                if (isinstance(node, ast.Call) and not isinstance(stmt, (ast.FunctionDef,
+                                                                         ast.ClassDef))
+                        and "keep_freed_memory" in ast.unparse(node.func)):
+                    calls.append(path.name)
+    assert not calls, f"keep_freed_memory() must be called by programs, not at import: {calls}"
