@@ -11,7 +11,7 @@ import microtensor
 import nn
 from models import GPT, CharTokenizer, GPTConfig
 from models.interop import export_nanogpt, import_nanogpt
-from models.interop.nanogpt import meta
+from models.interop.nanogpt import meta, nanogpt_state
 
 torch = pytest.importorskip("torch")
 
@@ -122,17 +122,26 @@ def test_linear_weights_are_transposed_for_nanogpt(tmp_path):
         np.testing.assert_array_equal(rows, getattr(model.blocks[0].attn, layer).weight.data.T)
 
 
-def test_adamw_moments_land_on_nanogpts_parameters(tmp_path):
-    model, tok = random_gpt()
-    names = [n for n, _ in model.named_parameters()]
+X = np.array([list(range(12))])                           # one batch of ids and next ids
+Y = np.array([list(range(1, 13))])
+
+
+def trained_optimizer(model, steps=2):
+    """Our AdamW in nanoGPT's groups after `steps` steps: moments and step counts not zero."""
     groups = [{"params": [p for p in model.parameters() if p.ndim >= 2]},
               {"params": [p for p in model.parameters() if p.ndim < 2], "weight_decay": 0.0}]
     optimizer = nn.optim.AdamW(groups, lr=1e-3)
-    for _ in range(2):                                  # two steps: moments that differ from 0
+    for _ in range(steps):
         optimizer.zero_grad()
-        model(np.array([tok.encode("First Citizen")]), np.array([tok.encode("irst Citizen:")]))[
-            1].backward()
+        model(X, Y)[1].backward()
         optimizer.step()
+    return optimizer
+
+
+def test_adamw_moments_land_on_nanogpts_parameters(tmp_path):
+    model, tok = random_gpt()
+    names = [n for n, _ in model.named_parameters()]
+    optimizer = trained_optimizer(model)
     moments = {n: optimizer.state[id(p)] for n, p in zip(names, model.parameters())}
     checkpoint = exported(tmp_path, model, tok, optimizer=optimizer)
     twin = torch_twin(checkpoint)
@@ -151,6 +160,32 @@ def test_adamw_moments_land_on_nanogpts_parameters(tmp_path):
     decay, no_decay = torch_optimizer.param_groups      # our hyper-parameters came along
     assert (decay["weight_decay"], no_decay["weight_decay"]) == (0.01, 0.0)
     assert tuple(decay["betas"]) == (0.9, 0.999) and decay["eps"] == 1e-8
+
+
+def test_the_next_adamw_step_in_pytorch_is_our_next_step(tmp_path):
+    """Moments, step counts and hyper-parameters all right: one more step agrees to float error."""
+    model, tok = random_gpt()
+    optimizer = trained_optimizer(model)
+    checkpoint = exported(tmp_path, model, tok, optimizer=optimizer)
+    twin = torch_twin(checkpoint).train()
+    torch_optimizer = twin.configure_optimizer()
+    torch_optimizer.load_state_dict(checkpoint["optimizer"])
+    logits = twin(torch.from_numpy(X))
+    loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), torch.from_numpy(Y).flatten())
+    loss.backward()
+    torch_optimizer.step()
+    optimizer.zero_grad()
+    model(X, Y)[1].backward()
+    optimizer.step()
+    before, d = checkpoint["model"], model.config.n_embd
+    for name, ours in nanogpt_state(model).items():
+        theirs = twin.state_dict()[name].numpy()
+        assert np.abs(theirs - before[name].numpy()).max() > 0, f"{name} did not move"
+        if name.endswith("c_attn.bias"):
+            # K's bias adds q·b to every score of a row, which softmax ignores: its gradient
+            # is 0 up to rounding, and Adam scales rounding noise up to a full step
+            theirs, ours = np.delete(theirs, np.s_[d:2 * d]), np.delete(ours, np.s_[d:2 * d])
+        np.testing.assert_allclose(theirs, ours, rtol=0, atol=1e-6, err_msg=name)
 
 
 def test_compiled_prefix_and_old_mask_buffer_are_accepted(tmp_path):
