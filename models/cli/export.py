@@ -16,9 +16,9 @@ def add_parser(subparsers):
                    help="directory to write the exported files into")
     p.add_argument("--format", choices=["hf", "nanogpt"], required=True,
                    help="hf: Hugging Face GPT-2; nanogpt: nanoGPT's ckpt.pt + meta.pkl")
-    p.add_argument("--dataset", metavar="NAME", default="microtensor_char",
+    p.add_argument("--dataset", metavar="NAME",
                    help="nanogpt: the dataset name nanoGPT looks up as data/NAME/meta.pkl "
-                        "(default: %(default)s)")
+                        "(default: microtensor_char)")
     p.add_argument("--data", metavar="PATH",
                    help="nanogpt: also write train.bin and val.bin of this text file, encoded "
                         "with the model's characters, for nanoGPT's train.py")
@@ -33,10 +33,11 @@ def run(args):
     from models.checkpoint import load_checkpoint
     from models.interop import hf, nanogpt
 
-    names = hf.FILES if args.format == "hf" else (
-        nanogpt.CHECKPOINT_FILE, nanogpt.META_FILE, nanogpt.CONFIG_FILE)
-    if args.format == "hf" and (args.data or args.dataset != "microtensor_char"):
+    if args.format == "hf" and (args.data or args.dataset):
         raise ValueError("--data and --dataset go with --format nanogpt")
+    names = hf.FILES if args.format == "hf" else (
+        nanogpt.CHECKPOINT_FILE, nanogpt.META_FILE, nanogpt.CONFIG_FILE,
+        *(nanogpt.BIN_FILES if args.data else ()))
     existing = [n for n in names if os.path.exists(os.path.join(args.to, n))]
     if existing and not args.overwrite:
         raise ValueError(f"--to {args.to!r} already holds {', '.join(existing)}; give "
@@ -52,7 +53,7 @@ def run(args):
             with open(args.data, encoding="utf-8") as f:
                 text = f.read()
         paths = nanogpt.export_nanogpt(model, tokenizer, args.to, train_state, optimizer,
-                                       dataset=args.dataset, text=text)
+                                       dataset=args.dataset or "microtensor_char", text=text)
         what = (f"the latest state (iter {train_state['iter']}, "
                 f"{'with its AdamW moments' if optimizer else 'a fresh optimizer'})")
     print(f"exported {what} of {args.out} as {args.format}: " + ", ".join(paths))

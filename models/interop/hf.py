@@ -90,11 +90,11 @@ def export_hf(model, tokenizer, export_dir):
              TOKENIZER_CONFIG_FILE: json.dumps(tokenizer_config(c.block_size), indent=2) + "\n"}
     blob = st.save(weights, metadata={"format": "pt"})  # "pt": transformers expects it
     os.makedirs(export_dir, exist_ok=True)
+    atomic_write(os.path.join(export_dir, WEIGHTS_FILE), lambda f: f.write(blob))
+    for name, text in texts.items():
+        atomic_write(os.path.join(export_dir, name),
+                     lambda f, text=text: f.write(text.encode("utf-8")))
     paths = [os.path.join(export_dir, name) for name in FILES]
-    atomic_write(paths[1], lambda f: f.write(blob))
-    for path in (paths[0], paths[2], paths[3]):
-        text = texts[os.path.basename(path)]
-        atomic_write(path, lambda f, text=text: f.write(text.encode("utf-8")))
     return paths
 
 

@@ -33,6 +33,7 @@ from .plain_pickle import load_plain
 CHECKPOINT_FILE = "ckpt.pt"
 META_FILE = "meta.pkl"
 CONFIG_FILE = "nanogpt_config.py"
+BIN_FILES = ("train.bin", "val.bin")
 PREFIX = "transformer."
 COMPILED_PREFIX = "_orig_mod."  # torch.compile's wrapper adds it to every name
 NO_BEST_LOSS = 1e9  # nanoGPT's starting best_val_loss
@@ -208,7 +209,7 @@ def _write_bins(tokenizer, text, block_size, export_dir):
                          f"{tokenizer.vocab_size} characters")
     ids = np.array(tokenizer.encode(text), dtype=np.uint16)
     paths = []
-    for name, split in zip(("train.bin", "val.bin"), split_ids(ids, block_size)):
+    for name, split in zip(BIN_FILES, split_ids(ids, block_size)):
         path = os.path.join(export_dir, name)
         atomic_write(path, lambda f, split=split: f.write(split.tobytes()))
         paths.append(path)
