@@ -2,8 +2,11 @@
 packages.
 
 Read it in this order: `tensor.py` (the Tensor and `apply`), `autograd.py` (the graph node
-and the backward pass), `ops/` (each op's forward and backward side by side),
-`functional.py`, then the observers `hooks.py`, `profiler.py` and `scope.py`.
+`Function` and the backward pass), `ops/` (each op's forward and backward side by side:
+arithmetic.py, matmul.py, then any order), `functional.py` (the same ops as functions),
+`factories.py` (`zeros`, `cat`), `random.py` (the one seeded generator), `gradcheck.py`
+(how the tests check every backward), then the observers `hooks.py`, `scope.py` and
+`profiler.py`, and last `memory.py` (an allocator setting, not maths).
 Importing it changes no process-wide setting (see `memory.keep_freed_memory`).
 """
 from . import functional, hooks, memory
@@ -15,19 +18,19 @@ from .random import manual_seed, randn
 from .tensor import Tensor, apply
 
 __all__ = [
-           "Function",
-           "GradcheckError",
-           "Tensor",
-           "apply",
-           "cat",
-           "functional",
-           "gradcheck",
-           "hooks",
-           "is_grad_enabled",
-           "manual_seed",
-           "memory",
-           "no_grad",
-           "profile",
-           "randn",
-           "zeros",
+    "Function",
+    "GradcheckError",
+    "Tensor",
+    "apply",
+    "cat",
+    "functional",
+    "gradcheck",
+    "hooks",
+    "is_grad_enabled",
+    "manual_seed",
+    "memory",
+    "no_grad",
+    "profile",
+    "randn",
+    "zeros",
 ]

@@ -63,7 +63,13 @@ class Function:
     (output) shape: the engine sums it back to the input's shape. Settings that are not
     arrays of the graph (an axis, a mask, ids) go to `__init__`. Backward reads what it
     needs from `self.saved`, `self.needs_input_grad` and `self.input_shapes`. A backward
-    never writes into the `grad` it receives: it may be shared with another input.
+    never writes into the `grad` it receives: it may be shared with another input. A subclass
+    with its own `__init__` calls `super().__init__()` first.
+
+    PyTorch splits this in two: `torch.autograd.Function` holds a static forward/backward
+    that keep arrays with `ctx.save_for_backward` (read back as `ctx.saved_tensors`), and
+    the graph node is a separate object (`y.grad_fn`, e.g. `MulBackward0`). Here one
+    instance per op call is both: `save`/`saved` play the part of the ctx.
 
     What a student can read off a node (`y.grad_fn`), as in PyTorch:
         op: the op's name ("matmul"), drawn in the pictures.
@@ -76,7 +82,7 @@ class Function:
             (`saved_shapes()` still tells what it was).
         scope, module: the nn.Module calls it ran inside, ((path, class), ...), and the
             innermost path ("blocks.0.attn"; "" outside any module).
-        role: None, or the name of a named step set by the code that computes it
+        role: None, or a step's name, set by the code that computes it
             (attention's "QKᵀ", "S", "A", "Z"; a block's "residual" adds).
         shape, dtype: of the output; needs_input_grad: which inputs get a gradient.
     """
@@ -186,9 +192,12 @@ def _node_of(tensor):
 
 
 def topological_order(root):
-    """Nodes that `root` (a node) depends on, each one after every node it feeds (inputs first).
+    """`root` and the nodes it depends on, each one after every node that feeds it (inputs
+    first), so that reversed, each node comes after every node that consumes its output.
 
-    Iterative depth-first search, so a chain of 10,000 ops needs no recursion.
+    Iterative depth-first search, so a chain of 10,000 ops needs no recursion. Each node is
+    pushed twice: (node, False) to visit its inputs, and below them (node, True), which pops
+    only once all of them are in `order`; then the node itself is appended.
     """
     order, visited = [], set()
     stack = [(root, False)]
@@ -215,8 +224,9 @@ def backward(tensor, grad, retain_graph=False):
     each node's saved arrays are freed as soon as it has been used.
     """
     root = _node_of(tensor)
-    grads = {root: grad}
+    grads = {root: grad}  # node -> dL/d(its output), summed over the paths seen so far
     observed = bool(hooks._backward_hooks)
+    # output first: every consumer of a node runs before it, so its gradient is complete
     for node in reversed(topological_order(root)):
         g = grads.pop(node, None)
         if g is None:
@@ -242,7 +252,7 @@ def backward(tensor, grad, retain_graph=False):
                 arrived.append(None)
                 continue
             pg = unbroadcast(pg, parent.shape)
-            if pg.dtype != parent.dtype:  # e.g. a float32 input times a float64 constant
+            if pg.dtype != parent.dtype:  # e.g. float32 @ float64: a float64 gradient
                 pg = pg.astype(parent.dtype)
             arrived.append(pg)
             previous = grads.get(parent)

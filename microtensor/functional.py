@@ -1,6 +1,8 @@
 """Functional forms of the ops (`import microtensor.functional as F`), as `torch.nn.functional`.
 
-Each function checks its arguments, then runs one primitive op from `microtensor/ops/`.
+Each function checks its arguments, then runs its primitive op from `microtensor/ops/`
+(cross_entropy also reshapes [B, T, C] to [B·T, C] around it). Forward and backward
+formulas are in each op's docstring there.
 """
 import numbers
 
@@ -37,7 +39,8 @@ def relu(x):
 
 
 def gelu(x, approximate="none"):
-    """x·Φ(x) elementwise (Hendrycks & Gimpel 2016); approximate="tanh" for GPT-2's form."""
+    """x·Φ(x) elementwise, Φ the standard normal CDF (Hendrycks & Gimpel 2016);
+    approximate="tanh" for GPT-2's form. ValueError for any other `approximate`."""
     return apply(pointwise.GELU(approximate), _tensor(x, "x"))
 
 
@@ -57,7 +60,8 @@ def masked_fill(x, mask, value):
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """Normalize x over its last dims `normalized_shape` (int or tuple), then scale and shift.
+    """Normalize x over its last dims `normalized_shape` (int or tuple), then scale and shift:
+    y = (x − mean)/√(var + eps) ⊙ weight + bias, var the biased variance (notes 3.6).
 
     Shapes: x [..., *normalized_shape]; weight and bias [*normalized_shape] or None.
     Raises ValueError if x's trailing dims are not `normalized_shape`.
@@ -99,8 +103,9 @@ def embedding(indices, weight):
 
 
 def dropout(x, p, training=True):
-    """Zero each element with probability p and scale the rest by 1/(1−p); identity if not
-    training."""
+    """Zero each element with probability p and scale the rest by 1/(1−p), so the expected
+    value is unchanged ("inverted" dropout: nothing to rescale at eval); identity if not
+    training or p == 0. ValueError unless 0 ≤ p < 1."""
     if not 0 <= p < 1:
         raise ValueError(f"dropout: p must be in [0, 1); got {p}")
     x = _tensor(x, "x")

@@ -37,7 +37,8 @@ class RemovableHandle:
 
 
 def register_forward_hook(hook):
-    """Call `hook(fn, inputs, output)` after every op, once its graph node is recorded.
+    """Call `hook(fn, inputs, output)` after every op has run (and been linked into the graph
+    when one is being recorded).
 
     fn: the op's `Function` (its `op`, `scope`, `saved`); inputs: the input Tensors;
     output: the output Tensor (`output.grad_fn is fn` when a graph is being recorded,
@@ -62,10 +63,12 @@ def register_backward_hook(hook):
 
 
 def run_forward_hooks(fn, inputs, output):
+    # a copy of the registry: a hook may remove itself (or add another) while it runs
     for hook in list(_forward_hooks.values()):
         hook(fn, inputs, output)
 
 
 def run_backward_hooks(fn, grad_inputs, grad_output):
+    # a copy of the registry, as above
     for hook in list(_backward_hooks.values()):
         hook(fn, grad_inputs, grad_output)

@@ -14,13 +14,13 @@ import ctypes
 import ctypes.util
 import sys
 
-_M_TRIM_THRESHOLD = -1
+_M_TRIM_THRESHOLD = -1  # mallopt's parameter numbers, from glibc's <malloc.h>
 _M_MMAP_THRESHOLD = -3
 _THRESHOLD = 512 * 1024 * 1024  # blocks up to 512 MiB come from (and return to) the heap
 
 
 def keep_freed_memory():
-    """Ask glibc to reuse freed blocks; returns True if it applied."""
+    """Ask glibc to reuse freed blocks; returns True if it applied (False off Linux/glibc)."""
     if not sys.platform.startswith("linux"):
         return False
     try:

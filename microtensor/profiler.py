@@ -30,11 +30,14 @@ class OpRecord:
     module: str
     flops: int
     out_shape: tuple
-    saved: dict = field(default_factory=dict)  # {name: (shape, nbytes, id)} kept for backward
+    # {name: (shape, nbytes, id(array))} kept for backward; the id finds an array that two
+    # ops keep, so that saved_bytes() counts it once
+    saved: dict = field(default_factory=dict)
 
 
 def matmul_flops(a_shape, b_shape):
-    """2·M·K·N for every product of a (possibly batched, broadcast) matmul."""
+    """2·M·K·N for every product of a (possibly batched, broadcast) matmul; a 1-D operand
+    counts as a row [1, K] (left) or a column [K, 1] (right), as numpy's matmul reads it."""
     a = (1,) + tuple(a_shape) if len(a_shape) == 1 else tuple(a_shape)
     b = tuple(b_shape) + (1,) if len(b_shape) == 1 else tuple(b_shape)
     batch = np.broadcast_shapes(a[:-2], b[:-2])

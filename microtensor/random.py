@@ -19,7 +19,11 @@ def manual_seed(seed):
 
 
 def generator():
-    """The current package-wide `numpy.random.Generator` (fetch it anew each time)."""
+    """The current package-wide `numpy.random.Generator`.
+
+    Call this at each use rather than keeping the result: `manual_seed` and `set_rng_state`
+    replace the generator, and a kept one would miss the reseed.
+    """
     return _generator
 
 
@@ -53,7 +57,8 @@ def set_rng_state(state):
 
 
 def randn(*shape, requires_grad=False, dtype=np.float32, name=None):
-    """A tensor of standard-normal samples, float32 by default, from the package generator."""
+    """A tensor of standard-normal samples N(0, 1), float32 by default, from the package
+    generator (as `torch.randn`); shape as ints or one tuple."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     data = _generator.standard_normal(shape).astype(dtype)

@@ -7,12 +7,14 @@ The engine only reads this stack; it never needs to know what a module is.
 """
 import contextlib
 
-_stack = ()  # ((path, class name), ...) of the module calls we are inside, innermost last
+# ((path, class name), ...) of the module calls we are inside, innermost last. A tuple, and
+# replaced rather than changed: each node keeps the tuple current when it was made.
+_stack = ()
 
 
 @contextlib.contextmanager
 def module_scope(path, kind=""):
-    """Tag every op created inside with the module `path` (e.g. "blocks.0.attn") of class `kind`."""
+    """Tag every graph node made inside with the module `path` ("blocks.0.attn") of class `kind`."""
     global _stack
     outer = _stack
     _stack = outer + ((path, kind),)

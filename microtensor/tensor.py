@@ -13,8 +13,13 @@ float32, Python ints int64, numpy arrays keep their dtype. Deliberate difference
     sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's argument names)
     max(axis) -> values          amax(dim); max(dim) also returns indices
     view == reshape              view needs .contiguous() after transpose (no strides here)
+    t.size: element count (int)  t.size() is the shape; t.numel() counts the elements
+    float32 @ float64            float64 here (numpy's rule); RuntimeError there (one dtype)
     nn.Linear.weight [in, out]   [out, in]                (the course's X W_Q)
     softmax of an all −inf row   NaN there, zeros here    (a fully blocked query, notes 3.3)
+    int_tensor + np.True_        int64 here, float32 there (a numpy bool counts as a bool here)
+    float32 t * 0-dim float64    float32 there; float64 here when the 0-dim one requires grad
+                                 (a constant one is cast; there is no differentiable cast)
 """
 import numbers
 import weakref
@@ -26,6 +31,7 @@ from .ops import arithmetic, masking, matmul, pointwise, reduction, shape, softm
 
 
 def _as_array(data, dtype):
+    """`data` as a new numpy array (a copy, as `torch.tensor`), with PyTorch's default dtypes."""
     if isinstance(data, Tensor):
         data = data.data
     if dtype is not None:
@@ -36,6 +42,49 @@ def _as_array(data, dtype):
     if array.dtype == np.float64:  # a Python float or a list of them
         return array.astype(np.float32)
     return array
+
+
+def _category(dtype):
+    """0 bool, 1 integer, 2 floating: the categories of PyTorch's type promotion."""
+    return 0 if dtype == np.bool_ else 1 if np.issubdtype(dtype, np.integer) else 2
+
+
+def _higher(first, second):
+    """The dtype of the higher category; within one category, the wider (torch.promote_types)."""
+    if first is None or second is None:
+        return second if first is None else first
+    if _category(first) != _category(second):
+        return first if _category(first) > _category(second) else second
+    return np.promote_types(first, second)
+
+
+def result_type(*operands):
+    """The dtype PyTorch gives `a + b` (torch.result_type), for Tensors, arrays and scalars.
+
+    Operands rank in three groups: tensors with dims, 0-dim tensors, and Python or numpy
+    scalars (a float scalar counts as float32, an int one as int64, a bool as bool). A lower
+    group only decides the dtype when its category (bool < int < float) is higher, so a
+    scalar never truncates and never widens: int64 * 1.5 is float32, bool * 3 is int64,
+    float32 * np.float64(2) is float32, but float32 * a float64 array is float64.
+    """
+    groups = {"dims": None, "zero-dim": None, "scalar": None}
+    for x in operands:
+        if isinstance(x, (Tensor, np.ndarray)):
+            group, dtype = ("dims" if x.ndim else "zero-dim"), x.dtype
+        elif isinstance(x, (bool, np.bool_)):
+            group, dtype = "scalar", np.dtype(np.bool_)
+        elif isinstance(x, (numbers.Integral, np.integer)):
+            group, dtype = "scalar", np.dtype(np.int64)
+        elif isinstance(x, (numbers.Real, np.floating)):
+            group, dtype = "scalar", np.dtype(np.float32)
+        else:
+            group, dtype = "dims", _as_array(x, None).dtype  # a list: as Tensor(list)
+        groups[group] = _higher(groups[group], dtype)
+    result = None
+    for dtype in groups.values():  # dims first: a later group wins only by a higher category
+        if dtype is not None and (result is None or _category(dtype) > _category(result)):
+            result = dtype
+    return np.dtype(result)
 
 
 class Tensor:
@@ -53,8 +102,12 @@ class Tensor:
     __array_ufunc__ = None  # makes `ndarray + Tensor` call Tensor.__radd__, not numpy's add
 
     def __array__(self, dtype=None, copy=None):
-        """np.asarray(tensor) gives the data (no graph)."""
-        return self.data if dtype is None else self.data.astype(dtype)
+        """The data, no graph: np.array(tensor) copies, np.asarray(tensor) shares (as torch)."""
+        if copy is False and dtype is not None and np.dtype(dtype) != self.dtype:
+            raise ValueError(f"np.asarray(tensor, copy=False): a {self.dtype} tensor cannot "
+                             f"become {np.dtype(dtype)} without a copy")
+        data = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        return data.copy() if copy and data is self.data else data
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
         self.data = _as_array(data, dtype)
@@ -68,7 +121,7 @@ class Tensor:
 
     @classmethod
     def _make(cls, data):
-        """Wrap an op's output array without copying it."""
+        """Wrap an array as a Tensor without copying it (op outputs, `detach`, constants)."""
         t = cls.__new__(cls)
         t.data, t.grad, t.name, t.grad_fn = data, None, None, None
         t._accumulator, t.requires_grad = None, False
@@ -83,6 +136,7 @@ class Tensor:
         return self.grad_fn is None
 
     def requires_grad_(self, flag=True):
+        """Set `requires_grad` in place (a trailing _ marks in-place, as PyTorch); returns self."""
         if flag and not np.issubdtype(self.dtype, np.floating):
             raise TypeError(
                 f"only floating-point tensors can require grad; got dtype {self.dtype}"
@@ -95,7 +149,7 @@ class Tensor:
     shape = property(lambda self: self.data.shape)
     ndim = property(lambda self: self.data.ndim)
     dtype = property(lambda self: self.data.dtype)
-    size = property(lambda self: self.data.size)
+    size = property(lambda self: self.data.size)  # number of elements (torch: numel())
     T = property(lambda self: self._transpose_2d())
 
     def __len__(self):
@@ -119,15 +173,19 @@ class Tensor:
         return self.data.item()
 
     def detach(self):
-        """A tensor with the same data that is cut off from the graph."""
+        """A tensor sharing this one's data (no copy, as PyTorch), cut off from the graph."""
         return Tensor._make(self.data)
 
     # ---- autograd ---------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
-        """Compute d(self)/d(leaf) for every leaf that requires grad (notes 3.8).
+        """Add dL/d(leaf) to `.grad` of every leaf that requires grad (notes 3.8).
+
+        Without `grad`, L is self (a loss). With it, `grad` stands for dL/d(self) of a loss
+        L computed after self; each leaf then gets dL/d(leaf) by the chain rule.
 
         Args:
-            grad: dL/d(self), same shape as self; may be omitted for a one-element tensor.
+            grad: dL/d(self), same shape as self (cast to self's dtype); may be omitted for
+                a one-element tensor (then 1).
             retain_graph: keep the saved arrays so that backward can run again.
         Raises:
             RuntimeError: self does not require grad.
@@ -166,43 +224,56 @@ class Tensor:
         return self
 
     def zero_grad(self):
-        """Forget the accumulated gradient (`.grad = None`, as PyTorch's set_to_none)."""
+        """Forget the accumulated gradient: `.grad = None` (PyTorch has zero_grad on modules
+        and optimizers only, where set_to_none=True does the same; on a tensor, t.grad = None)."""
         self.grad = None
 
     # ---- arithmetic (numpy broadcasting; scalars and arrays on either side) ----------
-    def _lift(self, other):
-        if isinstance(other, Tensor):
+    def _lift(self, other, dtype=None):
+        """`other` as a Tensor of `dtype` (a constant is cast; one that requires grad is not)."""
+        if isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
+            return Tensor._make(np.asarray(other, dtype=dtype))  # straight to dtype: no rounding
+        if not isinstance(other, Tensor):
+            other = Tensor._make(np.asarray(other) if isinstance(other, np.ndarray)
+                                 else _as_array(other, None))
+        # a tensor that requires grad keeps its dtype: a cast would cut it off the graph
+        if dtype is None or other.dtype == dtype or other.requires_grad:
             return other
-        if isinstance(other, numbers.Number) and not isinstance(other, (bool, np.bool_)):
-            dtype = self.dtype
-            if isinstance(other, float) and not np.issubdtype(dtype, np.floating):
-                dtype = np.float32
-            return Tensor._make(np.asarray(other, dtype=dtype))
-        return Tensor._make(np.asarray(other))
+        return Tensor._make(other.data.astype(dtype))
+
+    def _binary(self, op, a, b, true_divide=False):
+        same = isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype
+        dtype = a.dtype if same else result_type(a, b)  # `same`: the common case, quickly
+        if op is arithmetic.Sub and np.bool_ in (result_type(a), result_type(b)):
+            raise TypeError("-: subtraction with a bool operand is not supported (as in "
+                            "PyTorch); cast the mask first, e.g. mask.data.astype(np.int64)")
+        if true_divide and _category(dtype) < 2:  # int / int is float32 in PyTorch, not float64
+            dtype = np.dtype(np.float32)
+        return apply(op(), self._lift(a, dtype), self._lift(b, dtype))
 
     def __add__(self, other):
-        return apply(arithmetic.Add(), self, self._lift(other))
+        return self._binary(arithmetic.Add, self, other)
 
     def __radd__(self, other):
-        return apply(arithmetic.Add(), self._lift(other), self)
+        return self._binary(arithmetic.Add, other, self)
 
     def __sub__(self, other):
-        return apply(arithmetic.Sub(), self, self._lift(other))
+        return self._binary(arithmetic.Sub, self, other)
 
     def __rsub__(self, other):
-        return apply(arithmetic.Sub(), self._lift(other), self)
+        return self._binary(arithmetic.Sub, other, self)
 
     def __mul__(self, other):
-        return apply(arithmetic.Mul(), self, self._lift(other))
+        return self._binary(arithmetic.Mul, self, other)
 
     def __rmul__(self, other):
-        return apply(arithmetic.Mul(), self._lift(other), self)
+        return self._binary(arithmetic.Mul, other, self)
 
     def __truediv__(self, other):
-        return apply(arithmetic.Div(), self, self._lift(other))
+        return self._binary(arithmetic.Div, self, other, true_divide=True)
 
     def __rtruediv__(self, other):
-        return apply(arithmetic.Div(), self._lift(other), self)
+        return self._binary(arithmetic.Div, other, self, true_divide=True)
 
     def __neg__(self):
         return apply(arithmetic.Neg(), self)
@@ -210,7 +281,10 @@ class Tensor:
     def __pow__(self, exponent):
         if not isinstance(exponent, numbers.Number):
             raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
-        return apply(arithmetic.Pow(exponent), self)
+        base = self._lift(self, result_type(self, exponent))  # int ** 0.5 is float32, as torch
+        # a Python number, so that numpy does not widen: float32 ** np.float64(2) is float32
+        exponent = exponent.item() if isinstance(exponent, np.generic) else exponent
+        return apply(arithmetic.Pow(exponent), base)
 
     def __matmul__(self, other):
         return apply(matmul.MatMul(), self, self._lift(other))
@@ -275,6 +349,7 @@ class Tensor:
     def __getitem__(self, index):
         parts = index if isinstance(index, tuple) else (index,)
         parts = tuple(p.data if isinstance(p, Tensor) else p for p in parts)  # ids as arrays
+        # a tuple index stays a tuple and a single one stays single, as the caller wrote it
         return apply(shape.GetItem(parts if isinstance(index, tuple) else parts[0]), self)
 
     # ---- attention building blocks ----------------------------------------------------
@@ -296,13 +371,15 @@ class Tensor:
         return apply(softmax.LogSoftmax(axis), self)
 
 
-
 def apply(fn, *inputs):
     """Run the op `fn` (a `Function`) on Tensors: forward on their arrays, then, if an input
     requires grad (and grad is enabled), record `fn` as the output's `grad_fn`.
 
     Every Tensor method and `microtensor.functional` goes through here; a new op is a
-    `Function` subclass called as `apply(MyOp(), x)`. Forward hooks see each call.
+    `Function` subclass called as `apply(MyOp(), x)`: a fresh instance per call, because the
+    instance becomes that call's graph node and holds its saved arrays. `needs_input_grad`
+    is known before forward runs, so that forward saves only what backward will use.
+    Forward hooks see each call.
     """
     record = autograd.is_grad_enabled() and any(t.requires_grad for t in inputs)
     data = fn.run(tuple(t.data for t in inputs), tuple(record and t.requires_grad for t in inputs))

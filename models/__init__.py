@@ -4,6 +4,7 @@ The package also holds the data, checkpoints and training loop (models.data,
 models.checkpoint, models.train) and the command line (models.cli).
 """
 from .gpt import GPT, GPTConfig
+from .seq2seq import Seq2SeqConfig, Seq2SeqTransformer
 from .tokenizer import CharTokenizer
 
-__all__ = ["GPT", "GPTConfig", "CharTokenizer"]
+__all__ = ["GPT", "GPTConfig", "CharTokenizer", "Seq2SeqConfig", "Seq2SeqTransformer"]

@@ -5,7 +5,9 @@ from .block import TransformerBlock, residual
 from .feedforward import FeedForward
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU
 from .module import Module, ModuleList, Parameter, Sequential
+from .transformer import TransformerDecoderLayer, TransformerEncoderLayer
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Embedding", "LayerNorm",
            "Dropout", "ReLU", "GELU", "scaled_dot_product_attention", "causal_mask", "KVCache",
-           "MultiHeadAttention", "FeedForward", "TransformerBlock", "residual", "optim", "utils"]
+           "MultiHeadAttention", "FeedForward", "TransformerBlock", "residual", "optim", "utils",
+           "TransformerEncoderLayer", "TransformerDecoderLayer"]

@@ -87,7 +87,9 @@ class KVCache:
     """The keys and values of the positions already decoded, for one attention layer (notes 3.7).
 
     Generation appends one step's k, v [B, H, T_new, d] and attends over everything
-    cached so far; nothing about the future is known in advance.
+    cached so far; nothing about the future is known in advance. For cross-attention it
+    holds the encoder output's keys and values, projected once per source (Vaswani et al.
+    2017 §3.2.3: every decoder step queries the same memory).
     """
 
     def __init__(self):
@@ -140,17 +142,25 @@ class MultiHeadAttention(Module):
         key_padding_mask: bool [B, T_k], True at padding keys; is_causal: block future keys,
         the last query aligned with the last key (so cached decoding works; the same as
         PyTorch's top-left alignment whenever T_q == T_k);
-        kv_cache: a KVCache to extend (self-attention decoding). Returns [B, T_q, D].
+        kv_cache: a KVCache. In self-attention each call appends its keys and values; in
+        cross-attention (context given) the first call fills it with the context's keys and
+        values and later calls reuse them without projecting the context again.
+        Returns [B, T_q, D].
         """
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"MultiHeadAttention: x must be [B, T, {self.d_model}]; got {x.shape}")
         source = x if context is None else context
         b, t_q, _ = x.shape
         q = self._split_heads(self.q_proj(x))               # [B, H, T_q, d]
-        k = self._split_heads(self.k_proj(source))          # [B, H, T_k, d]
-        v = self._split_heads(self.v_proj(source))          # [B, H, T_k, d]
-        if kv_cache is not None:
-            k, v = kv_cache.append(k, v)                    # [B, H, T_past + T_q, d]
+        if context is not None and kv_cache is not None and len(kv_cache):
+            # cross-attention while decoding: the context (the encoder output) is the same
+            # at every step, so its keys and values were projected once, on the first step
+            k, v = kv_cache.k, kv_cache.v                   # [B, H, T_k, d]
+        else:
+            k = self._split_heads(self.k_proj(source))      # [B, H, T_k, d]
+            v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d]
+            if kv_cache is not None:
+                k, v = kv_cache.append(k, v)                # [B, H, T_past + T_q, d]
         t_k = k.shape[2]
         mask = self._combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, is_causal)
         dropout_p = self.dropout if self.training else 0.0

@@ -18,13 +18,16 @@ def printable(chars):
     return [_VISIBLE.get(c, c) for c in chars]
 
 
-def attention_heatmap(weights, chars, layers=None, heads=None, title=None):
+def attention_heatmap(weights, chars, layers=None, heads=None, title=None, query_chars=None):
     """A grid of heatmaps of attention weights: one row per layer, one column per head.
 
     Args:
         weights: array [L, H, T_q, T_k] (or [H, T_q, T_k], or [T_q, T_k]) of one sequence.
         chars: the T characters of that sequence (queries down, keys across).
         layers, heads: the indices to draw (default: all); used for the panel titles.
+        query_chars: the T_q labels of the queries when they are another sequence than
+            the keys (cross-attention: output down, source across); default: the last
+            T_q of `chars`.
     Raises ValueError when the weights' shape does not match the characters.
     """
     w = np.asarray(weights, dtype=np.float64)
@@ -34,9 +37,13 @@ def attention_heatmap(weights, chars, layers=None, heads=None, title=None):
     if len(chars) != t_k:
         raise ValueError(f"attention_heatmap: {len(chars)} characters but {t_k} keys "
                          f"(weights shape {np.shape(weights)})")
+    if query_chars is not None and len(query_chars) != t_q:
+        raise ValueError(f"attention_heatmap: {len(query_chars)} query labels but {t_q} "
+                         f"queries (weights shape {np.shape(weights)})")
     layers = list(range(n_layers)) if layers is None else list(layers)
     heads = list(range(n_heads)) if heads is None else list(heads)
     labels = printable(chars)
+    rows = labels[t_k - t_q:] if query_chars is None else printable(query_chars)
     # a weight of exactly 0 is a blocked key (exp(−∞) = 0; softmax gives no other zero):
     # grey, so the causal mask reads apart from weights that are merely small
     cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#d9d9d9")
@@ -50,7 +57,7 @@ def attention_heatmap(weights, chars, layers=None, heads=None, title=None):
             image = ax.imshow(w[i, j], vmin=0, vmax=1, cmap=cmap)
             ax.set_title(f"layer {layers[i]}, head {heads[j]}", fontsize=9)
             ax.set_xticks(range(t_k), labels, fontsize=7)
-            ax.set_yticks(range(t_q), labels[t_k - t_q:], fontsize=7)
+            ax.set_yticks(range(t_q), rows, fontsize=7)
             ax.set_xlabel("key", fontsize=8)
             ax.set_ylabel("query", fontsize=8)
     fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight (grey: blocked key)")

@@ -89,10 +89,16 @@ class Pow(Function):
 
     def forward(self, a):
         self.save(a=a)
-        return a ** self.exponent
+        return _power(a, self.exponent)
 
     def backward(self, g):
         a, p = self.saved["a"], self.exponent
         if p == 0:  # a⁰ = 1 is constant; p·a⁻¹ would give 0·inf = NaN at a = 0
             return np.zeros_like(g)
-        return g * p * a ** (p - 1)
+        return g * p * _power(a, p - 1)
+
+
+def _power(a, p):
+    """aᵖ. As PyTorch, a^(−½) is 1/√a, which differs from pow at a = −0.0 (−inf, not inf)
+    and a = −inf (NaN, not 0): the gradient of √a is there. numpy's a ** 0.5 is √a already."""
+    return 1 / np.sqrt(a) if p == -0.5 else a ** p

@@ -25,5 +25,6 @@ class Embedding(Function):
     def backward(self, g):
         (weight_shape,) = self.input_shapes
         gw = np.zeros(weight_shape, dtype=g.dtype)
-        np.add.at(gw, self.ids.reshape(-1), g.reshape(-1, weight_shape[1]))
+        # rows spelled out: reshape(-1, D) is ambiguous when D = 0
+        np.add.at(gw, self.ids.reshape(-1), g.reshape(self.ids.size, weight_shape[1]))
         return gw

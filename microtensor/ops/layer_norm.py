@@ -3,7 +3,9 @@ notes 3.6).
 
 σ² is the biased variance (divide by n), as PyTorch, computed in two passes
 (mean first, then the mean of squared deviations) so that float32 rows with a large
-common offset keep their precision, which the one-pass E[x²] − E[x]² loses.
+common offset keep their precision, which the one-pass E[x²] − E[x]² loses. Each row is
+first shifted by its first element (Chan, Golub & LeVeque 1983, "Algorithms for computing
+the sample variance"), so that a constant row gives x − μ = 0 exactly, as PyTorch.
 """
 import numpy as np
 
@@ -30,8 +32,8 @@ class LayerNorm(Function):
         self.eps = eps
 
     def forward(self, x, weight, bias):
-        mu = x.mean(axis=self.axes, keepdims=True)
-        xc = x - mu
+        shifted = x - x[(...,) + (slice(0, 1),) * len(self.axes)]  # x − (first of its row)
+        xc = shifted - shifted.mean(axis=self.axes, keepdims=True)  # x − μ
         var = (xc * xc).mean(axis=self.axes, keepdims=True)
         rstd = 1 / np.sqrt(var + self.eps)
         xhat = xc * rstd

@@ -61,12 +61,10 @@ class CrossEntropy(Function):
         eps, n_classes = self.label_smoothing, probs.shape[-1]
         dz = probs - eps / n_classes  # softmax(z) − q, with q = (1 − ε)·onehot(t) + ε/C
         dz[np.arange(len(safe_t)), safe_t] -= 1 - eps  # ignored rows too (class 0): zeroed below
-        if self.reduction == "none":
-            scale = g[:, None]
-        elif self.reduction == "mean":
-            scale = g / max(self.n_valid, 1)  # with no valid row every entry is zeroed below
-        else:
-            scale = g
-        # np.where, not a product with `valid`: an ignored row gets exactly 0 even when its
-        # upstream gradient is inf or NaN (0·inf would be NaN), as PyTorch.
-        return np.where(valid[:, None], dz * scale, 0).astype(probs.dtype, copy=False)
+        if self.reduction == "mean":
+            g = g / max(self.n_valid, 1)  # no valid row: every weight below is 0 anyway
+        # Each row's weight, 0 where ignored: np.where, not g·valid, so that an ignored row
+        # gets exactly 0 even when its upstream gradient is inf or NaN (0·inf is NaN).
+        # As PyTorch, NaN logits still give NaN there (NaN·0): a NaN in the input shows.
+        weight = np.where(valid, g, 0).astype(probs.dtype, copy=False)
+        return dz * weight[:, None]

@@ -8,6 +8,8 @@ column [K, 1], and that size-1 dim is dropped from the product. Backward puts th
 into G, applies the two formulas to matrices, and sums away the batch dims that
 broadcasting added, as for any broadcast op.
 """
+import math
+
 import numpy as np
 
 from ..autograd import Function, unbroadcast
@@ -49,11 +51,16 @@ class MatMul(Function):
             if len(b_shape) == 2 and a.ndim > 2:
                 # one matrix B used by a whole stack: Σ over the stack of AᵀG is one product
                 # of all rows, [K, (…·M)] @ [(…·M), N]
-                gb = a.reshape(-1, a.shape[-1]).T @ g.reshape(-1, g.shape[-1])
+                gb = _rows(a).T @ _rows(g)
             else:
                 gb = unbroadcast(np.swapaxes(a, -1, -2) @ g, b_shape + (1,) * (len(b_shape) == 1))
             gb = gb.reshape(b_shape)
         return ga, gb
+
+
+def _rows(x):
+    """x [..., K] as one matrix [N, K]; N is spelled out, as -1 is ambiguous when K = 0."""
+    return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
 
 
 def _matmul(a, b):
@@ -61,5 +68,5 @@ def _matmul(a, b):
     per stacked matrix; folding the stack into rows runs one large product, 2–3× faster
     (nn.Linear on [B, T, D] is this case)."""
     if b.ndim == 2 and a.ndim > 2:
-        return (a.reshape(-1, a.shape[-1]) @ b).reshape(*a.shape[:-1], b.shape[-1])
+        return (_rows(a) @ b).reshape(*a.shape[:-1], b.shape[-1])
     return a @ b

@@ -68,17 +68,19 @@ class Tanh(Function):
 
 
 class ReLU(Function):
-    """z = max(a, 0);   ∂L/∂a = g ⊙ [a > 0]"""
+    """z = max(a, 0);   ∂L/∂a = g where a > 0 (and where a is NaN, as PyTorch), else 0"""
 
     op = "relu"
 
     def forward(self, a):
-        positive = a > 0
-        self.save(positive=positive)
-        return a * positive
+        self.save(inactive=a <= 0)
+        # not a·[a > 0]: −inf·0 would be NaN. As PyTorch, NaN stays NaN and −0.0 stays −0.0
+        # (np.maximum(−0.0, 0) would give +0.0, and 1/relu(x) the other infinity)
+        return np.where(a < 0, 0, a)
 
     def backward(self, g):
-        return g * self.saved["positive"]
+        # np.where, not g·mask: an inactive unit passes exactly 0 even when g is inf or NaN
+        return np.where(self.saved["inactive"], 0, g).astype(g.dtype, copy=False)
 
 
 _SQRT_2 = math.sqrt(2.0)

@@ -10,7 +10,7 @@ from ..autograd import Function
 
 def _stable_exp(x, axis):
     """exp(x − max x) along axis; a row that is all −inf gives zeros instead of NaN."""
-    m = x.max(axis=axis, keepdims=True)
+    m = x.max(axis=axis, keepdims=True, initial=-np.inf)  # initial: an empty axis is allowed
     m = np.where(np.isneginf(m), 0, m)  # −inf − (−inf) would be NaN
     return np.exp(x - m), m
 

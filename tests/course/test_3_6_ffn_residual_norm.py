@@ -6,8 +6,8 @@ Attention mixes positions; the FFN transforms each position on its own with shar
 weights. A residual y = x + F(x) has the derivative I + ∂F/∂x. Post-norm (2017) is
 LN(x + F(x)); pre-norm (GPT-2, our default) is x + F(LN(x)), whose main path skips
 every norm. We build a decoder-only GPT (embedding → causal blocks → final norm → LM
-head); the 2017 encoder-decoder adds a bidirectional encoder and decoder cross-attention,
-which here is `MultiHeadAttention(..., context=)`, not a separate model.
+head); the 2017 encoder-decoder adds a bidirectional encoder and decoder cross-attention
+(models.Seq2SeqTransformer; its claims are checked in test_3_6_encoder_decoder.py).
 """
 import math
 

@@ -1,0 +1,219 @@
+"""`microtensor translate`: train the encoder-decoder Transformer on the built-in dates task
+(`translate train`), translate with it (`translate run`), draw one training step
+(`translate graph`).
+
+The task turns a date in words into ISO form ("the third of march, 1999" -> "1999-03-03");
+see models/translation.py. Every setting of models.train_translation.TranslateConfig has a flag.
+"""
+import argparse
+import dataclasses
+import sys
+
+from .checks import add_out_flag
+
+HELP = {
+    "d_model": "model width D",
+    "n_heads": "attention heads per layer (must divide --d-model)",
+    "n_encoder_layers": "encoder layers",
+    "n_decoder_layers": "decoder layers",
+    "d_ff": "width of the feed-forward layers",
+    "dropout": "dropout probability while training",
+    "norm_first": "pre-norm layers; --no-norm-first is the 2017 post-norm",
+    "batch_size": "sentence pairs per step",
+    "max_iters": "optimizer steps",
+    "learning_rate": "peak learning rate",
+    "min_lr": "final learning rate of the cosine decay",
+    "warmup_iters": "steps of linear warmup",
+    "lr_decay_iters": "steps of cosine decay (default: --max-iters)",
+    "weight_decay": "AdamW weight decay",
+    "beta1": "AdamW beta1",
+    "beta2": "AdamW beta2 (the paper: 0.98)",
+    "grad_clip": "clip the global gradient norm to this (0: off)",
+    "label_smoothing": "label smoothing of the loss (the paper: 0.1)",
+    "n_train": "training pairs generated",
+    "n_test": "held-out pairs (dates never seen in training)",
+    "eval_interval": "evaluate and checkpoint every this many steps",
+    "seed": "random seed for the data, init and batches",
+}
+
+
+def add_parser(subparsers):
+    from models.train_translation import TranslateConfig
+
+    p = subparsers.add_parser(
+        "translate", help="train and run the encoder-decoder on dates in words -> ISO",
+        description="The 2017 encoder-decoder Transformer on a built-in character-level "
+                    "translation: dates in words to ISO form.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    t = actions.add_parser(
+        "train", help="train on the built-in dates task",
+        description="Train; prints losses and exact match on held-out dates, appends each "
+                    "evaluation to OUT/metrics.jsonl and writes a checkpoint into OUT.")
+    add_out_flag(t, default="out-translate", help="checkpoint directory (default: %(default)s)")
+    again = t.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue the latest state in --out with its saved settings "
+                            "(--max-iters may change)")
+    again.add_argument("--overwrite", action="store_true",
+                       help="start afresh, replacing the checkpoint in --out")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    settings = t.add_argument_group("settings")
+    defaults = TranslateConfig()
+    for field in dataclasses.fields(TranslateConfig):
+        name = field.name
+        default = getattr(defaults, name)
+        kwargs = {"dest": name, "default": None,
+                  "help": HELP[name] + ("" if default is None else f" (default: {default})")}
+        flag = "--" + name.replace("_", "-")
+        if field.type in (bool, "bool"):
+            settings.add_argument(flag, action=argparse.BooleanOptionalAction, **kwargs)
+        else:
+            kind = float if field.type in (float, "float") else int
+            settings.add_argument(flag, type=kind, metavar=kind.__name__.upper(), **kwargs)
+    t.set_defaults(run=run_train)
+
+    r = actions.add_parser("run", help="translate a date written in words",
+                           description="Print the greedy translation of TEXT.")
+    add_out_flag(r, help="a checkpoint directory written by `microtensor translate train`")
+    r.add_argument("text", metavar="TEXT", nargs="+", help="the words of a date")
+    r.add_argument("--attention", metavar="FILE",
+                   help="also draw the cross-attention weights (source characters across, "
+                        "output characters down) of each head: .png, .svg or .pdf")
+    r.add_argument("--layer", metavar="L", type=int, default=-1,
+                   help="with --attention: the decoder layer to draw (default: the last)")
+    r.set_defaults(run=run_translate)
+
+    g = actions.add_parser(
+        "graph", help="draw the computation graph of one training step",
+        description="One training step (forward and backward) of a fresh 1 + 1-layer "
+                    "encoder-decoder on two dates, drawn by viz.draw_graph: the encoder's "
+                    "output reaches the decoder, and the gradient the encoder, only through "
+                    "the cross-attention's keys and values.")
+    g.add_argument("--output", "-o", metavar="FILE", required=True,
+                   help="picture to write: .svg, .png, .pdf or .dot")
+    g.add_argument("--depth", metavar="N", type=int, default=2,
+                   help="fold modules N levels down (2: the layers' sub-layers; default: "
+                        "%(default)s)")
+    g.add_argument("--focus", metavar="MODULE",
+                   help="draw only the inside of this module, e.g. decoder.0.multihead_attn")
+    g.set_defaults(run=run_graph)
+
+
+def run_train(args):
+    from models.run import Interrupted, TrainingRun
+    from models.train_translation import KIND, TranslateConfig, train_translation
+
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TranslateConfig)
+             if getattr(args, f.name) is not None}
+    if args.resume:  # the saved settings, and the flags given (only --max-iters may differ)
+        run = TrainingRun(args.out, resume=True, kind=KIND)
+        saved = TranslateConfig.from_dict(run.manifest["info"]["train_config"])
+        config = dataclasses.replace(saved, **given)
+    else:
+        config = TranslateConfig(**given)
+    config.validate()
+    try:
+        result = train_translation(config, args.out, progress=not args.quiet,
+                                   resume=args.resume, overwrite=args.overwrite)
+    except Interrupted as stop:
+        print(stop, file=sys.stderr)
+        return stop.exit_status
+    print(f"done in {result['elapsed_s']:.1f} s: exact match {result['exact_match']:.1%} on "
+          f"{config.n_test} held-out dates, val loss {result['val_loss']:.4f} (best "
+          f"{result['best_val_loss']:.4f}); checkpoint in {args.out}")
+    return 0
+
+
+def run_translate(args):
+    from models.train_translation import load_translator
+    from models.translation import translate
+
+    model, src_tok, tgt_tok, _ = load_translator(args.out)
+    text = " ".join(args.text)
+    try:
+        src_tok.encode(text)
+    except ValueError as error:
+        raise ValueError(f"TEXT: {error}") from None
+    if len(text) > model.config.max_len:
+        raise ValueError(f"TEXT has {len(text)} characters; the model reads at most "
+                         f"{model.config.max_len}")
+    if args.attention:
+        from viz.save import picture_format
+
+        picture_format(args.attention)  # a bad suffix fails before any work
+    output = translate(model, [text], src_tok, tgt_tok)[0]
+    print(output)
+    if args.attention:
+        n_layers = model.config.n_decoder_layers
+        if not -n_layers <= args.layer < n_layers:
+            raise ValueError(f"--layer {args.layer} is out of range: the decoder has "
+                             f"{n_layers} layers (0 .. {n_layers - 1})")
+        draw_cross_attention(model, src_tok, tgt_tok, text, args.layer % n_layers,
+                             args.attention)
+        print(f"wrote {args.attention}")
+    return 0
+
+
+def cross_attention_weights(model, src_tokenizer, text):
+    """(weights [L, H, T_out, T_src], output labels [T_out]) while the model translates `text`.
+
+    Teacher forcing with the model's own greedy output gives the same weights as decoding
+    step by step, in one forward; row i is the query that wrote output token i.
+    """
+    import numpy as np
+
+    import microtensor
+
+    src = np.array([src_tokenizer.encode(text)])                         # [1, T_src]
+    out = model.generate(src, model.config.max_len)[0]                   # [T_out], eos last
+    tgt_in = np.concatenate([[model.config.bos_id], out[:-1]])[None]     # [1, T_out]
+    with microtensor.no_grad():
+        model(src, tgt_in)
+    weights = np.stack([layer.multihead_attn.last_attention.data[0] for layer in model.decoder])
+    return weights, out
+
+
+def draw_cross_attention(model, src_tokenizer, tgt_tokenizer, text, layer, path):
+    """viz.attention_heatmap of one decoder layer's heads, stacked: source across, output down."""
+    import viz
+
+    weights, out = cross_attention_weights(model, src_tokenizer, text)
+    weights = weights[layer]                                             # [H, T_out, T_src]
+    n_heads, t_out, t_src = weights.shape
+    rows = ["<eos>" if i == model.config.eos_id else tgt_tokenizer.decode([i]) for i in out]
+    # one head per row: attention_heatmap draws layers as rows, heads as columns, and a
+    # source of 35 characters makes each panel wide
+    figure = viz.attention_heatmap(weights[:, None], list(text), query_chars=rows,
+                                   title=f"cross-attention of decoder layer {layer}: "
+                                         f"{text!r} -> {tgt_tokenizer.decode(out)!r}")
+    for head, ax in enumerate(figure.axes[:n_heads]):                    # the colour bar is last
+        ax.set_title(f"head {head}", fontsize=9)
+        ax.set_ylabel("output character", fontsize=8)
+        ax.set_xlabel("source character", fontsize=8)
+    figure.set_size_inches(0.2 * t_src + 2.0, n_heads * (0.2 * t_out + 0.9) + 0.6)
+    viz.save_figure(figure, path)
+
+
+def run_graph(args):
+    import microtensor
+    import viz
+    from models import translation as task
+    from models.seq2seq import Seq2SeqTransformer
+    from models.train_translation import TranslateConfig
+    from viz.save import FORMATS, picture_format
+
+    picture_format(args.output, FORMATS + ("dot",))  # a bad suffix fails before any work
+    microtensor.manual_seed(0)
+    src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
+    config = TranslateConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
+                             d_ff=32)
+    model = Seq2SeqTransformer(config.model_config(src_tok.vocab_size, tgt_tok.vocab_size))
+    pairs = [("3 Mar 1999", "1999-03-03"), ("the third of may, 2001", "2001-05-03")]
+    _, loss = model(*task.encode_batch(pairs, src_tok, tgt_tok))
+    with viz.record_grad_norms():  # the norms the picture draws on its edges
+        loss.backward()
+    graph = viz.draw_graph(loss, depth=args.depth, focus=args.focus)
+    viz.save(graph, args.output)
+    print(f"wrote {args.output}: one training step on {len(pairs)} dates, "
+          f"loss {loss.item():.4f}")
+    return 0

@@ -1,0 +1,262 @@
+"""The 2017 encoder-decoder Transformer: an encoder reads the whole source, a decoder writes the
+target one token at a time while attending to the encoder output.
+
+References: Vaswani et al. 2017, "Attention Is All You Need": §3.1 (encoder and decoder
+stacks), §3.2.3 (self-, masked self- and encoder-decoder attention), §3.4 (embeddings
+× √d_model, output projection shared with the target embedding), §3.5 (sinusoidal
+positions), §5.4 (dropout, label smoothing); Rush et al., "The Annotated Transformer"
+(Harvard NLP), the same model written in PyTorch. Course notes 3.6 (decoder-only is not the
+whole Transformer) and 3.7 (teacher forcing in training, step-by-step decoding with a KV cache).
+"""
+import math
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+import microtensor
+import microtensor.functional as F
+import nn
+from microtensor import Tensor
+
+
+@dataclass
+class Seq2SeqConfig:
+    """The shape of an encoder-decoder Transformer (the paper's base model is d_model 512,
+    n_heads 8, 6 + 6 layers, d_ff 2048, dropout 0.1).
+
+    max_len: the most positions of a source or a target (the sinusoid table's length).
+    norm_first: pre-norm layers (then each stack ends with a LayerNorm) if True; the
+        paper's post-norm if False.
+    pad_id, bos_id, eos_id: the special tokens, shared by source and target vocabularies.
+    tie_output: the output projection is the target embedding transposed (§3.4).
+    activation: of the FFN, "relu" (the paper) or "gelu".
+    """
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    max_len: int
+    d_model: int
+    n_heads: int
+    n_encoder_layers: int
+    n_decoder_layers: int
+    d_ff: int
+    dropout: float = 0.0
+    norm_first: bool = False
+    pad_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+    tie_output: bool = True
+    activation: str = "relu"
+
+    def __post_init__(self):
+        for name in ("src_vocab_size", "tgt_vocab_size", "max_len", "d_model", "n_heads",
+                     "n_encoder_layers", "n_decoder_layers", "d_ff"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"Seq2SeqConfig: {name} must be a positive integer; "
+                                 f"got {value!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"Seq2SeqConfig: d_model={self.d_model} must be divisible by "
+                             f"n_heads={self.n_heads}")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"Seq2SeqConfig: dropout must be in [0, 1); got {self.dropout}")
+        if self.activation not in ("relu", "gelu"):
+            raise ValueError(f"Seq2SeqConfig: activation must be 'relu' or 'gelu'; "
+                             f"got {self.activation!r}")
+        for name in ("pad_id", "bos_id", "eos_id"):
+            value = getattr(self, name)
+            smaller = min(self.src_vocab_size, self.tgt_vocab_size)
+            if not 0 <= value < smaller:
+                raise ValueError(f"Seq2SeqConfig: {name}={value} must be an id of both "
+                                 f"vocabularies, in [0, {smaller})")
+
+    def to_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        """Inverse of `to_dict`; raises ValueError naming unknown or missing fields."""
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"Seq2SeqConfig: unknown fields {unknown}")
+        try:
+            return cls(**d)
+        except TypeError as error:  # a required field is missing
+            raise ValueError(f"Seq2SeqConfig: {error}") from None
+
+
+def sinusoidal_positions(max_len, d_model):
+    """The fixed position table PE [max_len, d_model] float32 of §3.5.
+
+    PE[pos, 2i] = sin(pos / 10000^(2i/d_model)),  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model)):
+    each pair of columns is a clock of its own wavelength, from 2π up to 10000·2π, and
+    PE[pos + k] is a fixed rotation of PE[pos] for every pos (the paper's reason).
+    """
+    pos = np.arange(max_len)[:, None]                               # [max_len, 1]
+    rate = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)         # [ceil(D/2)]
+    angles = pos * rate                                             # [max_len, ceil(D/2)]
+    pe = np.zeros((max_len, d_model))
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles[:, :d_model // 2])
+    return pe.astype(np.float32)
+
+
+def _ids(x, name):
+    ids = np.asarray(x.data if isinstance(x, Tensor) else x)
+    if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"Seq2SeqTransformer: {name} must be integer ids [B, T]; "
+                         f"got {ids.dtype} of shape {ids.shape}")
+    return ids.astype(np.int64)
+
+
+class Seq2SeqTransformer(nn.Module):
+    """src [B, T_src], tgt_in [B, T_tgt] int -> logits [B, T_tgt, tgt_vocab_size].
+
+    Sub-modules: src_embed, tgt_embed (nn.Embedding), encoder (n_encoder_layers
+    TransformerEncoderLayers), decoder (n_decoder_layers TransformerDecoderLayers),
+    encoder_norm / decoder_norm (pre-norm only: the last layer's output has not been
+    normalised), out_proj (only when tie_output is False; otherwise the logits are
+    x @ tgt_embed.weight.T). Every matrix starts Xavier-uniform, as the Annotated
+    Transformer and torch.nn.Transformer start theirs.
+    """
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = c = config
+        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
+        self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
+        self.positions = sinusoidal_positions(c.max_len, c.d_model)  # [max_len, D], fixed
+        self.drop = nn.Dropout(c.dropout)
+        layer = {"d_model": c.d_model, "nhead": c.n_heads, "dim_feedforward": c.d_ff,
+                 "dropout": c.dropout, "activation": c.activation, "norm_first": c.norm_first}
+        self.encoder = nn.ModuleList(nn.TransformerEncoderLayer(**layer)
+                                     for _ in range(c.n_encoder_layers))
+        self.decoder = nn.ModuleList(nn.TransformerDecoderLayer(**layer)
+                                     for _ in range(c.n_decoder_layers))
+        if c.norm_first:
+            self.encoder_norm = nn.LayerNorm(c.d_model)
+            self.decoder_norm = nn.LayerNorm(c.d_model)
+        if not c.tie_output:
+            self.out_proj = nn.Linear(c.d_model, c.tgt_vocab_size)
+        rng = microtensor.random.generator()
+        for _, p in self.named_parameters():
+            if p.ndim > 1:  # Xavier/Glorot uniform: U(±√(6 / (fan_in + fan_out)))
+                bound = math.sqrt(6.0 / sum(p.shape))
+                p.data[...] = rng.uniform(-bound, bound, size=p.shape)
+
+    def _embed(self, embedding, ids, start=0):
+        """Token embeddings × √d_model plus the sinusoid of each position (§3.4, §3.5)."""
+        t = ids.shape[1]
+        if start + t > self.config.max_len:
+            raise ValueError(f"Seq2SeqTransformer: {start + t} positions exceed max_len "
+                             f"{self.config.max_len}")
+        x = embedding(ids) * math.sqrt(self.config.d_model)       # [B, T, D]
+        x = x + self.positions[start:start + t]                     # [B, T, D] + [T, D]
+        return self.drop(x)
+
+    def source_padding_mask(self, src, src_padding_mask=None):
+        """bool [B, T_src], True at padding: the given mask, or where src equals pad_id."""
+        if src_padding_mask is None:
+            return src == self.config.pad_id
+        mask = np.asarray(src_padding_mask.data if isinstance(src_padding_mask, Tensor)
+                          else src_padding_mask)
+        if mask.dtype != np.bool_ or mask.shape != src.shape:
+            raise ValueError(f"src_padding_mask must be boolean {src.shape} (True at padding); "
+                             f"got {mask.dtype} {mask.shape}")
+        return mask
+
+    def encode(self, src, src_padding_mask=None):
+        """The encoder output, `memory` [B, T_src, D], for src [B, T_src] int.
+
+        src_padding_mask: bool [B, T_src] (True at padding; None: where src == pad_id).
+        """
+        src = _ids(src, "src")
+        pad = self.source_padding_mask(src, src_padding_mask)
+        x = self._embed(self.src_embed, src)                        # [B, T_src, D]
+        for layer in self.encoder:
+            x = layer(x, src_key_padding_mask=pad)                  # [B, T_src, D]
+        return self.encoder_norm(x) if self.config.norm_first else x
+
+    def decode(self, tgt_in, memory, src_padding_mask, tgt_padding_mask=None, caches=None):
+        """Logits [B, T_tgt, tgt_vocab_size] for the target tokens tgt_in [B, T_tgt] given memory.
+
+        caches: one (self-attention, cross-attention) pair of nn.KVCache per decoder layer,
+        for decoding: tgt_in then holds only the new tokens, at positions len(cache) onwards.
+        """
+        start = len(caches[0][0]) if caches else 0
+        x = self._embed(self.tgt_embed, tgt_in, start)              # [B, T_tgt, D]
+        for i, layer in enumerate(self.decoder):
+            self_cache, cross_cache = caches[i] if caches else (None, None)
+            x = layer(x, memory, tgt_key_padding_mask=tgt_padding_mask,
+                      memory_key_padding_mask=src_padding_mask,
+                      self_attn_cache=self_cache, cross_attn_cache=cross_cache)  # [B, T, D]
+        if self.config.norm_first:
+            x = self.decoder_norm(x)
+        if self.config.tie_output:
+            return x @ self.tgt_embed.weight.T                      # [B, T_tgt, V]  tied
+        return self.out_proj(x)                                     # [B, T_tgt, V]
+
+    def forward(self, src, tgt_in, targets=None, src_padding_mask=None, tgt_padding_mask=None,
+                label_smoothing=0.0):
+        """Teacher forcing: logits for every target position at once, and the loss given targets.
+
+        Args:
+            src: int ids [B, T_src]; tgt_in: int ids [B, T_tgt], the target shifted right
+                (bos_id, y_1, ..., y_{T-1}); targets: int ids [B, T_tgt] (y_1, ..., eos_id),
+                positions equal to pad_id are left out of the loss.
+            src_padding_mask: bool [B, T_src], True at padding (None: where src == pad_id).
+            tgt_padding_mask: bool [B, T_tgt], True at padding (None: no key is blocked
+                beyond the causal mask, enough for right-padded targets).
+            label_smoothing: ε of the loss (§5.4, the paper uses 0.1): the target
+                distribution is (1 − ε)·onehot + ε/V, as torch's cross_entropy.
+        Returns:
+            (logits [B, T_tgt, tgt_vocab_size] float32 Tensor, loss scalar Tensor or None).
+        Raises:
+            ValueError: ids that are not 2-D integers, masks of the wrong shape, more
+                positions than max_len.
+        """
+        src, tgt_in = _ids(src, "src"), _ids(tgt_in, "tgt_in")
+        pad = self.source_padding_mask(src, src_padding_mask)
+        memory = self.encode(src, pad)                              # [B, T_src, D]
+        logits = self.decode(tgt_in, memory, pad, tgt_padding_mask)  # [B, T_tgt, V]
+        if targets is None:
+            return logits, None
+        targets = _ids(targets, "targets")
+        targets = np.where(targets == self.config.pad_id, -100, targets)  # ignore_index
+        return logits, F.cross_entropy(logits, targets, label_smoothing=label_smoothing)
+
+    def generate(self, src, max_new_tokens, src_padding_mask=None, use_cache=True):
+        """Greedy translation from bos_id to eos_id -> int64 [B, ≤ max_new_tokens].
+
+        The encoder runs once. With use_cache each decoder layer keeps a KVCache of its
+        self-attention (each step computes only the newest token) and one of its
+        cross-attention (memory's keys and values, projected on the first step only);
+        without it every step reruns the decoder on the whole prefix: the same tokens
+        (notes 3.7). The result leaves out bos_id and keeps each row's eos_id; a row that
+        finished before the others is filled with pad_id; decoding stops when every row
+        has produced eos_id or after max_new_tokens steps. Runs under no_grad in the
+        current train/eval mode (call model.eval() first). Raises ValueError for
+        max_new_tokens outside [1, max_len].
+        """
+        c = self.config
+        if not 1 <= max_new_tokens <= c.max_len:
+            raise ValueError(f"generate: max_new_tokens must be in [1, max_len={c.max_len}]; "
+                             f"got {max_new_tokens}")
+        src = _ids(src, "src")
+        b = src.shape[0]
+        out = np.full((b, 1), c.bos_id, dtype=np.int64)             # [B, 1]
+        done = np.zeros(b, dtype=bool)
+        with microtensor.no_grad():
+            pad = self.source_padding_mask(src, src_padding_mask)
+            memory = self.encode(src, pad)                          # [B, T_src, D]
+            caches = [(nn.KVCache(), nn.KVCache()) for _ in self.decoder] if use_cache else None
+            for _ in range(max_new_tokens):
+                step_in = out[:, -1:] if use_cache else out         # [B, 1] or [B, t]
+                logits = self.decode(step_in, memory, pad, caches=caches)
+                next_id = logits.data[:, -1, :].argmax(axis=-1)     # [B]
+                next_id = np.where(done, c.pad_id, next_id)
+                out = np.concatenate([out, next_id[:, None]], axis=1)  # [B, t + 1]
+                done |= next_id == c.eos_id
+                if done.all():
+                    break
+        return out[:, 1:]

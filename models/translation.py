@@ -1,0 +1,155 @@
+"""A built-in translation task for the encoder-decoder: dates written in words, in several
+phrasings, to ISO form ("the third of march, 1999" -> "1999-03-03").
+
+Nothing is downloaded: the pairs are generated from a seed, so a run is reproducible and a
+student checks any translation by eye. Sources vary in length (10 to 37 characters), so
+batches need padding and the padding masks matter; the held-out dates never occur in the
+training pairs, in any phrasing. The tokenizer is character-level with the special ids of
+models.Seq2SeqConfig (pad 0, bos 1, eos 2). References: the date-translation exercise of
+deeplearning.ai's Sequence Models course (human-readable dates to ISO with attention);
+Bahdanau et al. 2015 (attention for translation); Vaswani et al. 2017 §5 (training).
+"""
+import calendar
+import datetime
+
+import numpy as np
+
+from .tokenizer import CharTokenizer
+
+MONTHS = [calendar.month_name[m].lower() for m in range(1, 13)]      # "january" ...
+ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+            "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth",
+            "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"]
+ORDINALS += [f"twenty-{w}" for w in ORDINALS[:9]] + ["thirtieth", "thirty-first"]
+YEARS = (1900, 2099)                                                  # inclusive
+MAX_LEN = 40  # positions of a source (at most 37 characters) or a target (11 tokens)
+
+
+def _suffix(day):
+    """"st", "nd", "rd" or "th": 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 22nd, 23rd..."""
+    if day in (11, 12, 13):
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
+# Each phrasing writes (day, month name, year); the month name comes lower-case or capitalised.
+PHRASINGS = [
+    lambda d, m, y: f"the {ORDINALS[d - 1]} of {m}, {y}",     # the third of march, 1999
+    lambda d, m, y: f"{m} {d}{_suffix(d)} {y}",               # March 3rd 1999
+    lambda d, m, y: f"{d} {m[:3]} {y}",                       # 3 Mar 1999
+    lambda d, m, y: f"{m} {d}, {y}",                          # march 3, 1999
+    lambda d, m, y: f"{d}{_suffix(d)} of {m}, {y}",           # 3rd of March, 1999
+    lambda d, m, y: f"{m[:3]} {d} {y}",                       # Mar 3 1999
+    lambda d, m, y: f"{ORDINALS[d - 1]} {m} {y}",             # third march 1999
+]
+
+
+class Seq2SeqTokenizer:
+    """Characters to ids with three special tokens in front: pad_id 0, bos_id 1, eos_id 2.
+
+    The characters get ids 3 .. vocab_size-1 in the order of `chars` (a models.CharTokenizer
+    does the character part).
+    """
+
+    pad_id, bos_id, eos_id = 0, 1, 2
+    SPECIALS = 3
+
+    def __init__(self, chars):
+        self.chars = CharTokenizer(chars)
+
+    @property
+    def vocab_size(self):
+        return self.SPECIALS + self.chars.vocab_size
+
+    def encode(self, text, bos=False, eos=False):
+        """str -> list[int], optionally with bos_id in front and eos_id at the end.
+
+        Raises ValueError naming the first character outside the vocabulary.
+        """
+        ids = [i + self.SPECIALS for i in self.chars.encode(text)]
+        return [self.bos_id] * bos + ids + [self.eos_id] * eos
+
+    def decode(self, ids):
+        """ids -> str, stopping at the first eos_id and leaving out pad_id and bos_id."""
+        out = []
+        for i in np.asarray(ids).reshape(-1).tolist():
+            if i == self.eos_id:
+                break
+            if i >= self.SPECIALS:
+                out.append(i - self.SPECIALS)
+        return self.chars.decode(out)
+
+
+def source_tokenizer():
+    """The source alphabet: every character any phrasing can write."""
+    letters = "".join(sorted(set("".join(MONTHS + ORDINALS + ["the of st nd rd th"]))))
+    return Seq2SeqTokenizer(sorted(set(" ,-0123456789" + letters + letters.upper())))
+
+
+def target_tokenizer():
+    """The target alphabet: digits and the hyphen of YYYY-MM-DD."""
+    return Seq2SeqTokenizer("-0123456789")
+
+
+def phrase(date, phrasing, capitalise):
+    """The words for a datetime.date in phrasing number `phrasing` (0 .. 6)."""
+    month = MONTHS[date.month - 1]
+    return PHRASINGS[phrasing](date.day, month.capitalize() if capitalise else month, date.year)
+
+
+def date_pairs(n_train=20000, n_test=500, seed=0):
+    """(train, test): lists of (source words, ISO date) pairs; no test date occurs in train.
+
+    Dates are drawn uniformly from YEARS, each written in a random phrasing with a random
+    capitalisation of the month. The test dates are distinct; training draws (with
+    repetition) from all other dates.
+    """
+    rng = np.random.default_rng(seed)
+    first = datetime.date(YEARS[0], 1, 1).toordinal()
+    n_days = datetime.date(YEARS[1], 12, 31).toordinal() - first + 1
+    order = rng.permutation(n_days)
+    test_days, train_days = order[:n_test], order[n_test:]
+
+    def pairs(days):
+        out = []
+        for day in days:
+            date = datetime.date.fromordinal(first + int(day))
+            words = phrase(date, int(rng.integers(len(PHRASINGS))), bool(rng.integers(2)))
+            out.append((words, date.isoformat()))
+        return out
+
+    return pairs(rng.choice(train_days, size=n_train)), pairs(test_days)
+
+
+def encode_batch(pairs, src_tokenizer, tgt_tokenizer):
+    """(src, tgt_in, targets), int64 arrays right-padded with pad_id, for a list of pairs.
+
+    src [B, T_src] (the characters, no bos/eos), tgt_in [B, T_tgt] = bos + target,
+    targets [B, T_tgt] = target + eos: tgt_in shifted left by one (teacher forcing).
+    """
+    srcs = [src_tokenizer.encode(s) for s, _ in pairs]
+    tgts = [tgt_tokenizer.encode(t, bos=True, eos=True) for _, t in pairs]
+    return _pad([s for s in srcs]), _pad([t[:-1] for t in tgts]), _pad([t[1:] for t in tgts])
+
+
+def _pad(rows, pad_id=Seq2SeqTokenizer.pad_id):
+    out = np.full((len(rows), max(len(r) for r in rows)), pad_id, dtype=np.int64)  # [B, T_max]
+    for i, row in enumerate(rows):
+        out[i, :len(row)] = row
+    return out
+
+
+def translate(model, texts, src_tokenizer, tgt_tokenizer, batch_size=256):
+    """Greedy translations (list of str) of a list of source strings by a Seq2SeqTransformer."""
+    max_new = model.config.max_len
+    out = []
+    for i in range(0, len(texts), batch_size):
+        src = _pad([src_tokenizer.encode(t) for t in texts[i:i + batch_size]])
+        out += [tgt_tokenizer.decode(row) for row in model.generate(src, max_new)]
+    return out
+
+
+def exact_match(model, pairs, src_tokenizer, tgt_tokenizer):
+    """The fraction of pairs whose greedy translation equals the reference exactly."""
+    guesses = translate(model, [s for s, _ in pairs], src_tokenizer, tgt_tokenizer)
+    return float(np.mean([g == t for g, (_, t) in zip(guesses, pairs)]))
