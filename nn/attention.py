@@ -1,4 +1,4 @@
-"""Scaled dot-product attention and multi-head attention, built from primitive ops so the graph shows every step.
+"""Scaled dot-product and multi-head attention, from primitive ops so the graph shows each step.
 
 Z = softmax(QKᵀ/√d_k + M) V   (Vaswani et al. 2017, "Attention Is All You Need", §3.2;
 course notes 3.1–3.5). Masks follow the contract: a boolean mask is True where a key is
@@ -41,12 +41,16 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     """Attention of queries over keys: returns (out, weights).
 
     Shapes: q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]
-    -> out [..., T_q, d_v], weights [..., T_q, T_k] (each row sums to 1 over the keys;
-    the weights before attention dropout).
+    -> out [..., T_q, d_v], weights [..., T_q, T_k] (each row sums to 1 over the keys, or is
+    all zeros where every key is blocked; the weights before attention dropout).
     attn_mask: boolean (True = blocked) or float (added to the scaled scores), broadcasting
     against [..., T_q, T_k]; is_causal blocks key j > query i (PyTorch's top-left alignment).
     A query whose keys are all blocked gets zero weights and a zero output, never NaN.
     Raises ValueError when the shapes do not fit together.
+
+    Backward needs no code here: each primitive's runs in turn (notes 3.8): Z = AV gives
+    ∂L/∂V = AᵀG and ∂L/∂A = GVᵀ; softmax gives ds = a ⊙ (da − Σ a ⊙ da); the scale
+    multiplies by 1/√d_k; then QKᵀ sends the gradient back to Q and K.
     """
     d_k = q.shape[-1]
     if k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
@@ -109,7 +113,7 @@ class KVCache:
 
 
 class MultiHeadAttention(Module):
-    """H attention heads, each with its own slice of the Q/K/V projections, mixed by `out_proj` (notes 3.5).
+    """H attention heads, each with its own slice of the Q/K/V projections, mixed by out_proj (3.5).
 
     Sub-layers q_proj, k_proj, v_proj, out_proj: Linear(D, D) each, so 4D² weights
     (+4D biases) whatever H is; each head has width d = D / H.
@@ -130,6 +134,7 @@ class MultiHeadAttention(Module):
         self.last_attention = None
 
     def _split_heads(self, x):
+        """x [B, T, D] -> [B, H, T, d], D = H·d (notes 3.5)."""
         b, t, _ = x.shape
         x = x.reshape(b, t, self.n_heads, self.head_dim)   # [B, T, H, d]
         return x.transpose(1, 2)                            # [B, H, T, d]
@@ -148,7 +153,8 @@ class MultiHeadAttention(Module):
         Returns [B, T_q, D].
         """
         if x.ndim != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"MultiHeadAttention: x must be [B, T, {self.d_model}]; got {x.shape}")
+            raise ValueError(f"MultiHeadAttention: x must be [B, T, {self.d_model}]; "
+                             f"got {x.shape}")
         source = x if context is None else context
         b, t_q, _ = x.shape
         q = self._split_heads(self.q_proj(x))               # [B, H, T_q, d]
@@ -161,7 +167,7 @@ class MultiHeadAttention(Module):
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d]
             if kv_cache is not None:
                 k, v = kv_cache.append(k, v)                # [B, H, T_past + T_q, d]
-        t_k = k.shape[2]
+        t_k = k.shape[2]                                    # cached keys plus this call's
         mask = self._combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, is_causal)
         dropout_p = self.dropout if self.training else 0.0
         z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
@@ -171,6 +177,8 @@ class MultiHeadAttention(Module):
         z = z.transpose(1, 2)                               # [B, T_q, H, d]
         z = z.reshape(b, t_q, self.d_model)                 # [B, T_q, D]  heads concatenated
         out = self.out_proj(z)                              # [B, T_q, D]  heads mixed by W_O
+        # output (residual) dropout, as GPT-2 and nanoGPT; torch.nn.MultiheadAttention drops
+        # only the attention weights
         return F.dropout(out, self.dropout, self.training)
 
     @staticmethod

@@ -10,10 +10,23 @@ import argparse
 import os
 import sys
 
-from . import attention, flops, gradflow, graph, plot_loss, sample, shapes, train, translate
+from . import (
+    attention,
+    export,
+    flops,
+    gradflow,
+    graph,
+    import_,
+    plot_loss,
+    sample,
+    shapes,
+    train,
+    translate,
+)
 from .checks import add_threads_flag
 
-COMMANDS = [train, sample, translate, graph, attention, gradflow, plot_loss, shapes, flops]
+COMMANDS = [train, sample, translate, graph, attention, gradflow, plot_loss, shapes, flops,
+            export, import_]
 
 
 def _version():
