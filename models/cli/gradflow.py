@@ -6,10 +6,13 @@ batches and measure on the same fixed batch; only where the LayerNorm sits diffe
 norms come from one `backward()` each, read off the graph by `viz.module_input_grad_norms`.
 
 What can make the numbers differ between machines is pinned where it can be: the seed
-fixes weights and batches (numpy's PCG64 streams are stable across versions); the models
-compute in float64 (in float32 the rounding of one BLAS or numpy version against another,
-grown over hundreds of AdamW steps, moved the final loss by ~0.2); and matrix products run
-on one BLAS thread, which fixes their summation order.
+fixes weights and batches (numpy's PCG64 streams are stable across versions), the models
+compute in float64, and matrix products run on one BLAS thread, which fixes their summation
+order on a given BLAS. The at-initialisation numbers then repeat to every printed digit.
+The trained ones cannot be pinned fully: hundreds of AdamW steps without warmup amplify
+any difference in the last bit (two BLAS threads instead of one moved pre-norm's final
+loss from 2.66 to 2.61 in float64), so compare the shapes across depth, not the digits.
+
 Pre-norm's identity path carries ∂L/∂x_L to every block; post-norm's passes through every
 LayerNorm (Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture").
 """
