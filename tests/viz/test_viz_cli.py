@@ -1,4 +1,5 @@
-"""The picture commands: `graph`, `attention`, `gradflow` and `plot-loss`, run through their argparse parsers as `microtensor` runs them."""
+"""The picture commands: `graph`, `attention`, `gradflow` and `plot-loss`, run through their
+argparse parsers as `microtensor` runs them."""
 import argparse
 import json
 import re
@@ -25,7 +26,8 @@ def run(module, argv):
 
 @pytest.fixture
 def checkpoint(tmp_path):
-    """A checkpoint of an untrained 2-layer, 2-head, 12-wide GPT over the 8 characters of "hello world"."""
+    """A checkpoint of an untrained 2-layer, 2-head, 12-wide GPT over the 8 characters of "hello
+    world"."""
     from models import GPT, CharTokenizer, GPTConfig
     from models.checkpoint import save_model
 
@@ -52,8 +54,8 @@ def test_graph_writes_the_dot_source_of_a_training_step(tmp_path, capsys, read_d
 
 @needs_dot
 def test_graph_renders_a_focused_view_as_svg_adding_the_suffix(tmp_path):
-    run(models.cli.graph, ["graph", "--preset", "tiny", "--focus", "blocks.0.attn", "--seq-len", "4",
-                    "--format", "svg", "--output", str(tmp_path / "attn")])
+    run(models.cli.graph, ["graph", "--preset", "tiny", "--focus", "blocks.0.attn",
+                           "--seq-len", "4", "--format", "svg", "--output", str(tmp_path / "attn")])
     root = ET.parse(tmp_path / "attn.svg").getroot()
     text = "".join(root.itertext())
     assert "A = softmax(S)" in text, "expected the attention chain in the picture"
@@ -126,7 +128,8 @@ def test_attention_keeps_the_last_block_size_characters(checkpoint, tmp_path, ca
     assert "keeping its last 8 characters" in out and "1 layer(s) x 1 head(s) over 8" in out, out
 
 
-SMALL = ["--n-layer", "3", "--n-embd", "8", "--n-head", "2", "--block-size", "8", "--batch-size", "2"]
+SMALL = ["--n-layer", "3", "--n-embd", "8", "--n-head", "2", "--block-size", "8",
+         "--batch-size", "2"]
 
 
 def test_gradflow_charts_pre_and_post_norm_and_prints_the_norms(tmp_path, capsys):
@@ -136,14 +139,16 @@ def test_gradflow_charts_pre_and_post_norm_and_prints_the_norms(tmp_path, capsys
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("measured: ‖∂L/∂x_l‖") and "float64, one BLAS thread" in lines[0], \
         f"expected a first line saying what was measured and how, got {lines[0]!r}"
-    assert lines[1] == "at initialisation:" and lines[2].split() == ["block", "pre-norm", "post-norm"], lines[1:3]
+    assert lines[1] == "at initialisation:", lines[1]
+    assert lines[2].split() == ["block", "pre-norm", "post-norm"], lines[2]
     rows = [line.split() for line in lines[3:6]]
     assert [r[0] for r in rows] == ["0", "1", "2"] and all(len(r) == 3 for r in rows), \
         f"expected one row of two norms per block, got {lines[3:6]}"
 
 
 def test_gradflow_with_steps_measures_again_after_training(tmp_path, capsys):
-    run(models.cli.gradflow, ["gradflow", "--steps", "2", "--output", str(tmp_path / "f.png")] + SMALL)
+    run(models.cli.gradflow,
+        ["gradflow", "--steps", "2", "--output", str(tmp_path / "f.png")] + SMALL)
     out = capsys.readouterr().out
     assert "at initialisation:" in out and "after 2 AdamW steps (lr 0.003, no warmup):" in out, out
 

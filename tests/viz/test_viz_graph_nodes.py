@@ -1,4 +1,5 @@
-"""draw_graph's boxes and edges: one box per recorded op, leaves named with their shapes, gradient norms only after backward()."""
+"""draw_graph's boxes and edges: one box per recorded op, leaves named with their shapes, gradient
+norms only after backward()."""
 import re
 
 import numpy as np
@@ -37,7 +38,8 @@ def test_one_box_per_recorded_op_in_a_gpt(read_dot, tiny_gpt, gpt_step):
         f"expected one box per recorded op ({len(functions)}), got {len(op_boxes(dot))}"
     for op in {f.op for f in functions}:
         expected = sum(f.op == op for f in functions)
-        got = sum(1 for k in op_boxes(dot) if re.search(rf"(^|\n){op}( |\n|$)", dot.nodes[k]["label"]))
+        got = sum(1 for k in op_boxes(dot)
+                  if re.search(rf"(^|\n){op}( |\n|$)", dot.nodes[k]["label"]))
         assert got == expected, f"op {op!r}: expected {expected} boxes, got {got}"
 
 
@@ -63,10 +65,12 @@ def test_leaves_show_parameter_and_tensor_names_with_shapes(read_dot):
     assert set(leaves) == {"x", "0.weight", "0.bias", "2.weight", "2.bias"}, \
         f"expected the input x and the four parameters, got {sorted(leaves)}"
     assert "[4,6]" in leaves["0.weight"]["label"] and "[5,4]" in leaves["x"]["label"], \
-        f"expected shapes in the leaf labels, got {leaves['0.weight']['label']!r}, {leaves['x']['label']!r}"
+        f"expected shapes in the leaf labels, got {leaves['0.weight']['label']!r}, " \
+        f"{leaves['x']['label']!r}"
 
 
-def test_a_gpt_parameter_label_keeps_its_module_and_the_tooltip_the_full_name(read_dot, tiny_gpt, gpt_step):
+def test_a_gpt_parameter_label_keeps_its_module_and_the_tooltip_the_full_name(read_dot, tiny_gpt,
+                                                                             gpt_step):
     dot = read_dot(viz.draw_graph(gpt_step(tiny_gpt())))
     node = dot.find("q_proj.weight")
     tips = sorted(dot.nodes[k]["tooltip"] for k in node)
@@ -100,7 +104,8 @@ def test_a_parameter_box_shows_the_norm_of_its_grad(read_dot):
     dot = read_dot(viz.draw_graph(loss))
     (key,) = [k for k, a in dot.nodes.items() if a["label"].startswith("weight")]
     expected = f"‖g‖ {np.linalg.norm(mlp.weight.grad):.3g}"
-    assert expected in dot.nodes[key]["label"], f"expected {expected!r} in {dot.nodes[key]['label']!r}"
+    assert expected in dot.nodes[key]["label"], \
+        f"expected {expected!r} in {dot.nodes[key]['label']!r}"
 
 
 def test_edge_width_grows_with_the_gradient_on_a_log_scale(read_dot):
@@ -116,7 +121,8 @@ def test_edge_width_grows_with_the_gradient_on_a_log_scale(read_dot):
     assert width["a"] < width["b"] < width["c"], f"expected widths a < b < c, got {width}"
     middle = (width["a"] + width["c"]) / 2
     assert width["b"] == pytest.approx(middle, abs=0.02), \
-        f"expected b (10^0, halfway between 10^-2 and 10^2 on a log scale) at {middle}, got {width['b']}"
+        f"expected b (10^0, halfway between 10^-2 and 10^2 on a log scale) at {middle}, got " \
+        f"{width['b']}"
     colours = {dot.nodes[s]["label"][0]: attrs["color"] for s, _, attrs in dot.edges
                if dot.nodes[s]["label"][0] in "ac"}
     assert colours["a"] != colours["c"], f"expected different colours, got {colours}"
@@ -126,7 +132,8 @@ def test_scale_constants_are_folded_into_their_op(read_dot):
     x = mt.randn(3, requires_grad=True, name="x")
     y = (x * 0.5).sum()
     dot = read_dot(viz.draw_graph(y))
-    assert len(dot.nodes) == 3, f"expected x, mul and sum boxes (the 0.5 folded), got {dot.labels()}"
+    assert len(dot.nodes) == 3, \
+        f"expected x, mul and sum boxes (the 0.5 folded), got {dot.labels()}"
     assert dot.find("mul ×0.5"), f"expected the constant in the mul box, got {dot.labels()}"
 
 
