@@ -49,7 +49,7 @@ def add_parser(subparsers):
         "train", help="train on the built-in dates task",
         description="Train; prints losses and exact match on held-out dates, appends each "
                     "evaluation to OUT/metrics.jsonl and writes a checkpoint into OUT.")
-    add_out_flag(t, default="out-translate", help="checkpoint directory (default: %(default)s)")
+    add_out_flag(t, default="out/translate", help="checkpoint directory (default: %(default)s)")
     again = t.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
                        help="continue the latest state in --out with its saved settings "
