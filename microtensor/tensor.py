@@ -32,12 +32,16 @@ def _as_array(data, dtype):
     if isinstance(data, Tensor):
         data = data.data
     if dtype is not None:
-        return np.array(data, dtype=np.dtype(dtype))
-    if isinstance(data, (np.ndarray, np.generic)):
-        return np.array(data)
-    array = np.array(data)
-    if array.dtype == np.float64:  # a Python float or a list of them
-        return array.astype(np.float32)
+        array = np.array(data, dtype=np.dtype(dtype))
+    elif isinstance(data, (np.ndarray, np.generic)):
+        array = np.array(data)
+    else:
+        array = np.array(data)
+        if array.dtype == np.float64:  # a Python float or a list of them
+            array = array.astype(np.float32)
+    if array.dtype.kind not in "biuf":  # complex, strings, objects: no op defines them
+        raise TypeError(f"Tensor: dtype {array.dtype} is not supported; expected bool, "
+                        "integer or floating-point data")
     return array
 
 

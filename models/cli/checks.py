@@ -45,11 +45,17 @@ def number(above=None, minimum=None):
 
 
 def directory(text):
-    """A type for --out: a directory path (it may not exist yet), not empty, not a file."""
+    """A type for --out: a directory path (it may not exist yet), not empty, not in a file."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"must name a directory; got {text!r}")
     if os.path.exists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text!r} is a file; give a directory")
+    parent = os.path.dirname(os.path.abspath(text))
+    while not os.path.exists(parent):  # the nearest existing folder above it
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise argparse.ArgumentTypeError(f"{text!r} lies inside the file {parent!r}; give a "
+                                         "directory")
     return text
 
 
