@@ -37,7 +37,7 @@ class Optimizer:
             if "params" not in group:
                 raise ValueError(f"{name}: a parameter group needs a 'params' entry; got keys "
                                  f"{sorted(group)}")
-            for key, value in group.items():
+            for key, value in {**defaults, **group}.items():
                 if key != "params" and not np.isfinite(value).all():
                     raise ValueError(f"{name}: {key} must be a finite number; got {value!r}")
             members = list(group["params"])
