@@ -165,6 +165,11 @@ def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False)
     if kind is None:
         raise TypeError(f"save_checkpoint: no model kind registered for {type(model).__name__}; "
                         "call register_model first")
+    try:  # before any file is written: config.json must be able to hold `info`
+        json.dumps(info, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(f"save_checkpoint: info cannot be written as UTF-8 JSON "
+                              f"({error})") from None
     os.makedirs(out_dir, exist_ok=True)
     try:
         old = read_manifest(out_dir) or {}

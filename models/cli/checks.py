@@ -60,9 +60,15 @@ def directory(text):
 
 
 def file_path(text):
-    """A type for an input file flag (--data): not empty (reading it checks the rest)."""
+    """A type for an input file flag (--data): not empty, a UTF-8 name (config.json records
+    it); reading the file checks the rest."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"must name a file; got {text!r}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the file system gave that are not UTF-8
+        raise argparse.ArgumentTypeError(f"the name {text!r} is not UTF-8; rename the "
+                                         "file") from None
     return text
 
 

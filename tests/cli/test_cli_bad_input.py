@@ -4,6 +4,7 @@ Hand-edited or foreign checkpoints, --out inside a file, settings too large for 
 """
 import hashlib
 import json
+import os
 import shutil
 
 import numpy as np
@@ -155,3 +156,13 @@ def test_a_config_json_that_is_a_directory_is_one_line(capsys, copy):
     (copy / "config.json").mkdir()
     err = one_line_error(capsys, ["sample", "--out", str(copy)])
     assert "config.json cannot be read" in err, err
+
+
+def test_a_data_file_name_that_is_not_utf8_is_refused_before_training(capsys, tmp_path):
+    name = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"bad\xffname.txt"))
+    with open(name, "w", encoding="utf-8") as f:
+        f.write("Sing, goddess, the anger of Achilles.\n" * 20)
+    code = main(["train", "--data", name, "--out", str(tmp_path / "o")] + FAST)
+    err = capsys.readouterr().err
+    assert code == 2 and "argument --data" in err and "is not UTF-8" in err, err
+    assert not (tmp_path / "o").exists(), "expected no half checkpoint (npz without config.json)"

@@ -84,3 +84,11 @@ def test_a_bool_or_negative_iter_in_config_json_is_refused(tmp_path, model, entr
     (tmp_path / "config.json").write_text(json.dumps(manifest))
     with pytest.raises(CheckpointError, match=f"{message}.*expected an int >= 0 and a number"):
         ckpt.read_manifest(tmp_path)
+
+
+def test_a_save_whose_info_is_not_utf8_json_writes_nothing(tmp_path, model):
+    snapshot = ckpt.Snapshot(0, 1.0, ckpt.model_arrays(model))
+    with pytest.raises(CheckpointError, match="info cannot be written as UTF-8 JSON"):
+        ckpt.save_checkpoint(tmp_path / "o", model, {"path": "bad\udcffname"}, best=snapshot,
+                             latest=snapshot)
+    assert not (tmp_path / "o").exists(), "expected no snapshot written without its config.json"
