@@ -187,6 +187,7 @@ class Tensor:
             RuntimeError: self does not require grad.
             ValueError: self has more than one element and no `grad` was given,
                 or `grad` has the wrong shape.
+            TypeError: `grad` does not hold real numbers (strings, complex, objects).
         """
         if not self.requires_grad:
             raise RuntimeError(
@@ -198,7 +199,10 @@ class Tensor:
                     f"backward() without `grad` needs a scalar (one-element) tensor; got "
                     f"shape {self.shape}: pass grad= an array of that shape")
             grad = np.ones_like(self.data)
-        grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad, dtype=self.dtype)
+        grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad)
+        if grad.dtype.kind not in "biuf":  # numpy's cast would fail with a message naming no one
+            raise TypeError(f"backward(grad): grad must hold real numbers; got dtype {grad.dtype}")
+        grad = grad.astype(self.dtype, copy=False)
         if grad.shape != self.shape:
             raise ValueError(f"backward(grad): grad has shape {grad.shape}; expected {self.shape}")
         autograd.backward(self, grad, retain_graph=retain_graph)

@@ -92,3 +92,9 @@ def test_a_save_whose_info_is_not_utf8_json_writes_nothing(tmp_path, model):
         ckpt.save_checkpoint(tmp_path / "o", model, {"path": "bad\udcffname"}, best=snapshot,
                              latest=snapshot)
     assert not (tmp_path / "o").exists(), "expected no snapshot written without its config.json"
+
+
+@pytest.mark.parametrize("ids", [[0.5], [1.0], [True], np.array([1.0])])
+def test_decode_refuses_ids_that_are_not_ints(ids):
+    with pytest.raises(TypeError, match="is not an int"):
+        CharTokenizer(list("ab")).decode(ids)
