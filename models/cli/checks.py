@@ -50,6 +50,9 @@ def directory(text):
         raise argparse.ArgumentTypeError(f"must name a directory; got {text!r}")
     if os.path.exists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text!r} is a file; give a directory")
+    if os.path.islink(text) and not os.path.exists(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a symbolic link to nothing (or a loop); "
+                                         "give a directory")
     parent = os.path.dirname(os.path.abspath(text))
     while not os.path.exists(parent):  # the nearest existing folder above it
         parent = os.path.dirname(parent)

@@ -166,3 +166,10 @@ def test_a_data_file_name_that_is_not_utf8_is_refused_before_training(capsys, tm
     err = capsys.readouterr().err
     assert code == 2 and "argument --data" in err and "is not UTF-8" in err, err
     assert not (tmp_path / "o").exists(), "expected no half checkpoint (npz without config.json)"
+
+
+def test_an_out_that_is_a_dangling_symlink_is_a_usage_error(capsys, corpus, tmp_path):
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    code = main(["train", "--data", str(corpus), "--out", str(tmp_path / "link")] + FAST)
+    err = capsys.readouterr().err
+    assert code == 2 and "is a symbolic link to nothing" in err, err
