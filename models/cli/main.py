@@ -1,4 +1,4 @@
-"""The `microtensor` command: an argparse front end with one module per subcommand (train, sample, ...).
+"""The `microtensor` command: an argparse front end, one module per subcommand (train, ...).
 
 Each subcommand module defines `add_parser(subparsers)`, which registers its flags and
 sets `run`, a function args -> exit status. Adding a subcommand means adding its
