@@ -91,11 +91,23 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d):
-        """Inverse of `to_dict`; raises ValueError naming unknown or missing settings."""
+        """Inverse of `to_dict`; raises ValueError naming unknown or missing settings, or
+        one whose value has the wrong type (e.g. in a hand-edited config.json)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"TrainConfig: expected a dict of settings; got {d!r}")
         names = {f.name for f in fields(cls)}
         if set(d) != names:
             raise ValueError(f"TrainConfig: unknown settings {sorted(set(d) - names)}, "
                              f"missing {sorted(names - set(d))}")
+        for f in fields(cls):
+            value = d[f.name]
+            allowed = (int, float) if f.type is float else (f.type,)  # JSON writes 1.0 as 1
+            if value is None and f.default is None:
+                continue
+            # bool is an int to isinstance, so True must not pass as a size
+            if not isinstance(value, allowed) or isinstance(value, bool) != (f.type is bool):
+                raise ValueError(f"TrainConfig: {f.name} must be {f.type.__name__}; "
+                                 f"got {value!r}")
         return cls(**d)
 
 

@@ -71,8 +71,9 @@ def main(argv=None):
     """Run the command line on argv (default sys.argv[1:]); returns the exit status.
 
     Bad input (a missing file, an invalid setting) prints one `error:` line to stderr
-    and returns 1; argparse's usage errors return 2; Ctrl-C returns 130. Set the
-    environment variable MICROTENSOR_DEBUG=1 to see the traceback instead.
+    and returns 1 (so does running out of memory, e.g. for a huge --n-embd); argparse's
+    usage errors return 2; Ctrl-C returns 130. Set the environment variable
+    MICROTENSOR_DEBUG=1 to see the traceback instead.
     """
     parser = build_parser()
     try:
@@ -92,10 +93,11 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("microtensor: interrupted", file=sys.stderr)
         return 130
-    except (OSError, ValueError, RuntimeError) as error:
+    except (OSError, ValueError, RuntimeError, MemoryError) as error:
         if os.environ.get("MICROTENSOR_DEBUG"):
             raise
-        print(f"microtensor {args.command}: error: {error}", file=sys.stderr)
+        hint = " (try smaller settings)" if isinstance(error, MemoryError) else ""
+        print(f"microtensor {args.command}: error: {error}{hint}", file=sys.stderr)
         return 1
 
 

@@ -79,6 +79,7 @@ def add_parser(subparsers):
 
 def run(args):
     from microtensor.memory import keep_freed_memory
+    from models.checkpoint import CONFIG_FILE, CheckpointError
     from models.data import DEFAULT_CORPUS_NAME, load_corpus
     from models.presets import TrainConfig, get_preset
     from models.run import Interrupted, TrainingRun
@@ -92,9 +93,16 @@ def run(args):
         if args.preset is not None:
             raise ValueError(f"--preset {args.preset}: a resumed run keeps the settings saved "
                              f"in {args.out}")
-        saved = TrainConfig.from_dict(run.manifest["info"]["train_config"])
+        config_path = os.path.join(args.out, CONFIG_FILE)
+        try:
+            saved = TrainConfig.from_dict(run.manifest["info"]["train_config"])
+        except ValueError as error:
+            raise CheckpointError(f"--resume: {config_path}: info.train_config: {error}") from None
         config = dataclasses.replace(saved, **given)
-        data_path = args.data or run.manifest["info"]["data"]["path"]
+        data_path = args.data or run.manifest["info"]["data"].get("path")
+        if not isinstance(data_path, (str, type(None))):
+            raise CheckpointError(f"--resume: {config_path}: info.data.path is {data_path!r}, "
+                                  "not a file path; give --data")
     else:
         config = get_preset(args.preset or "baby", **given)
         data_path = args.data
