@@ -1,6 +1,6 @@
 """`microtensor attention`: heatmaps of the attention weights A = softmax(QKᵀ/√d_k + M) of a trained
 GPT on a prompt, per layer and head (notes 3.1–3.5)."""
-from .checks import add_out_flag, count
+from .checks import add_out_flag, count, picture_file
 from .graph import add_page_flags
 
 
@@ -14,7 +14,7 @@ def add_parser(subparsers):
                          "model is drawn)")
     p.add_argument("--prompt", metavar="TEXT", required=True,
                    help="the characters to run (the last block_size of them are kept)")
-    p.add_argument("--output", "-o", metavar="FILE", required=True,
+    p.add_argument("--output", "-o", metavar="FILE", type=picture_file, required=True,
                    help="picture to write: .png, .svg or .pdf")
     p.add_argument("--layer", metavar="L", type=count(0),
                    help="draw only this layer (0 = nearest the input; default: all)")

@@ -53,13 +53,31 @@ def directory(text):
     if os.path.islink(text) and not os.path.exists(text):
         raise argparse.ArgumentTypeError(f"{text!r} is a symbolic link to nothing (or a loop); "
                                          "give a directory")
+    _refuse_inside_a_file(text, "a directory")
+    return text
+
+
+def picture_file(text):
+    """A type for a picture a command writes (--output, --attention, --animate): a file name,
+    not empty, not a directory, not inside a file; the command checks the suffix."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must name a picture file, e.g. graph.svg; got {text!r}")
+    if os.path.isdir(text) or not os.path.basename(text):
+        raise argparse.ArgumentTypeError(f"{text!r} names a directory; give a file name in "
+                                         f"it, e.g. {os.path.join(text, 'graph.svg')!r}")
+    _refuse_inside_a_file(text, "a file name in a directory")
+    return text
+
+
+def _refuse_inside_a_file(text, expected):
+    """ArgumentTypeError if the nearest existing path above `text` is a file, not a folder
+    (os.makedirs would fail there with "[Errno 17] File exists")."""
     parent = os.path.dirname(os.path.abspath(text))
     while not os.path.exists(parent):  # the nearest existing folder above it
         parent = os.path.dirname(parent)
     if not os.path.isdir(parent):
-        raise argparse.ArgumentTypeError(f"{text!r} lies inside the file {parent!r}; give a "
-                                         "directory")
-    return text
+        raise argparse.ArgumentTypeError(f"{text!r} lies inside the file {parent!r}; give "
+                                         f"{expected}")
 
 
 def file_path(text):

@@ -17,7 +17,7 @@ Pre-norm's identity path carries ∂L/∂x_L to every block; post-norm's passes 
 LayerNorm (Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture").
 """
 
-from .checks import count, number
+from .checks import count, number, picture_file
 from .graph import add_page_flags
 
 MODELS = (("pre-norm  x + F(LN(x))", True), ("post-norm  LN(x + F(x))", False))
@@ -30,7 +30,7 @@ def add_parser(subparsers):
                     "chart the gradient norm at the input of every block, measured on one "
                     "fixed batch of the built-in corpus: at initialisation, and with --steps N "
                     "also after N AdamW steps (constant learning rate, no warmup) on both.")
-    p.add_argument("--output", "-o", metavar="FILE", required=True,
+    p.add_argument("--output", "-o", metavar="FILE", type=picture_file, required=True,
                    help="picture to write: .png, .svg or .pdf")
     p.add_argument("--n-layer", metavar="N", type=count(1), default=12,
                    help="blocks per model (default: %(default)s)")

@@ -10,7 +10,7 @@ import os
 import re
 import time
 
-from .checks import count, directory
+from .checks import count, directory, picture_file
 
 
 def add_parser(subparsers):
@@ -37,9 +37,9 @@ def add_parser(subparsers):
                         "--depth counts from it)")
     p.add_argument("--format", choices=["svg", "png", "pdf", "dot"],
                    help="picture format (default: from the --output suffix, else svg)")
-    p.add_argument("--output", "-o", metavar="FILE",
+    p.add_argument("--output", "-o", metavar="FILE", type=picture_file,
                    help="where to write the picture (needed unless --animate is given)")
-    p.add_argument("--animate", metavar="FILE",
+    p.add_argument("--animate", metavar="FILE", type=picture_file,
                    help="also (or only) write backprop step by step: one frame per graph node "
                         "in the order backward() processes it, as an animated .gif or a "
                         "multi-page .pdf; use with --focus to keep it short")

@@ -2,6 +2,7 @@
 that `microtensor train` writes."""
 import os
 
+from .checks import picture_file
 from .graph import add_page_flags
 
 
@@ -12,7 +13,7 @@ def add_parser(subparsers):
                     "metrics.jsonl ({iter, train_loss, val_loss, elapsed_s} per line).")
     p.add_argument("--metrics", metavar="PATH", required=True,
                    help="a metrics.jsonl file, or the run directory that holds one")
-    p.add_argument("--output", "-o", metavar="FILE", required=True,
+    p.add_argument("--output", "-o", metavar="FILE", type=picture_file, required=True,
                    help="picture to write: .png, .svg or .pdf")
     p.add_argument("--title", default="Training and validation loss",
                    help="chart title (default: %(default)s)")

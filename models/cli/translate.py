@@ -9,7 +9,7 @@ import argparse
 import dataclasses
 import sys
 
-from .checks import add_out_flag
+from .checks import add_out_flag, picture_file
 
 HELP = {
     "d_model": "model width D",
@@ -76,7 +76,7 @@ def add_parser(subparsers):
                            description="Print the greedy translation of TEXT.")
     add_out_flag(r, help="a checkpoint directory written by `microtensor translate train`")
     r.add_argument("text", metavar="TEXT", nargs="+", help="the words of a date")
-    r.add_argument("--attention", metavar="FILE",
+    r.add_argument("--attention", metavar="FILE", type=picture_file,
                    help="also draw the cross-attention weights (source characters across, "
                         "output characters down) of each head: .png, .svg or .pdf")
     r.add_argument("--layer", metavar="L", type=int, default=-1,
@@ -89,7 +89,7 @@ def add_parser(subparsers):
                     "encoder-decoder on two dates, drawn by viz.draw_graph: the encoder's "
                     "output reaches the decoder, and the gradient the encoder, only through "
                     "the cross-attention's keys and values.")
-    g.add_argument("--output", "-o", metavar="FILE", required=True,
+    g.add_argument("--output", "-o", metavar="FILE", type=picture_file, required=True,
                    help="picture to write: .svg, .png, .pdf or .dot")
     g.add_argument("--depth", metavar="N", type=int, default=2,
                    help="fold modules N levels down (2: the layers' sub-layers; default: "
