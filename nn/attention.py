@@ -5,6 +5,7 @@ course notes 3.1–3.5). Masks follow the contract: a boolean mask is True where
 *blocked*; a float mask is *added* to the scaled scores.
 """
 import math
+import numbers
 
 import numpy as np
 
@@ -30,6 +31,16 @@ def _mask_array(mask):
     return np.asarray(mask.data if isinstance(mask, Tensor) else mask)
 
 
+def _attn_mask_array(attn_mask):
+    """attn_mask as a numpy array; TypeError unless it is boolean or floating, as in PyTorch
+    (an integer mask of 0s and 1s would otherwise be added to the scores, blocking nothing)."""
+    mask = _mask_array(attn_mask)
+    if mask.dtype != np.bool_ and not np.issubdtype(mask.dtype, np.floating):
+        raise TypeError(f"attn_mask must be boolean (True = blocked) or floating (added to the "
+                        f"scores); got dtype {mask.dtype}")
+    return mask
+
+
 def _role(tensor, role):
     """Name the step that made `tensor` on its graph node (`grad_fn.role`): the pictures and
     the course tests find attention's QKᵀ, S, A and Z by it. Nothing to name without a graph."""
@@ -46,7 +57,8 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     attn_mask: boolean (True = blocked) or float (added to the scaled scores), broadcasting
     against [..., T_q, T_k]; is_causal blocks key j > query i (PyTorch's top-left alignment).
     A query whose keys are all blocked gets zero weights and a zero output, never NaN.
-    Raises ValueError when the shapes do not fit together.
+    Raises ValueError when the shapes do not fit together, TypeError for an attn_mask of
+    another dtype (integers, say).
 
     Backward needs no code here: each primitive's runs in turn (notes 3.8): Z = AV gives
     ∂L/∂V = AᵀG and ∂L/∂A = GVᵀ; softmax gives ds = a ⊙ (da − Σ a ⊙ da); the scale
@@ -68,7 +80,7 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     # aligned bottom-right so that new queries after a KV cache see every cached key
     blocked = causal_mask(t_q, t_k) if is_causal else None
     if attn_mask is not None:
-        mask = _mask_array(attn_mask)
+        mask = _attn_mask_array(attn_mask)
         if mask.dtype == np.bool_:
             blocked = mask if blocked is None else blocked | mask
         else:
@@ -125,6 +137,9 @@ class MultiHeadAttention(Module):
         if d_model % n_heads:
             raise ValueError(f"MultiHeadAttention: d_model={d_model} is not divisible by "
                              f"n_heads={n_heads}")
+        if not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
+            raise ValueError(f"MultiHeadAttention: dropout must be a number in [0, 1); "
+                             f"got {dropout!r}")
         self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
         self.dropout = dropout
         self.q_proj = Linear(d_model, d_model, bias)
@@ -194,7 +209,7 @@ class MultiHeadAttention(Module):
             blocked = pad if blocked is None else blocked | pad
         if attn_mask is None:
             return blocked
-        mask = _mask_array(attn_mask)
+        mask = _attn_mask_array(attn_mask)
         if mask.dtype == np.bool_:
             return mask if blocked is None else blocked | mask
         if blocked is None:

@@ -2,6 +2,8 @@
 
 It holds parameter groups and per-parameter state, and gives `zero_grad` and `state_dict`.
 """
+import numbers
+
 import numpy as np
 
 from microtensor import Tensor
@@ -125,3 +127,11 @@ class Optimizer:
 
     def _params_with_grad(self, group):
         return (p for p in group["params"] if p.grad is not None)
+
+
+def require_real(name, **options):
+    """TypeError naming the first option that is not a real number (lr="x", say), before the
+    optimizer compares it with 0 and Python's "'<' not supported" says nothing of which."""
+    for key, value in options.items():
+        if not isinstance(value, numbers.Real):
+            raise TypeError(f"{name}: {key} must be a real number; got {value!r}")

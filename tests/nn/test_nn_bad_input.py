@@ -3,6 +3,8 @@
 Each error names the argument, the value and what was expected, instead of a numpy cast or
 a ZeroDivisionError far from the cause.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -57,6 +59,13 @@ def param():
     (lambda: nn.optim.SGD([Tensor([1, 2])], lr=0.1), TypeError, "of dtype int64"),
     (lambda: nn.optim.SGD([np.ones(2)], lr=0.1), TypeError, "got ndarray"),
     (lambda: nn.optim.SGD([{"lr": 0.1}], lr=0.1), ValueError, "needs a 'params' entry"),
+    (lambda: nn.optim.SGD([param()], lr="x"), TypeError, "SGD: lr must be a real number; got 'x'"),
+    (lambda: nn.optim.AdamW([param()], lr="x"), TypeError,
+     "AdamW: lr must be a real number; got 'x'"),
+    (lambda: nn.optim.AdamW([param()], betas=(0.9, None)), TypeError,
+     "AdamW: beta2 must be a real number; got None"),
+    (lambda: nn.optim.AdamW([param()], betas=0.9), TypeError,
+     r"AdamW: betas must be a pair \(beta1, beta2\); got 0.9"),
 ])
 def test_optimizers_refuse_odd_arguments(make, error, message):
     with pytest.raises(error, match=message):
@@ -76,3 +85,24 @@ def test_clip_grad_norm_refuses_a_max_norm_that_is_not_finite_and_non_negative(m
     with pytest.raises(ValueError, match=f"max_norm must be a finite number >= 0; got {max_norm}"):
         nn.utils.clip_grad_norm_([p], max_norm)
     assert np.array_equal(p.grad, [1, 1]), f"expected the gradient untouched; got {p.grad}"
+
+
+@pytest.mark.parametrize("dropout", [1.5, 1.0, -0.1, float("nan"), "0.1"])
+def test_multihead_attention_dropout_must_be_in_0_1_as_dropout_p(dropout):
+    with pytest.raises(ValueError, match=rf"dropout must be a number in \[0, 1\); "
+                                         rf"got {re.escape(repr(dropout))}"):
+        nn.MultiHeadAttention(8, 2, dropout=dropout)
+
+
+def test_an_integer_attn_mask_is_refused_not_added_to_the_scores():
+    # PyTorch refuses it too: 0/1 integers added to the scores would block nothing
+    q = Tensor(np.ones((1, 2, 4)))
+    mask = np.triu(np.ones((2, 2), dtype=np.int64), k=1)
+    with pytest.raises(TypeError, match="attn_mask must be boolean .* or floating .*; "
+                                        "got dtype int64"):
+        nn.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+    with pytest.raises(TypeError, match="got dtype int64"):
+        nn.MultiHeadAttention(4, 2)(q, attn_mask=mask)
+    blocked, _ = nn.scaled_dot_product_attention(q, q, q, attn_mask=mask.astype(bool))
+    added, _ = nn.scaled_dot_product_attention(q, q, q, attn_mask=np.where(mask, -np.inf, 0.0))
+    np.testing.assert_allclose(blocked.data, added.data, err_msg="bool and float masks differ")
