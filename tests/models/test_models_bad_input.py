@@ -12,6 +12,7 @@ from models import GPT, CharTokenizer, GPTConfig
 from models import checkpoint as ckpt
 from models.checkpoint import CheckpointError
 from models.presets import TrainConfig
+from models.train_translation import TranslateConfig
 
 
 @pytest.fixture
@@ -98,3 +99,16 @@ def test_a_save_whose_info_is_not_utf8_json_writes_nothing(tmp_path, model):
 def test_decode_refuses_ids_that_are_not_ints(ids):
     with pytest.raises(TypeError, match="is not an int"):
         CharTokenizer(list("ab")).decode(ids)
+
+
+@pytest.mark.parametrize("config", [TrainConfig(learning_rate=1e-3, min_lr=2e-3),
+                                    TranslateConfig(learning_rate=1e-3, min_lr=2e-3)],
+                         ids=["train", "translate"])
+def test_a_min_lr_above_the_learning_rate_is_refused_naming_both_flags(config):
+    with pytest.raises(ValueError, match=r"--min-lr 0.002 is above --learning-rate 0.001: the "
+                                         "cosine decay would raise the rate"):
+        config.validate()
+
+
+def test_a_min_lr_equal_to_the_learning_rate_is_a_constant_schedule_and_accepted():
+    TrainConfig(learning_rate=1e-3, min_lr=1e-3).validate()
