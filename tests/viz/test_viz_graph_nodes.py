@@ -137,6 +137,34 @@ def test_scale_constants_are_folded_into_their_op(read_dot):
     assert dot.find("mul ×0.5"), f"expected the constant in the mul box, got {dot.labels()}"
 
 
+
+def test_a_named_constant_reads_its_name_and_an_unnamed_one_is_numbered(read_dot):
+    x = mt.randn(2, 3, requires_grad=True, name="x")
+    table = mt.Tensor(np.ones((2, 3)), name="positions (sinusoidal)")
+    y = (x + table + np.ones((2, 3))).sum()
+    labels = sorted(a["label"] for a in read_dot(viz.draw_graph(y)).nodes.values()
+                    if a.get("shape") == "ellipse")
+    assert labels == ["const 1 [2,3]", "positions (sinusoidal) [2,3]", "x [2,3]"], \
+        f"expected the named table, one numbered constant and x; got {labels}"
+
+
+def test_the_encoder_decoders_position_tables_are_named_in_its_picture(read_dot):
+    from models import translation as task
+    from models.seq2seq import Seq2SeqTransformer
+    from models.train_translation import TranslateConfig
+
+    src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
+    config = TranslateConfig(d_model=8, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
+                             d_ff=16)
+    model = Seq2SeqTransformer(config.model_config(src_tok.vocab_size, tgt_tok.vocab_size))
+    _, loss = model(*task.encode_batch([("3 Mar 1999", "1999-03-03")], src_tok, tgt_tok))
+    dot = read_dot(viz.draw_graph(loss, depth=1))
+    named = sorted(a["label"] for a in dot.nodes.values() if "positions" in a["label"])
+    assert named == ["positions (sinusoidal) [10,8]", "positions (sinusoidal) [11,8]"], \
+        f"expected a source and a target table; got {named}"
+    assert not [a for a in dot.nodes.values() if a["label"].startswith("const")], \
+        f"expected no anonymous constant; got {dot.labels()}"
+
 def test_show_saved_lists_what_backward_keeps(read_dot):
     x = mt.randn(2, 3, requires_grad=True, name="x")
     y = x.exp().sum()
