@@ -1,4 +1,7 @@
-"""Measure the data path on large corpora: first preparation (MB/s), start once prepared (s), and peak RSS growth per character while preparing and while training.
+"""Measure the data path on large corpora: preparation speed, start time and memory per character.
+
+It reports the first preparation (MB/s), the start once prepared (s), and the peak RSS
+growth per character while preparing and while training.
 
 Run it from the repository root:
 

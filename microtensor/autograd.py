@@ -77,7 +77,9 @@ class Function:
             of a leaf that requires grad, or None for a constant (no gradient goes there).
             PyTorch calls this `next_functions` and pairs each entry with an output index.
         input_shapes: the shape of each input; constants: {input index: value} of each
-            one-element constant input (the 1/√d_k of attention's scaling).
+            one-element constant input (the 1/√d_k of attention's scaling);
+            constant_names: {input index: name} of each named constant input (a Tensor
+            made with name=, such as a fixed position table), which the pictures print.
         saved: {name: array} kept for backward; empty once backward has freed it
             (`saved_shapes()` still tells what it was).
         scope, module: the nn.Module calls it ran inside, ((path, class), ...), and the
@@ -92,7 +94,7 @@ class Function:
     _retained = None  # weakref to the output tensor, set by `Tensor.retain_grad()`
 
     def __init__(self):
-        self.inputs, self.input_shapes, self.constants = (), (), {}
+        self.inputs, self.input_shapes, self.constants, self.constant_names = (), (), {}, {}
         self.saved = {}
         self.scope = ()
         self.needs_input_grad = ()
@@ -150,6 +152,8 @@ class Function:
         self.input_shapes = tuple(t.shape for t in inputs)
         self.constants = {i: t.data.item() for i, t in enumerate(inputs)
                           if not t.requires_grad and t.data.size == 1}
+        self.constant_names = {i: t.name for i, (t, node) in enumerate(zip(inputs, self.inputs))
+                               if node is None and t.name}
 
     def __repr__(self):
         return f"<{self.op}{f' ({self.role})' if self.role else ''}>"

@@ -35,12 +35,16 @@ def _as_array(data, dtype):
     if isinstance(data, Tensor):
         data = data.data
     if dtype is not None:
-        return np.array(data, dtype=np.dtype(dtype))
-    if isinstance(data, (np.ndarray, np.generic)):
-        return np.array(data)
-    array = np.array(data)
-    if array.dtype == np.float64:  # a Python float or a list of them
-        return array.astype(np.float32)
+        array = np.array(data, dtype=np.dtype(dtype))
+    elif isinstance(data, (np.ndarray, np.generic)):
+        array = np.array(data)
+    else:
+        array = np.array(data)
+        if array.dtype == np.float64:  # a Python float or a list of them
+            array = array.astype(np.float32)
+    if array.dtype.kind not in "biuf":  # complex, strings, objects: no op defines them
+        raise TypeError(f"Tensor: dtype {array.dtype} is not supported; expected bool, "
+                        "integer or floating-point data")
     return array
 
 
@@ -191,6 +195,7 @@ class Tensor:
             RuntimeError: self does not require grad.
             ValueError: self has more than one element and no `grad` was given,
                 or `grad` has the wrong shape.
+            TypeError: `grad` does not hold real numbers (strings, complex, objects).
         """
         if not self.requires_grad:
             raise RuntimeError(
@@ -202,7 +207,10 @@ class Tensor:
                     f"backward() without `grad` needs a scalar (one-element) tensor; got "
                     f"shape {self.shape}: pass grad= an array of that shape")
             grad = np.ones_like(self.data)
-        grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad, dtype=self.dtype)
+        grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad)
+        if grad.dtype.kind not in "biuf":  # numpy's cast would fail with a message naming no one
+            raise TypeError(f"backward(grad): grad must hold real numbers; got dtype {grad.dtype}")
+        grad = grad.astype(self.dtype, copy=False)
         if grad.shape != self.shape:
             raise ValueError(f"backward(grad): grad has shape {grad.shape}; expected {self.shape}")
         autograd.backward(self, grad, retain_graph=retain_graph)

@@ -92,8 +92,15 @@ def load_optimizer(optimizer, arrays, param_groups, path):
     state = {}
     for name, array in arrays.items():
         if name.startswith("optimizer/"):
-            _, index, buffer = name.split("/", 2)
-            state.setdefault(int(index), {})[buffer] = array
+            parts = name.split("/", 2)
+            if len(parts) != 3 or not parts[1].isdigit():
+                raise CheckpointError(f"{path}: unexpected array {name!r}; expected "
+                                      "optimizer/<index>/<buffer>")
+            if (array.dtype.kind not in "fiu" or not np.isfinite(array).all()
+                    or (array.dtype.kind == "i" and (array < 0).any())):
+                raise CheckpointError(f"{path}: {name} holds {array.dtype} values; expected "
+                                      "finite numbers (a step count >= 0)")
+            state.setdefault(int(parts[1]), {})[parts[2]] = array
     try:
         optimizer.load_state_dict({"state": state, "param_groups": param_groups})
     except (ValueError, KeyError, TypeError) as error:
@@ -158,6 +165,11 @@ def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False)
     if kind is None:
         raise TypeError(f"save_checkpoint: no model kind registered for {type(model).__name__}; "
                         "call register_model first")
+    try:  # before any file is written: config.json must be able to hold `info`
+        json.dumps(info, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(f"save_checkpoint: info cannot be written as UTF-8 JSON "
+                              f"({error})") from None
     os.makedirs(out_dir, exist_ok=True)
     try:
         old = read_manifest(out_dir) or {}
@@ -216,6 +228,8 @@ def read_manifest(out_dir):
         raise CheckpointError(f"{path} is not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise CheckpointError(f"{path} is not JSON ({error})") from None
+    except OSError as error:  # e.g. a directory of that name
+        raise CheckpointError(f"{path} cannot be read ({error.strerror})") from None
     if isinstance(manifest, dict) and manifest.get("format") == "microtensor-char-gpt":
         raise CheckpointError(f"{path} is a checkpoint of an older microtensor (model.npz, "
                               "format version 1, no training state); train it again")
@@ -235,10 +249,11 @@ def read_manifest(out_dir):
                                                "sha256"} <= set(entry):
             raise CheckpointError(f"{path}: entry {which!r} needs iter, val_loss, file, bytes "
                                   "and sha256")
-        if not isinstance(entry["iter"], int) or not isinstance(entry["val_loss"],
-                                                                (int, float, type(None))):
-            raise CheckpointError(f"{path}: {which} has iter {entry['iter']!r} and val_loss "
-                                  f"{entry['val_loss']!r}; expected an int and a number")
+        iter_, loss = entry["iter"], entry["val_loss"]  # bool is an int to isinstance
+        if (type(iter_) is not int or iter_ < 0 or isinstance(loss, bool)
+                or not isinstance(loss, (int, float, type(None)))):
+            raise CheckpointError(f"{path}: {which} has iter {iter_!r} and val_loss "
+                                  f"{loss!r}; expected an int >= 0 and a number")
         if not _OWN_FILE.fullmatch(str(entry["file"])):
             raise CheckpointError(f"{path}: {which} names the file {entry['file']!r}, not a "
                                   "snapshot of this directory")
@@ -301,12 +316,13 @@ def build_model(manifest, kind=None, path=CONFIG_FILE):
     model_class, config_class = _MODELS[found]
     try:
         return model_class(config_class.from_dict(manifest["model_config"]))
-    except (ValueError, TypeError, AttributeError) as error:
+    except (ValueError, TypeError, AttributeError, MemoryError) as error:
         raise CheckpointError(f"{path}: model_config is not valid: {error}") from None
 
 
 def load_model_arrays(model, arrays, path):
-    """Copy the "model/..." arrays into `model`; a missing, extra or misshapen one is an error."""
+    """Copy the "model/..." arrays into `model`; a missing, extra, misshapen, non-float or
+    non-finite one is an error."""
     weights = {name[len("model/"):]: a for name, a in arrays.items() if name.startswith("model/")}
     expected = dict(model.named_parameters())
     missing = sorted(set(expected) - set(weights))
@@ -320,6 +336,8 @@ def load_model_arrays(model, arrays, path):
                                   f"needs {expected[name].shape}")
         if array.dtype.kind != "f":
             raise CheckpointError(f"{path}: {name} has dtype {array.dtype}, expected floats")
+        if not np.isfinite(array).all():  # training never saves these; sampling would be noise
+            raise CheckpointError(f"{path}: {name} holds NaN or infinite values")
     model.load_state_dict(weights)
 
 

@@ -156,18 +156,25 @@ class GPT(nn.Module):
 
         Runs under no_grad and in the current train/eval mode: call model.eval() first
         so that dropout is off. Returns the same kind as idx: a Tensor for a Tensor,
-        otherwise an int64 numpy array. Raises ValueError for idx that is not [B, T] with
-        T >= 1, temperature <= 0 or top_k < 1.
+        otherwise an int64 numpy array. Raises TypeError for idx that does not hold integers,
+        ValueError for idx that is not [B, T] with T >= 1, max_new_tokens not an int >= 0,
+        temperature not a finite number > 0, or top_k not an int >= 1.
         """
         was_tensor = isinstance(idx, Tensor)
-        idx = np.asarray(idx.data if was_tensor else idx, dtype=np.int64)
+        idx = np.asarray(idx.data if was_tensor else idx)
+        if idx.dtype.kind not in "iu":  # a float id would be truncated silently
+            raise TypeError(f"generate: idx must hold integer token ids; got dtype {idx.dtype}")
+        idx = idx.astype(np.int64)
         if idx.ndim != 2 or idx.shape[1] == 0:
             raise ValueError(f"generate: idx must be [B, T] with T >= 1; got shape {idx.shape}")
-        if temperature <= 0:
-            raise ValueError(f"generate: temperature must be > 0; got {temperature} "
-                             "(use top_k=1 for greedy decoding)")
-        if top_k is not None and top_k < 1:
-            raise ValueError(f"generate: top_k must be >= 1 or None; got {top_k}")
+        if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
+            raise ValueError(f"generate: max_new_tokens must be an int >= 0; got "
+                             f"{max_new_tokens!r}")
+        if not (math.isfinite(temperature) and temperature > 0):
+            raise ValueError(f"generate: temperature must be a finite number > 0; got "
+                             f"{temperature} (use top_k=1 for greedy decoding)")
+        if top_k is not None and (not isinstance(top_k, (int, np.integer)) or top_k < 1):
+            raise ValueError(f"generate: top_k must be an int >= 1 or None; got {top_k!r}")
         block_size = self.config.block_size
         caches = None
         with microtensor.no_grad():

@@ -14,11 +14,11 @@ prepared (`source_key`), the vocabulary, the dtype and N. The ids start at a mul
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 
 import numpy as np
 
+from .checkpoint import atomic_write
 from .tokenizer import CharTokenizer
 
 CHUNK_SIZE = 1 << 20          # bytes decoded per step: ~10 MB of work arrays at any corpus size
@@ -171,7 +171,8 @@ def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
     Two passes over the text in chunks, so memory stays ~10 MB whatever its size: the first
     collects the vocabulary (every code point seen), the second looks each code point's id
     up in a table and appends the ids. The file is written under a temporary name in the
-    same directory and renamed into place (os.replace), so a reader never sees half of it.
+    same directory and renamed into place (checkpoint.atomic_write), so a reader never sees
+    half of it; it gets a normal file's mode (0o666 less the umask), not mkstemp's 0600.
     Raises ValueError (not UTF-8, > 65536 characters) naming the file, OSError if the
     directory is not writable, RuntimeError if the text changes while being read.
     """
@@ -186,21 +187,16 @@ def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
     padding = b" " * (-(len(MAGIC) + 8 + len(meta)) % 64)
     directory = os.path.dirname(os.path.abspath(cache_path))
     os.makedirs(directory, exist_ok=True)
-    fd, temp_path = tempfile.mkstemp(dir=directory, prefix=os.path.basename(cache_path) + ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(MAGIC + (len(meta) + len(padding)).to_bytes(8, "little") + meta + padding)
-            for text in read_text_chunks(path, chunk_size):
-                f.write(table.take(code_points(text)))
-            # On disk before the rename: after a crash, the name never holds a file of the
-            # right size whose ids were not yet written (zeros the checks would accept).
-            f.flush()
-            os.fsync(f.fileno())
+
+    def write(f):
+        f.write(MAGIC + (len(meta) + len(padding)).to_bytes(8, "little") + meta + padding)
+        for text in read_text_chunks(path, chunk_size):
+            f.write(table.take(code_points(text)))
         if source_key(path) != key:
             raise RuntimeError(f"data file {path!r} changed while its ids were being prepared; "
                                "run again once it is complete")
-        os.replace(temp_path, cache_path)
-    except BaseException:
-        os.unlink(temp_path)
-        raise
+
+    # fsync'd before the rename: after a crash, the name never holds a file of the right size
+    # whose ids were not yet written (zeros the checks would accept)
+    atomic_write(cache_path, write)
     return read_ids(cache_path, key)

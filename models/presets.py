@@ -17,6 +17,14 @@ def flag_name(name):
     return "--" + name.replace("_", "-")
 
 
+def check_min_lr(learning_rate, min_lr):
+    """ValueError if --min-lr is above --learning-rate: the cosine "decay" would raise the
+    rate after warmup. Equal rates are a constant schedule."""
+    if min_lr > learning_rate:
+        raise ValueError(f"--min-lr {min_lr} is above --learning-rate {learning_rate}: the "
+                         "cosine decay would raise the rate; give --min-lr <= --learning-rate")
+
+
 @dataclass
 class TrainConfig:
     """Every setting of a training run: model shape, optimisation, evaluation, seed.
@@ -70,6 +78,7 @@ class TrainConfig:
             raise ValueError(f"--lr-decay-iters must be >= 1; got {self.lr_decay_iters}")
         if self.learning_rate <= 0:
             raise ValueError(f"--learning-rate must be > 0; got {self.learning_rate}")
+        check_min_lr(self.learning_rate, self.min_lr)
         if self.n_embd % self.n_head:
             raise ValueError(f"--n-embd {self.n_embd} must be divisible by --n-head {self.n_head}")
         for name in ("dropout", "beta1", "beta2"):
@@ -91,11 +100,23 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d):
-        """Inverse of `to_dict`; raises ValueError naming unknown or missing settings."""
+        """Inverse of `to_dict`; raises ValueError naming unknown or missing settings, or
+        one whose value has the wrong type (e.g. in a hand-edited config.json)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"TrainConfig: expected a dict of settings; got {d!r}")
         names = {f.name for f in fields(cls)}
         if set(d) != names:
             raise ValueError(f"TrainConfig: unknown settings {sorted(set(d) - names)}, "
                              f"missing {sorted(names - set(d))}")
+        for f in fields(cls):
+            value = d[f.name]
+            allowed = (int, float) if f.type is float else (f.type,)  # JSON writes 1.0 as 1
+            if value is None and f.default is None:
+                continue
+            # bool is an int to isinstance, so True must not pass as a size
+            if not isinstance(value, allowed) or isinstance(value, bool) != (f.type is bool):
+                raise ValueError(f"TrainConfig: {f.name} must be {f.type.__name__}; "
+                                 f"got {value!r}")
         return cls(**d)
 
 

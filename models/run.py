@@ -72,6 +72,12 @@ RESUME_KEYS = {"info": ("train_config", "data"),
                "latest": ("rng", "param_groups", "best_val_loss", "last_eval", "elapsed_s")}
 
 
+# The JSON types of those entries: a hand-edited or foreign config.json is refused up front.
+STATE_TYPES = {"train_config": dict, "data": dict, "rng": dict, "param_groups": list,
+               "best_val_loss": (int, float, type(None)), "last_eval": (dict, type(None)),
+               "elapsed_s": (int, float)}
+
+
 def _check_resumable(manifest, path, required):
     """CheckpointError unless `manifest` holds the training state `required` names."""
     for section, keys in required.items():
@@ -80,6 +86,11 @@ def _check_resumable(manifest, path, required):
                 raise CheckpointError(f"--resume: {path} holds no training state to continue "
                                       f"({section}.{key} is missing): its model can be "
                                       "sampled, not resumed; start afresh with --overwrite")
+            value, kinds = manifest[section][key], STATE_TYPES.get(key)
+            if kinds is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
+                names = [k.__name__ for k in (kinds if isinstance(kinds, tuple) else (kinds,))]
+                raise CheckpointError(f"--resume: {path}: {section}.{key} is a "
+                                      f"{type(value).__name__}; expected {' or '.join(names)}")
 
 
 class TrainingRun:
@@ -153,19 +164,20 @@ class TrainingRun:
         """On resume, keep the metrics.jsonl lines up to the latest state's iteration.
 
         Lines written after that state (an evaluation whose save a crash cut off) go, so
-        the resumed run writes them again exactly once; a half-written last line goes too.
+        the resumed run writes them again exactly once; a half-written or damaged line goes too.
         """
         if not self.resuming or not os.path.exists(self.metrics_path):
             return
         last = self.manifest["latest"]["iter"]
         kept = []
-        with open(self.metrics_path, encoding="utf-8") as f:
-            for line in f:
+        with open(self.metrics_path, encoding="utf-8", errors="replace") as f:
+            for line in f:  # a damaged line (not JSON, not UTF-8, no int "iter") goes
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError:
                     continue
-                if isinstance(record, dict) and record.get("iter", math.inf) <= last:
+                if (isinstance(record, dict) and type(record.get("iter")) is int
+                        and record["iter"] <= last):
                     kept.append(json.dumps(record) + "\n")
         text = "".join(kept).encode("utf-8")
         atomic_write(self.metrics_path, lambda f: f.write(text))

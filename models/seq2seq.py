@@ -151,7 +151,9 @@ class Seq2SeqTransformer(nn.Module):
             raise ValueError(f"Seq2SeqTransformer: {start + t} positions exceed max_len "
                              f"{self.config.max_len}")
         x = embedding(ids) * math.sqrt(self.config.d_model)       # [B, T, D]
-        x = x + self.positions[start:start + t]                     # [B, T, D] + [T, D]
+        # a named constant, so that the graph pictures label its box
+        pe = Tensor(self.positions[start:start + t], name="positions (sinusoidal)")  # [T, D]
+        x = x + pe                                                  # [B, T, D] + [T, D]
         return self.drop(x)
 
     def source_padding_mask(self, src, src_padding_mask=None):

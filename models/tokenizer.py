@@ -58,7 +58,8 @@ class CharTokenizer:
     def decode(self, ids):
         """ids (list, numpy array or Tensor of ints, any shape flattened) -> str.
 
-        Raises ValueError for an id outside [0, vocab_size).
+        Raises TypeError for an id that is not an int, ValueError for one outside
+        [0, vocab_size).
         """
         if isinstance(ids, Tensor):
             ids = ids.data
@@ -66,6 +67,8 @@ class CharTokenizer:
             ids = ids.reshape(-1).tolist()
         out = []
         for i in ids:
+            if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
+                raise TypeError(f"token id {i!r} is not an int")
             if not 0 <= i < self.vocab_size:
                 raise ValueError(f"token id {i} is outside the vocabulary [0, {self.vocab_size})")
             out.append(self.chars[i])

@@ -94,14 +94,16 @@ def _corpus_sha256(tokenizer, ids):
 
 
 def train(config, text, out_dir, source="the text", progress=True, resume=False,
-          overwrite=False, data_path=None):
+          overwrite=False, data_path=None, log_grad_norms=False):
     """Train a GPT on `text` as configured by `config` (a TrainConfig); checkpoints go to out_dir.
 
     `text` is a str or the (tokenizer, ids) pair of models.data.load_corpus.
 
     Evaluates at iteration 0, every eval_interval and at the end; each evaluation prints
     both losses, appends {"iter", "train_loss", "val_loss", "elapsed_s"} to
-    out_dir/metrics.jsonl and saves the latest state (and the model, when its validation
+    out_dir/metrics.jsonl (with log_grad_norms, also "grad_norms": {module: ‖∂L/∂θ‖} of
+    the last step before it, before clipping, per `nn.utils.grad_norms_by_module`; none at
+    iter 0) and saves the latest state (and the model, when its validation
     loss is the best so far). `source` names the text in messages; `data_path` (the file
     it came from) is recorded so that a resume can find it again.
 
@@ -137,6 +139,7 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     optimizer = configure_optimizer(model, config)
     info = {"vocab": tokenizer.chars, "train_config": config.to_dict(), "data": data}
     it, best_val_loss, last = 0, math.inf, None
+    grad_norms = None  # of the latest step, when log_grad_norms
     if resume:
         it, best_val_loss, last = _restore(run, model, optimizer)
     decay_iters = config.lr_decay_iters or config.max_iters
@@ -164,7 +167,8 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
             run.check_finite(value, it, f"{split} loss")
         last = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
                 "elapsed_s": run.elapsed()}
-        run.log(last)  # before the save: a crash between the two is undone by --resume
+        # before the save: a crash between the two is undone by --resume
+        run.log(dict(last, grad_norms=grad_norms) if grad_norms else last)
         say(f"iter {it}: train loss {last['train_loss']:.4f}, "
             f"val loss {last['val_loss']:.4f}", file=sys.stdout)
         new_best = last["val_loss"] < best_val_loss
@@ -173,6 +177,7 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
 
     def train_step(it):
         """One AdamW step at iteration `it`; returns the loss before it."""
+        nonlocal grad_norms
         lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
                                        config.warmup_iters, decay_iters)
         for group in optimizer.param_groups:
@@ -183,6 +188,8 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
         run.check_finite(loss_value, it, "training loss")  # before the step spoils the weights
         optimizer.zero_grad()
         loss.backward()
+        if log_grad_norms:
+            grad_norms = nn.utils.grad_norms_by_module(model)
         if config.grad_clip > 0:
             nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
         optimizer.step()

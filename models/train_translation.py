@@ -28,7 +28,7 @@ from .checkpoint import (
     optimizer_arrays,
     register_model,
 )
-from .presets import flag_name
+from .presets import check_min_lr, flag_name
 from .run import TrainingRun
 from .seq2seq import Seq2SeqConfig, Seq2SeqTransformer
 
@@ -84,6 +84,7 @@ class TranslateConfig:
             raise ValueError(f"--lr-decay-iters must be >= 1; got {self.lr_decay_iters}")
         if self.learning_rate <= 0:
             raise ValueError(f"--learning-rate must be > 0; got {self.learning_rate}")
+        check_min_lr(self.learning_rate, self.min_lr)
         if self.d_model % self.n_heads:
             raise ValueError(f"--d-model {self.d_model} must be divisible by "
                              f"--n-heads {self.n_heads}")

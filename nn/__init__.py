@@ -1,4 +1,4 @@
-"""nn: layers, attention, Transformer blocks and optimizers on top of microtensor (PyTorch's torch.nn names)."""
+"""nn: layers, attention, Transformer blocks and optimizers on microtensor (torch.nn's names)."""
 from . import optim, utils
 from .attention import KVCache, MultiHeadAttention, causal_mask, scaled_dot_product_attention
 from .block import TransformerBlock, residual

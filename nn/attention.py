@@ -1,10 +1,11 @@
-"""Scaled dot-product attention and multi-head attention, built from primitive ops so the graph shows every step.
+"""Scaled dot-product and multi-head attention, from primitive ops so the graph shows each step.
 
 Z = softmax(QKᵀ/√d_k + M) V   (Vaswani et al. 2017, "Attention Is All You Need", §3.2;
 course notes 3.1–3.5). Masks follow the contract: a boolean mask is True where a key is
 *blocked*; a float mask is *added* to the scaled scores.
 """
 import math
+import numbers
 
 import numpy as np
 
@@ -30,6 +31,16 @@ def _mask_array(mask):
     return np.asarray(mask.data if isinstance(mask, Tensor) else mask)
 
 
+def _attn_mask_array(attn_mask):
+    """attn_mask as a numpy array; TypeError unless it is boolean or floating, as in PyTorch
+    (an integer mask of 0s and 1s would otherwise be added to the scores, blocking nothing)."""
+    mask = _mask_array(attn_mask)
+    if mask.dtype != np.bool_ and not np.issubdtype(mask.dtype, np.floating):
+        raise TypeError(f"attn_mask must be boolean (True = blocked) or floating (added to the "
+                        f"scores); got dtype {mask.dtype}")
+    return mask
+
+
 def _role(tensor, role):
     """Name the step that made `tensor` on its graph node (`grad_fn.role`): the pictures and
     the course tests find attention's QKᵀ, S, A and Z by it. Nothing to name without a graph."""
@@ -41,12 +52,17 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     """Attention of queries over keys: returns (out, weights).
 
     Shapes: q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]
-    -> out [..., T_q, d_v], weights [..., T_q, T_k] (each row sums to 1 over the keys;
-    the weights before attention dropout).
+    -> out [..., T_q, d_v], weights [..., T_q, T_k] (each row sums to 1 over the keys, or is
+    all zeros where every key is blocked; the weights before attention dropout).
     attn_mask: boolean (True = blocked) or float (added to the scaled scores), broadcasting
     against [..., T_q, T_k]; is_causal blocks key j > query i (PyTorch's top-left alignment).
     A query whose keys are all blocked gets zero weights and a zero output, never NaN.
-    Raises ValueError when the shapes do not fit together.
+    Raises ValueError when the shapes do not fit together, TypeError for an attn_mask of
+    another dtype (integers, say).
+
+    Backward needs no code here: each primitive's runs in turn (notes 3.8): Z = AV gives
+    ∂L/∂V = AᵀG and ∂L/∂A = GVᵀ; softmax gives ds = a ⊙ (da − Σ a ⊙ da); the scale
+    multiplies by 1/√d_k; then QKᵀ sends the gradient back to Q and K.
     """
     d_k = q.shape[-1]
     if k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
@@ -64,7 +80,7 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     # aligned bottom-right so that new queries after a KV cache see every cached key
     blocked = causal_mask(t_q, t_k) if is_causal else None
     if attn_mask is not None:
-        mask = _mask_array(attn_mask)
+        mask = _attn_mask_array(attn_mask)
         if mask.dtype == np.bool_:
             blocked = mask if blocked is None else blocked | mask
         else:
@@ -109,7 +125,7 @@ class KVCache:
 
 
 class MultiHeadAttention(Module):
-    """H attention heads, each with its own slice of the Q/K/V projections, mixed by `out_proj` (notes 3.5).
+    """H attention heads, each with its own slice of the Q/K/V projections, mixed by out_proj (3.5).
 
     Sub-layers q_proj, k_proj, v_proj, out_proj: Linear(D, D) each, so 4D² weights
     (+4D biases) whatever H is; each head has width d = D / H.
@@ -121,6 +137,9 @@ class MultiHeadAttention(Module):
         if d_model % n_heads:
             raise ValueError(f"MultiHeadAttention: d_model={d_model} is not divisible by "
                              f"n_heads={n_heads}")
+        if not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
+            raise ValueError(f"MultiHeadAttention: dropout must be a number in [0, 1); "
+                             f"got {dropout!r}")
         self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
         self.dropout = dropout
         self.q_proj = Linear(d_model, d_model, bias)
@@ -130,6 +149,7 @@ class MultiHeadAttention(Module):
         self.last_attention = None
 
     def _split_heads(self, x):
+        """x [B, T, D] -> [B, H, T, d], D = H·d (notes 3.5)."""
         b, t, _ = x.shape
         x = x.reshape(b, t, self.n_heads, self.head_dim)   # [B, T, H, d]
         return x.transpose(1, 2)                            # [B, H, T, d]
@@ -148,7 +168,8 @@ class MultiHeadAttention(Module):
         Returns [B, T_q, D].
         """
         if x.ndim != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"MultiHeadAttention: x must be [B, T, {self.d_model}]; got {x.shape}")
+            raise ValueError(f"MultiHeadAttention: x must be [B, T, {self.d_model}]; "
+                             f"got {x.shape}")
         source = x if context is None else context
         b, t_q, _ = x.shape
         q = self._split_heads(self.q_proj(x))               # [B, H, T_q, d]
@@ -161,7 +182,7 @@ class MultiHeadAttention(Module):
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d]
             if kv_cache is not None:
                 k, v = kv_cache.append(k, v)                # [B, H, T_past + T_q, d]
-        t_k = k.shape[2]
+        t_k = k.shape[2]                                    # cached keys plus this call's
         mask = self._combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, is_causal)
         dropout_p = self.dropout if self.training else 0.0
         z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
@@ -171,6 +192,8 @@ class MultiHeadAttention(Module):
         z = z.transpose(1, 2)                               # [B, T_q, H, d]
         z = z.reshape(b, t_q, self.d_model)                 # [B, T_q, D]  heads concatenated
         out = self.out_proj(z)                              # [B, T_q, D]  heads mixed by W_O
+        # output (residual) dropout, as GPT-2 and nanoGPT; torch.nn.MultiheadAttention drops
+        # only the attention weights
         return F.dropout(out, self.dropout, self.training)
 
     @staticmethod
@@ -186,7 +209,7 @@ class MultiHeadAttention(Module):
             blocked = pad if blocked is None else blocked | pad
         if attn_mask is None:
             return blocked
-        mask = _mask_array(attn_mask)
+        mask = _attn_mask_array(attn_mask)
         if mask.dtype == np.bool_:
             return mask if blocked is None else blocked | mask
         if blocked is None:

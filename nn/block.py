@@ -27,8 +27,10 @@ def residual(skip, branch):
 class TransformerBlock(Module):
     """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN (pre- or post-norm).
 
-    `norm_first=True` is pre-norm, False the 2017 post-norm. Sub-modules: ln_1, attn
-    (MultiHeadAttention), ln_2, mlp (FeedForward, d_ff wide). `forward` also takes a
+    `norm_first=True` is pre-norm, False the 2017 post-norm. Sub-modules, named as nanoGPT's:
+    ln_1, attn (MultiHeadAttention), ln_2, mlp (FeedForward, d_ff wide; GELU by default, as
+    GPT-2, where the 2017 paper and notes 3.6 use ReLU). The final LayerNorm of the stack
+    (notes 3.6) belongs to the model, not the block. `forward` also takes a
     `key_padding_mask` [B, T] (True = padding) and a `kv_cache` (nn.KVCache) for generation,
     both handed to the attention.
     """

@@ -19,6 +19,13 @@ def _uniform(shape, bound):
     return random.generator().uniform(-bound, bound, size=shape).astype(np.float32)
 
 
+def _check_sizes(layer, **sizes):
+    """ValueError naming `layer` unless every size is a positive int (bool is not a size)."""
+    for name, value in sizes.items():
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{layer}: {name} must be a positive int; got {value!r}")
+
+
 class Linear(Module):
     """y = x @ weight + bias, with weight [in_features, out_features], as the notes' Q = X W_Q.
 
@@ -32,6 +39,7 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True):
         super().__init__()
+        _check_sizes("Linear", in_features=in_features, out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
         bound = 1 / math.sqrt(in_features)
         self.weight = Parameter(_uniform((in_features, out_features), bound))
@@ -56,6 +64,7 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings, embedding_dim):
         super().__init__()
+        _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.weight = Parameter(
             random.generator().standard_normal((num_embeddings, embedding_dim)).astype(np.float32))

@@ -114,9 +114,14 @@ class Module:
     def load_state_dict(self, state_dict, strict=True):
         """Copy arrays (or Tensors) into the parameters in place (optimizers keep their references).
 
-        Raises KeyError for missing or unexpected names (when `strict`), and ValueError
-        for a shape that differs, naming the parameter and both shapes.
+        Raises TypeError for a state_dict that is not a mapping or a value that is not
+        floating-point (ints, strings, objects), KeyError for missing or unexpected names
+        (when `strict`), and ValueError for a shape that differs, naming the parameter and
+        both shapes.
         """
+        if not hasattr(state_dict, "items"):
+            raise TypeError(f"load_state_dict: expected a dict of name -> array; got "
+                            f"{type(state_dict).__name__}")
         params = dict(self.named_parameters())
         missing = [n for n in params if n not in state_dict]
         unexpected = [n for n in state_dict if n not in params]
@@ -131,6 +136,9 @@ class Module:
             if array.shape != params[name].shape:
                 raise ValueError(f"load_state_dict: '{name}' has shape {array.shape} in the "
                                  f"state dict but {params[name].shape} in the model")
+            if array.dtype.kind != "f":  # numpy would cast ints, strings or objects quietly
+                raise TypeError(f"load_state_dict: '{name}' has dtype {array.dtype}; expected "
+                                "floating-point values")
             params[name].data[...] = array
 
     def extra_repr(self):

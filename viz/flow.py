@@ -1,4 +1,5 @@
-"""Gradient flow across depth: ‖∂L/∂x_l‖ at the input x_l of each module l, read off the graph that `backward()` left behind.
+"""Gradient flow across depth: ‖∂L/∂x_l‖ at the input x_l of each module l, read off the graph that
+`backward()` left behind.
 
 For a stack of residual blocks this is the gradient along the residual stream (notes 3.6):
 pre-norm x_{l+1} = x_l + F(LN(x_l)) passes ∂L/∂x_{l+1} to x_l through the identity term of

@@ -75,13 +75,15 @@ def gradient_flow(series, title="Gradient norm along the residual stream"):
             "at initialisation" and "after 100 steps".
     Raises ValueError for an empty series or a norm that is not positive.
     """
-    panels = series if series and all(isinstance(v, dict) for v in series.values()) else {"": series}
+    nested = series and all(isinstance(v, dict) for v in series.values())
+    panels = series if nested else {"": series}
     if not series or not all(p and all(len(n) for n in p.values()) for p in panels.values()):
         raise ValueError("gradient_flow: nothing to plot; give {label: [norm per block]}")
     for lines in panels.values():
         for label, norms in lines.items():
             if not all(n > 0 for n in norms):
-                raise ValueError(f"gradient_flow: {label!r} has a norm <= 0 (or NaN): {list(norms)}")
+                raise ValueError(f"gradient_flow: {label!r} has a norm <= 0 (or NaN): "
+                                 f"{list(norms)}")
     fig = Figure(figsize=(4.8 * len(panels) + 0.4, 4.0), layout="constrained")
     axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
     for ax, (panel, lines) in zip(axes, panels.items()):
@@ -100,10 +102,14 @@ def gradient_flow(series, title="Gradient norm along the residual stream"):
 def read_metrics(path):
     """The evaluation records of a training run: one JSON object per line of metrics.jsonl.
 
-    Raises ValueError naming the line that is not JSON or lacks iter/train_loss/val_loss.
+    Bytes that are not UTF-8 read as U+FFFD, as models/run.py does when it trims the file on
+    resume: one inside a JSON string leaves its line readable, one elsewhere makes the line
+    not JSON.
+    Raises ValueError naming the file and the line that is not JSON or lacks
+    iter/train_loss/val_loss.
     """
     records = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -122,6 +128,10 @@ def read_metrics(path):
 def loss_curve(metrics, title="Training and validation loss"):
     """Train and validation loss against iteration, from records with iter/train_loss/val_loss.
 
+    When the records also carry "grad_norms" ({module: ‖∂L/∂θ‖}, written by `microtensor
+    train --log-grad-norms`), a second panel beside the loss draws one curve per module,
+    log scale: which parts of the model are still being pushed, and how hard.
+
     Args:
         metrics: a path to metrics.jsonl, or the list of records itself.
     Raises ValueError if there is no record to plot.
@@ -130,8 +140,10 @@ def loss_curve(metrics, title="Training and validation loss"):
     if not records:
         raise ValueError("loss_curve: no evaluation records to plot")
     iters = [r["iter"] for r in records]
-    fig = Figure(figsize=(6.4, 4.0), layout="constrained")
-    ax = fig.subplots()
+    with_norms = [r for r in records if r.get("grad_norms")]
+    fig = Figure(figsize=(11.0 if with_norms else 6.4, 4.0), layout="constrained")
+    axes = fig.subplots(1, 2 if with_norms else 1, squeeze=False)[0]
+    ax = axes[0]
     ax.plot(iters, [r["train_loss"] for r in records], marker="o", label="train")
     ax.plot(iters, [r["val_loss"] for r in records], marker="s", label="validation")
     ax.set_xlabel("iteration")
@@ -139,4 +151,25 @@ def loss_curve(metrics, title="Training and validation loss"):
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend()
+    if with_norms:
+        _grad_norm_panel(axes[1], with_norms)
     return fig
+
+
+def _grad_norm_panel(ax, records):
+    """One curve per module of ‖∂L/∂θ‖ (the gradient of its parameters) at each evaluation."""
+    modules = list(dict.fromkeys(m for r in records for m in r["grad_norms"]))
+    cmap = matplotlib.colormaps["viridis"]
+    for i, module in enumerate(modules):
+        points = [(r["iter"], r["grad_norms"][module]) for r in records
+                  if r["grad_norms"].get(module, 0) > 0]
+        if points:
+            ax.plot(*zip(*points), marker=".", label=module,
+                    color=cmap(i / max(1, len(modules) - 1)))
+    ax.set_yscale("log")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("‖∂L/∂θ‖ of the module's parameters")
+    ax.set_title("gradient norm per module (last training step before each evaluation)",
+                 fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)

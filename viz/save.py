@@ -1,4 +1,5 @@
-"""Write a picture to disk: a graph as SVG, PNG or PDF through Graphviz's `dot` (or at least its DOT source), a chart through matplotlib."""
+"""Write a picture to disk: a graph as SVG, PNG or PDF through Graphviz's `dot` (or at least its DOT
+source), a chart through matplotlib."""
 import os
 
 import graphviz
@@ -21,11 +22,13 @@ def picture_format(path, allowed=FORMATS):
     return fmt
 
 
-def save(graph, path):
+def save(graph, path, dpi=None):
     """Render `graph` (a graphviz.Digraph) to `path`, the format taken from its suffix.
 
     .svg, .png and .pdf run Graphviz's `dot`; .dot writes the source alone, which needs no
-    Graphviz. Returns the path written.
+    Graphviz. `dpi` sets a PNG's pixels per inch (Graphviz's default is 96; a 16:9 graph,
+    13.33 inches wide, is 1920 pixels wide at 144); SVG and PDF scale freely and ignore it.
+    Returns the path written.
     Raises:
         ValueError: another suffix.
         RuntimeError: `dot` is missing (the DOT source is still written next to `path`,
@@ -33,6 +36,11 @@ def save(graph, path):
             or `dot` failed.
     """
     fmt = picture_format(path, FORMATS + ("dot",))
+    if dpi is not None and not dpi > 0:
+        raise ValueError(f"dpi must be > 0; got {dpi}")
+    if fmt == "png" and dpi is not None:
+        graph = graph.copy()
+        graph.attr(dpi=f"{dpi:g}")
     if fmt == "dot":
         with open(path, "w", encoding="utf-8") as f:
             f.write(graph.source)
@@ -53,11 +61,40 @@ def save(graph, path):
     return path
 
 
-def save_figure(figure, path, dpi=110):
+def save_figure(figure, path, dpi=110, size=None):
     """Write a matplotlib Figure (the charts of viz.plots) to `path`: .svg, .png or .pdf.
 
-    Returns the path written; ValueError for another suffix.
+    `size` resizes the figure first: "16:9" (a 13.33-inch slide), "WxH" inches or a pair, as
+    `page_size` reads it; at dpi 144 a 16:9 PNG is 1920 x 1080 pixels.
+    Returns the path written; ValueError for another suffix or size.
     """
     fmt = picture_format(path)
+    if size is not None:
+        figure.set_size_inches(*page_size(size))
     figure.savefig(path, format=fmt, dpi=dpi)
     return path
+
+
+SLIDE_WIDTH = 40 / 3  # inches: PowerPoint's and Keynote's 16:9 widescreen slide is 13.33 x 7.5
+
+
+def page_size(size):
+    """(width, height) in inches from "16:9" / "4:3" (a ratio: a slide 13.33 inches wide),
+    "WxH" (inches, e.g. "10x5.625") or a (width, height) pair.
+
+    Raises ValueError naming the value when it is none of these or not positive.
+    """
+    try:
+        if isinstance(size, str) and ":" in size:
+            w, h = (float(v) for v in size.split(":"))
+            w, h = SLIDE_WIDTH, SLIDE_WIDTH * h / w
+        elif isinstance(size, str):
+            w, h = (float(v) for v in size.lower().split("x"))
+        else:
+            w, h = (float(v) for v in size)
+    except (TypeError, ValueError):
+        w = h = None
+    if not (w and h and w > 0 and h > 0):
+        raise ValueError(f"size must be a ratio such as '16:9', inches 'WxH' such as "
+                         f"'10x5.625', or a (width, height) pair; got {size!r}")
+    return w, h

@@ -90,7 +90,8 @@ def trace(root):
     """All nodes and edges behind `root` (a Tensor), walked through `root.grad_fn`.
 
     Returns (nodes: {key: Node}, edges: [Edge]). Scalar constants (e.g. the 1/√d_k factor)
-    are folded into their op's `consts`; other constants get a "const" box each.
+    are folded into their op's `consts`; other constants get a "const" box each, named by
+    the tensor's name when it has one.
     """
     if root.grad_fn is None:
         key = id(root)
@@ -112,7 +113,8 @@ def trace(root):
                 if slot in fn.constants:
                     continue  # folded into the op's label below
                 const_key = (key, slot)
-                nodes[const_key] = Node(const_key, "const", shape=fn.input_shapes[slot])
+                nodes[const_key] = Node(const_key, "const", shape=fn.input_shapes[slot],
+                                        name=fn.constant_names.get(slot, ""))
                 edges.append(Edge(const_key, key, slot))
                 continue
             edges.append(Edge(id(parent), key, slot, norm))

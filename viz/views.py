@@ -1,4 +1,5 @@
-"""Smaller views of a traced graph: fold modules below a depth into one box each, or keep only the inside of one module.
+"""Smaller views of a traced graph: fold modules below a depth into one box each, or keep only the
+inside of one module.
 
 Both take and return the (nodes, edges) of `viz.trace`, so `draw_graph` can draw any of them.
 Module paths follow `nn.Module.named_modules()`: "blocks.0.attn.q_proj".
@@ -8,7 +9,8 @@ from .trace import Edge, Node
 
 
 def module_units(path):
-    """"blocks.0.attn.q_proj" -> ["blocks.0", "attn", "q_proj"]: a list index stays with its container."""
+    """"blocks.0.attn.q_proj" -> ["blocks.0", "attn", "q_proj"]: a list index stays with its
+    container."""
     units = []
     for part in path.split(".") if path else []:
         if part.isdigit() and units:
@@ -19,7 +21,8 @@ def module_units(path):
 
 
 def inside(path, module):
-    """True if `path` is `module` itself or a module nested in it ("" is the top level, inside nothing)."""
+    """True if `path` is `module` itself or a module nested in it ("" is the top level, inside
+    nothing)."""
     return bool(module) and (path == module or path.startswith(module + "."))
 
 
@@ -64,7 +67,8 @@ def collapse(nodes, edges, depth):
 
 
 def focus(nodes, edges, path):
-    """Only the nodes made inside module `path`, plus dashed stand-ins for what feeds in and reads out.
+    """Only the nodes made inside module `path`, plus dashed stand-ins for what feeds in and reads
+    out.
 
     Raises ValueError, listing some module paths, when `path` matches no module.
     """

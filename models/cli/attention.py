@@ -1,5 +1,7 @@
-"""`microtensor attention`: heatmaps of the attention weights A = softmax(QKᵀ/√d_k + M) of a trained GPT on a prompt, per layer and head (notes 3.1–3.5)."""
-from .checks import add_out_flag, count
+"""`microtensor attention`: heatmaps of the attention weights A = softmax(QKᵀ/√d_k + M) of a trained
+GPT on a prompt, per layer and head (notes 3.1–3.5)."""
+from .checks import add_out_flag, count, picture_file
+from .graph import add_page_flags
 
 
 def add_parser(subparsers):
@@ -12,11 +14,12 @@ def add_parser(subparsers):
                          "model is drawn)")
     p.add_argument("--prompt", metavar="TEXT", required=True,
                    help="the characters to run (the last block_size of them are kept)")
-    p.add_argument("--output", "-o", metavar="FILE", required=True,
+    p.add_argument("--output", "-o", metavar="FILE", type=picture_file, required=True,
                    help="picture to write: .png, .svg or .pdf")
     p.add_argument("--layer", metavar="L", type=count(0),
                    help="draw only this layer (0 = nearest the input; default: all)")
     p.add_argument("--head", metavar="H", type=count(0), help="draw only this head (default: all)")
+    add_page_flags(p)
     p.set_defaults(run=run)
 
 
@@ -63,7 +66,7 @@ def run(args):
     weights = attention_weights(model, ids)[layers][:, heads]    # [L', H', T, T]
     figure = viz.attention_heatmap(weights, list(text), layers, heads,
                                    title=f"attention weights A on {text!r}")
-    viz.save_figure(figure, args.output)
+    viz.save_figure(figure, args.output, dpi=args.dpi, size=args.size)
     print(f"wrote {args.output}: {len(layers)} layer(s) x {len(heads)} head(s) over "
           f"{len(text)} characters")
     return 0

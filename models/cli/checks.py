@@ -45,18 +45,51 @@ def number(above=None, minimum=None):
 
 
 def directory(text):
-    """A type for --out: a directory path (it may not exist yet), not empty, not a file."""
+    """A type for --out: a directory path (it may not exist yet), not empty, not in a file."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"must name a directory; got {text!r}")
     if os.path.exists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text!r} is a file; give a directory")
+    if os.path.islink(text) and not os.path.exists(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a symbolic link to nothing (or a loop); "
+                                         "give a directory")
+    _refuse_inside_a_file(text, "a directory")
     return text
 
 
+def picture_file(text):
+    """A type for a picture a command writes (--output, --attention, --animate): a file name,
+    not empty, not a directory, not inside a file; the command checks the suffix."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must name a picture file, e.g. graph.svg; got {text!r}")
+    if os.path.isdir(text) or not os.path.basename(text):
+        raise argparse.ArgumentTypeError(f"{text!r} names a directory; give a file name in "
+                                         f"it, e.g. {os.path.join(text, 'graph.svg')!r}")
+    _refuse_inside_a_file(text, "a file name in a directory")
+    return text
+
+
+def _refuse_inside_a_file(text, expected):
+    """ArgumentTypeError if the nearest existing path above `text` is a file, not a folder
+    (os.makedirs would fail there with "[Errno 17] File exists")."""
+    parent = os.path.dirname(os.path.abspath(text))
+    while not os.path.exists(parent):  # the nearest existing folder above it
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise argparse.ArgumentTypeError(f"{text!r} lies inside the file {parent!r}; give "
+                                         f"{expected}")
+
+
 def file_path(text):
-    """A type for an input file flag (--data): not empty (reading it checks the rest)."""
+    """A type for an input file flag (--data): not empty, a UTF-8 name (config.json records
+    it); reading the file checks the rest."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"must name a file; got {text!r}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the file system gave that are not UTF-8
+        raise argparse.ArgumentTypeError(f"the name {text!r} is not UTF-8; rename the "
+                                         "file") from None
     return text
 
 

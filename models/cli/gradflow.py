@@ -1,13 +1,24 @@
-"""`microtensor gradflow`: the gradient norm ‖∂L/∂x_l‖ at each block's input of a pre-norm and a post-norm GPT, at initialisation and, with --steps, after some training (notes 3.6).
+"""`microtensor gradflow`: the gradient norm ‖∂L/∂x_l‖ at each block's input of a pre-norm and a
+post-norm GPT, at initialisation and, with --steps, after some training (notes 3.6).
 
 Both models start from the same weights (same seed, same parameter shapes), see the same
 batches and measure on the same fixed batch; only where the LayerNorm sits differs. The
 norms come from one `backward()` each, read off the graph by `viz.module_input_grad_norms`.
+
+What can make the numbers differ between machines is pinned where it can be: the seed
+fixes weights and batches (numpy's PCG64 streams are stable across versions), the models
+compute in float64, and matrix products run on one BLAS thread, which fixes their summation
+order on a given BLAS. The at-initialisation numbers then repeat to every printed digit.
+The trained ones cannot be pinned fully: hundreds of AdamW steps without warmup amplify
+any difference in the last bit (two BLAS threads instead of one moved pre-norm's final
+loss from 2.66 to 2.61 in float64), so compare the shapes across depth, not the digits.
+
 Pre-norm's identity path carries ∂L/∂x_L to every block; post-norm's passes through every
 LayerNorm (Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture").
 """
 
-from .checks import count, number
+from .checks import count, number, picture_file
+from .graph import add_page_flags
 
 MODELS = (("pre-norm  x + F(LN(x))", True), ("post-norm  LN(x + F(x))", False))
 
@@ -19,7 +30,7 @@ def add_parser(subparsers):
                     "chart the gradient norm at the input of every block, measured on one "
                     "fixed batch of the built-in corpus: at initialisation, and with --steps N "
                     "also after N AdamW steps (constant learning rate, no warmup) on both.")
-    p.add_argument("--output", "-o", metavar="FILE", required=True,
+    p.add_argument("--output", "-o", metavar="FILE", type=picture_file, required=True,
                    help="picture to write: .png, .svg or .pdf")
     p.add_argument("--n-layer", metavar="N", type=count(1), default=12,
                    help="blocks per model (default: %(default)s)")
@@ -39,6 +50,10 @@ def add_parser(subparsers):
                         "rate, without its warmup (default: %(default)s)")
     p.add_argument("--seed", metavar="S", type=count(0), default=0,
                    help="random seed for the weights and the batches (default: %(default)s)")
+    p.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                   help="precision of weights and activations; float64 takes float32's "
+                        "rounding out of the numbers (default: %(default)s)")
+    add_page_flags(p)
     p.set_defaults(run=run)
 
 
@@ -55,13 +70,24 @@ def _measure(model, x, y):
 
 
 def stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps=0,
-                     learning_rate=3e-3, seed=0):
+                     learning_rate=3e-3, seed=0, dtype="float64"):
     """{stage: {model label: [‖∂L/∂x_l‖ per block]}} and {stage: {model label: loss}}.
 
     Stages: "at initialisation", and "after N steps" when steps > 0. Training is AdamW
     (as `microtensor train`: weight decay 0.1 on matrices, betas 0.9/0.99, gradient
     clipping at 1) at a constant learning rate: no warmup, the remedy post-norm needs.
+    The weights are initialised in float32 as `train` does, then cast to `dtype`; matrix
+    products run on one BLAS thread.
     """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps,
+                                 learning_rate, seed, dtype)
+
+
+def _stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps, learning_rate,
+                      seed, dtype):
     import numpy as np
 
     import microtensor
@@ -83,8 +109,11 @@ def stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps=0,
         shape = TrainConfig(n_layer=n_layer, n_head=n_head, n_embd=n_embd,
                             block_size=block_size, bias=False, norm_first=norm_first)
         model = GPT(shape.gpt_config(tokenizer.vocab_size))
+        for param in model.parameters():
+            param.data = param.data.astype(dtype)
         stage = "at initialisation"
-        norms.setdefault(stage, {})[label], losses.setdefault(stage, {})[label] = _measure(model, x, y)
+        norms.setdefault(stage, {})[label], losses.setdefault(stage, {})[label] = \
+            _measure(model, x, y)
         if steps:
             config = TrainConfig(learning_rate=learning_rate)  # AdamW settings of `train`
             optimizer = configure_optimizer(model, config)
@@ -94,11 +123,14 @@ def stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps=0,
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
                 optimizer.step()
-            norms.setdefault(after, {})[label], losses.setdefault(after, {})[label] = _measure(model, x, y)
+            norms.setdefault(after, {})[label], losses.setdefault(after, {})[label] = \
+                _measure(model, x, y)
     return norms, losses
 
 
 def run(args):
+    import numpy as np
+
     import viz
     from viz.save import picture_format
 
@@ -106,12 +138,19 @@ def run(args):
     if args.n_embd % args.n_head:
         raise ValueError(f"--n-embd {args.n_embd} is not divisible by --n-head {args.n_head}")
     norms, losses = stream_gradients(args.n_layer, args.n_embd, args.n_head, args.block_size,
-                                     args.batch_size, args.steps, args.learning_rate, args.seed)
+                                     args.batch_size, args.steps, args.learning_rate, args.seed,
+                                     args.dtype)
     panels = {stage: {f"{label}, loss {losses[stage][label]:.2f}": series
                       for label, series in lines.items()} for stage, lines in norms.items()}
     title = (f"‖∂L/∂x_l‖ at each block's input of a {args.n_layer}-layer GPT (D={args.n_embd}), "
              "same initial weights, measured on one fixed batch")
-    viz.save_figure(viz.gradient_flow(panels, title=title), args.output)
+    viz.save_figure(viz.gradient_flow(panels, title=title), args.output, dpi=args.dpi,
+                    size=args.size)
+    print(f"measured: ‖∂L/∂x_l‖, the norm of the whole gradient reaching the input x_l of block "
+          f"l, after one backward() of the mean cross-entropy L on one fixed batch of "
+          f"{args.batch_size} x {args.block_size} characters of the built-in corpus; "
+          f"{args.n_layer} layers, D={args.n_embd}, {args.n_head} heads, no biases, seed "
+          f"{args.seed}, {args.dtype}, one BLAS thread, numpy {np.__version__}")
     for stage, lines in norms.items():
         print(f"{stage}:")
         print("  block  " + "  ".join(f"{label.split()[0]:>10}" for label in lines))

@@ -1,14 +1,16 @@
-"""`microtensor graph`: draw the computation graph of one training step (forward and backward) of a GPT, with gradient norms.
+"""`microtensor graph`: draw the computation graph of one training step (forward and backward) of a
+GPT, with gradient norms.
 
 The picture is `viz.draw_graph` of the loss after `loss.backward()`; Graphviz's `dot` lays it
 out. A model comes from a preset (fresh weights) or from a checkpoint of `microtensor train`
 (--out DIR).
 """
+import contextlib
 import os
 import re
 import time
 
-from .checks import count, directory
+from .checks import count, directory, picture_file
 
 
 def add_parser(subparsers):
@@ -35,8 +37,16 @@ def add_parser(subparsers):
                         "--depth counts from it)")
     p.add_argument("--format", choices=["svg", "png", "pdf", "dot"],
                    help="picture format (default: from the --output suffix, else svg)")
-    p.add_argument("--output", "-o", metavar="FILE", required=True,
-                   help="where to write the picture")
+    p.add_argument("--output", "-o", metavar="FILE", type=picture_file,
+                   help="where to write the picture (needed unless --animate is given)")
+    p.add_argument("--animate", metavar="FILE", type=picture_file,
+                   help="also (or only) write backprop step by step: one frame per graph node "
+                        "in the order backward() processes it, as an animated .gif or a "
+                        "multi-page .pdf; use with --focus to keep it short")
+    p.add_argument("--overlay", choices=["flops", "saved", "grad"],
+                   help="print in each box the FLOPs or the bytes saved for backward that "
+                        "microtensor.profile() counts for it, or on every edge the gradient "
+                        "norm backward() sent along it")
     p.add_argument("--rankdir", choices=["TB", "LR"], default="TB",
                    help="layout direction: top to bottom or left to right (default: %(default)s)")
     p.add_argument("--batch-size", metavar="B", type=count(1), default=2,
@@ -44,6 +54,13 @@ def add_parser(subparsers):
     p.add_argument("--seq-len", metavar="T", type=count(1), default=16,
                    help="characters per sequence, at most the model's block size "
                         "(default: %(default)s)")
+    p.add_argument("--direction", choices=["forward", "backward"], default="forward",
+                   help="arrows the way data flows (forward) or the way the gradient flows "
+                        "(backward); the layout is the same (default: %(default)s)")
+    p.add_argument("--unfold", action="store_true",
+                   help="with --depth: draw repeated blocks one box each instead of one "
+                        "folded 'blocks.0–3 · TransformerBlock ×4' box")
+    add_page_flags(p)
     p.add_argument("--show-saved", action="store_true",
                    help="list in each op box the arrays it saved for backward")
     p.add_argument("--forward-only", action="store_true",
@@ -51,6 +68,16 @@ def add_parser(subparsers):
     p.add_argument("--seed", metavar="S", type=count(0), default=0,
                    help="random seed for the weights and the batch (default: %(default)s)")
     p.set_defaults(run=run)
+
+
+def add_page_flags(p, dpi=144):
+    """--size and --dpi, shared by the picture commands."""
+    p.add_argument("--size", metavar="PAGE",
+                   help="fill a page: 16:9 or 4:3 (a 13.33-inch-wide slide) or WxH in inches, "
+                        "e.g. 10x5.625 (default: the picture's natural size)")
+    p.add_argument("--dpi", metavar="N", type=float, default=dpi,
+                   help="pixels per inch of a PNG; 144 makes a 16:9 picture 1920 pixels wide "
+                        "(default: %(default)s)")
 
 
 def output_path(output, fmt):
@@ -107,8 +134,16 @@ def load_model(args):
 def run(args):
     import microtensor
     import viz
+    from viz.save import picture_format
 
-    path, fmt = output_path(args.output, args.format)
+    if not args.output and not args.animate:
+        raise ValueError("give --output FILE (the picture) or --animate FILE (the frames), or both")
+    if args.animate and (args.depth is not None or args.forward_only):
+        raise ValueError("--animate draws backward() through every op: use --focus MODULE to "
+                         "keep it short, not --depth or --forward-only")
+    path, fmt = output_path(args.output, args.format) if args.output else (None, None)
+    if args.animate:
+        picture_format(args.animate, ("gif", "pdf"))
     microtensor.manual_seed(args.seed)
     model, tokenizer = load_model(args)
     if args.seq_len > model.config.block_size:
@@ -118,18 +153,32 @@ def run(args):
     x, y = training_batch(tokenizer, args.batch_size, args.seq_len)
 
     start = time.perf_counter()
-    _, loss = model(x, y)
+    costs = viz.record_costs() if args.overlay in ("flops", "saved") else contextlib.nullcontext()
+    with costs:
+        _, loss = model(x, y)
     if not args.forward_only:
-        with viz.record_grad_norms():  # the norms the picture draws on its edges
+        # the norms the picture draws on its edges, and backward's order for the frames
+        with viz.record_backward_order() as order:
             loss.backward()
     stepped = time.perf_counter()
+    if args.animate:
+        frames = viz.backprop_frames(loss, order, focus=args.focus, rankdir=args.rankdir,
+                                     size=args.size)
+        viz.save_animation(frames, args.animate, dpi=min(args.dpi, 96))
+        print(f"wrote {args.animate}: {len(frames)} frames, one per graph node in the order "
+              f"backward() processed them ({time.perf_counter() - stepped:.1f} s)")
+    if not path:
+        return 0
+    drawn_from = time.perf_counter()
     graph = viz.draw_graph(loss, depth=args.depth, focus=args.focus,
-                           show_saved=args.show_saved, rankdir=args.rankdir)
+                           show_saved=args.show_saved, rankdir=args.rankdir,
+                           direction=args.direction, fold=not args.unfold, size=args.size,
+                           overlay=args.overlay)
     drawn = time.perf_counter()
-    viz.save(graph, path)
+    viz.save(graph, path, dpi=args.dpi)
     saved = time.perf_counter()
     boxes = sum(1 for line in graph.body if re.match(r"\s*n\d+ \[", line))  # node statements
     writer = "write" if fmt == "dot" else "dot"
     print(f"wrote {path}: {boxes} boxes; step {stepped - start:.2f} s, "
-          f"graph {drawn - stepped:.2f} s, {writer} {saved - drawn:.2f} s")
+          f"graph {drawn - drawn_from:.2f} s, {writer} {saved - drawn:.2f} s")
     return 0

@@ -1,4 +1,4 @@
-"""The `microtensor` command: an argparse front end with one module per subcommand (train, sample, ...).
+"""The `microtensor` command: an argparse front end, one module per subcommand (train, sample, ...).
 
 Each subcommand module defines `add_parser(subparsers)`, which registers its flags and
 sets `run`, a function args -> exit status. Adding a subcommand means adding its
@@ -10,10 +10,23 @@ import argparse
 import os
 import sys
 
-from . import attention, flops, gradflow, graph, plot_loss, sample, shapes, train, translate
+from . import (
+    attention,
+    export,
+    flops,
+    gradflow,
+    graph,
+    import_,
+    plot_loss,
+    sample,
+    shapes,
+    train,
+    translate,
+)
 from .checks import add_threads_flag
 
-COMMANDS = [train, sample, translate, graph, attention, gradflow, plot_loss, shapes, flops]
+COMMANDS = [train, sample, translate, graph, attention, gradflow, plot_loss, shapes, flops,
+            export, import_]
 
 
 def _version():
@@ -58,8 +71,9 @@ def main(argv=None):
     """Run the command line on argv (default sys.argv[1:]); returns the exit status.
 
     Bad input (a missing file, an invalid setting) prints one `error:` line to stderr
-    and returns 1; argparse's usage errors return 2; Ctrl-C returns 130. Set the
-    environment variable MICROTENSOR_DEBUG=1 to see the traceback instead.
+    and returns 1 (so does running out of memory, e.g. for a huge --n-embd); argparse's
+    usage errors return 2; Ctrl-C returns 130. Set the environment variable
+    MICROTENSOR_DEBUG=1 to see the traceback instead.
     """
     parser = build_parser()
     try:
@@ -79,10 +93,11 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("microtensor: interrupted", file=sys.stderr)
         return 130
-    except (OSError, ValueError, RuntimeError) as error:
+    except (OSError, ValueError, RuntimeError, MemoryError) as error:
         if os.environ.get("MICROTENSOR_DEBUG"):
             raise
-        print(f"microtensor {args.command}: error: {error}", file=sys.stderr)
+        hint = " (try smaller settings)" if isinstance(error, MemoryError) else ""
+        print(f"microtensor {args.command}: error: {error}{hint}", file=sys.stderr)
         return 1
 
 

@@ -58,6 +58,9 @@ def add_parser(subparsers):
     p.add_argument("--preset", choices=sorted(PRESETS), default=None,
                    help="starting settings, each overridable by its flag (default: baby)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--log-grad-norms", action="store_true",
+                   help="add each module's gradient norm (of the last step before each "
+                        "evaluation) to metrics.jsonl; `microtensor plot-loss` draws them")
     settings = p.add_argument_group("settings (defaults from the preset)")
     for field in dataclasses.fields(TrainConfig):
         name = field.name
@@ -76,6 +79,7 @@ def add_parser(subparsers):
 
 def run(args):
     from microtensor.memory import keep_freed_memory
+    from models.checkpoint import CONFIG_FILE, CheckpointError
     from models.data import DEFAULT_CORPUS_NAME, load_corpus
     from models.presets import TrainConfig, get_preset
     from models.run import Interrupted, TrainingRun
@@ -89,9 +93,16 @@ def run(args):
         if args.preset is not None:
             raise ValueError(f"--preset {args.preset}: a resumed run keeps the settings saved "
                              f"in {args.out}")
-        saved = TrainConfig.from_dict(run.manifest["info"]["train_config"])
+        config_path = os.path.join(args.out, CONFIG_FILE)
+        try:
+            saved = TrainConfig.from_dict(run.manifest["info"]["train_config"])
+        except ValueError as error:
+            raise CheckpointError(f"--resume: {config_path}: info.train_config: {error}") from None
         config = dataclasses.replace(saved, **given)
-        data_path = args.data or run.manifest["info"]["data"]["path"]
+        data_path = args.data or run.manifest["info"]["data"].get("path")
+        if not isinstance(data_path, (str, type(None))):
+            raise CheckpointError(f"--resume: {config_path}: info.data.path is {data_path!r}, "
+                                  "not a file path; give --data")
     else:
         config = get_preset(args.preset or "baby", **given)
         data_path = args.data
@@ -102,7 +113,8 @@ def run(args):
     try:
         result = train(config, corpus, args.out, source=source, progress=not args.quiet,
                        resume=args.resume, overwrite=args.overwrite,
-                       data_path=os.path.abspath(data_path) if data_path else None)
+                       data_path=os.path.abspath(data_path) if data_path else None,
+                       log_grad_norms=args.log_grad_norms)
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return stop.exit_status

@@ -9,7 +9,8 @@ import argparse
 import dataclasses
 import sys
 
-from .checks import add_out_flag
+from .checks import add_out_flag, picture_file
+from .graph import add_page_flags
 
 HELP = {
     "d_model": "model width D",
@@ -49,7 +50,7 @@ def add_parser(subparsers):
         "train", help="train on the built-in dates task",
         description="Train; prints losses and exact match on held-out dates, appends each "
                     "evaluation to OUT/metrics.jsonl and writes a checkpoint into OUT.")
-    add_out_flag(t, default="out-translate", help="checkpoint directory (default: %(default)s)")
+    add_out_flag(t, default="out/translate", help="checkpoint directory (default: %(default)s)")
     again = t.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
                        help="continue the latest state in --out with its saved settings "
@@ -76,11 +77,12 @@ def add_parser(subparsers):
                            description="Print the greedy translation of TEXT.")
     add_out_flag(r, help="a checkpoint directory written by `microtensor translate train`")
     r.add_argument("text", metavar="TEXT", nargs="+", help="the words of a date")
-    r.add_argument("--attention", metavar="FILE",
+    r.add_argument("--attention", metavar="FILE", type=picture_file,
                    help="also draw the cross-attention weights (source characters across, "
                         "output characters down) of each head: .png, .svg or .pdf")
     r.add_argument("--layer", metavar="L", type=int, default=-1,
                    help="with --attention: the decoder layer to draw (default: the last)")
+    add_page_flags(r)
     r.set_defaults(run=run_translate)
 
     g = actions.add_parser(
@@ -89,13 +91,14 @@ def add_parser(subparsers):
                     "encoder-decoder on two dates, drawn by viz.draw_graph: the encoder's "
                     "output reaches the decoder, and the gradient the encoder, only through "
                     "the cross-attention's keys and values.")
-    g.add_argument("--output", "-o", metavar="FILE", required=True,
+    g.add_argument("--output", "-o", metavar="FILE", type=picture_file, required=True,
                    help="picture to write: .svg, .png, .pdf or .dot")
     g.add_argument("--depth", metavar="N", type=int, default=2,
                    help="fold modules N levels down (2: the layers' sub-layers; default: "
                         "%(default)s)")
     g.add_argument("--focus", metavar="MODULE",
                    help="draw only the inside of this module, e.g. decoder.0.multihead_attn")
+    add_page_flags(g)
     g.set_defaults(run=run_graph)
 
 
@@ -138,9 +141,11 @@ def run_translate(args):
         raise ValueError(f"TEXT has {len(text)} characters; the model reads at most "
                          f"{model.config.max_len}")
     if args.attention:
-        from viz.save import picture_format
+        from viz.save import page_size, picture_format
 
-        picture_format(args.attention)  # a bad suffix fails before any work
+        picture_format(args.attention)  # a bad suffix or page size fails before any work
+        if args.size is not None:
+            page_size(args.size)
     output = translate(model, [text], src_tok, tgt_tok)[0]
     print(output)
     if args.attention:
@@ -149,7 +154,7 @@ def run_translate(args):
             raise ValueError(f"--layer {args.layer} is out of range: the decoder has "
                              f"{n_layers} layers (0 .. {n_layers - 1})")
         draw_cross_attention(model, src_tok, tgt_tok, text, args.layer % n_layers,
-                             args.attention)
+                             args.attention, dpi=args.dpi, size=args.size)
         print(f"wrote {args.attention}")
     return 0
 
@@ -173,25 +178,50 @@ def cross_attention_weights(model, src_tokenizer, text):
     return weights, out
 
 
-def draw_cross_attention(model, src_tokenizer, tgt_tokenizer, text, layer, path):
-    """viz.attention_heatmap of one decoder layer's heads, stacked: source across, output down."""
-    import viz
+def head_columns(n_heads, t_out, t_src, page=None):
+    """How many heads side by side: 1 (stacked) at the natural size; on a page (width,
+    height in inches) the divisor of n_heads that gives the largest character cells, allowing
+    about 1.5 inches across (tick labels, colour bar) and 0.9 down per panel (title, ticks)."""
+    if page is None:
+        return 1
+    width, height = page
 
+    def cell(columns):
+        rows = n_heads // columns
+        return min((width - 1.5) / columns / t_src, ((height - 0.6) / rows - 0.9) / t_out)
+
+    return max((c for c in range(1, n_heads + 1) if n_heads % c == 0), key=cell)
+
+
+def draw_cross_attention(model, src_tokenizer, tgt_tokenizer, text, layer, path, dpi=144,
+                         size=None):
+    """viz.attention_heatmap of one decoder layer's heads: source across, output down.
+
+    At the natural size the heads are stacked; `size` ("16:9", "WxH" in inches) fills that
+    page instead, with the heads in the grid that draws the characters largest (2 x 2 for
+    4 heads on a 16:9 slide)."""
+    import viz
+    from viz.save import page_size
+
+    page = page_size(size) if size is not None else None
     weights, out = cross_attention_weights(model, src_tokenizer, text)
     weights = weights[layer]                                             # [H, T_out, T_src]
     n_heads, t_out, t_src = weights.shape
+    columns = head_columns(n_heads, t_out, t_src, page)
     rows = ["<eos>" if i == model.config.eos_id else tgt_tokenizer.decode([i]) for i in out]
-    # one head per row: attention_heatmap draws layers as rows, heads as columns, and a
-    # source of 35 characters makes each panel wide
-    figure = viz.attention_heatmap(weights[:, None], list(text), query_chars=rows,
-                                   title=f"cross-attention of decoder layer {layer}: "
-                                         f"{text!r} -> {tgt_tokenizer.decode(out)!r}")
+    # attention_heatmap draws layers as rows and heads as columns; here its rows and columns
+    # both hold heads, row-major, so panel k (figure.axes[k]) is head k
+    grid = weights.reshape(n_heads // columns, columns, t_out, t_src)
+    title = f"cross-attention of decoder layer {layer}: {text!r} -> {tgt_tokenizer.decode(out)!r}"
+    figure = viz.attention_heatmap(grid, list(text), query_chars=rows, title=title)
     for head, ax in enumerate(figure.axes[:n_heads]):                    # the colour bar is last
         ax.set_title(f"head {head}", fontsize=9)
         ax.set_ylabel("output character", fontsize=8)
         ax.set_xlabel("source character", fontsize=8)
-    figure.set_size_inches(0.2 * t_src + 2.0, n_heads * (0.2 * t_out + 0.9) + 0.6)
-    viz.save_figure(figure, path)
+    if page is None:  # the size that fits the characters (and the title), one head per row
+        figure.set_size_inches(max(0.2 * t_src + 2.0, 0.1 * len(title)),
+                               n_heads * (0.2 * t_out + 0.9) + 0.6)
+    viz.save_figure(figure, path, dpi=dpi, size=page)
 
 
 def run_graph(args):
@@ -212,8 +242,8 @@ def run_graph(args):
     _, loss = model(*task.encode_batch(pairs, src_tok, tgt_tok))
     with viz.record_grad_norms():  # the norms the picture draws on its edges
         loss.backward()
-    graph = viz.draw_graph(loss, depth=args.depth, focus=args.focus)
-    viz.save(graph, args.output)
+    graph = viz.draw_graph(loss, depth=args.depth, focus=args.focus, size=args.size)
+    viz.save(graph, args.output, dpi=args.dpi)
     print(f"wrote {args.output}: one training step on {len(pairs)} dates, "
           f"loss {loss.item():.4f}")
     return 0

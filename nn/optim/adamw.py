@@ -5,7 +5,7 @@ Decay shrinks the weight directly, p ← p − lr·λ·p, instead of being added
 """
 import numpy as np
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, require_real
 
 
 class AdamW(Optimizer):
@@ -17,6 +17,10 @@ class AdamW(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise TypeError(f"AdamW: betas must be a pair (beta1, beta2); got {betas!r}")
+        require_real("AdamW", lr=lr, beta1=betas[0], beta2=betas[1], eps=eps,
+                     weight_decay=weight_decay)
         if lr < 0 or eps < 0 or weight_decay < 0 or not all(0 <= b < 1 for b in betas):
             raise ValueError(f"AdamW: need lr, eps, weight_decay >= 0 and betas in [0, 1); got "
                              f"lr={lr}, betas={betas}, eps={eps}, weight_decay={weight_decay}")

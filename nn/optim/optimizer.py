@@ -2,7 +2,11 @@
 
 It holds parameter groups and per-parameter state, and gives `zero_grad` and `state_dict`.
 """
+import numbers
+
 import numpy as np
+
+from microtensor import Tensor
 
 
 class Optimizer:
@@ -10,22 +14,44 @@ class Optimizer:
 
     `params` is an iterable of Parameters, or of dicts `{"params": [...], "lr": ...}` whose
     keys override the defaults for that group (e.g. weight decay only on 2-D weights).
-    Raises ValueError for an empty parameter list or an unknown hyper-parameter.
+    Raises TypeError for a single Tensor (pass a list) or an entry that is not a floating-
+    point Tensor, ValueError for an empty parameter list, a group without "params", a
+    parameter given twice, an unknown hyper-parameter or one that is not a finite number.
     """
 
     def __init__(self, params, defaults):
+        name = type(self).__name__
+        if isinstance(params, Tensor):  # iterating it would yield its rows, not parameters
+            raise TypeError(f"{name}: params must be an iterable of Parameters or of group "
+                            "dicts; got a single Tensor (wrap it in a list)")
         params = list(params)
         if not params:
-            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+            raise ValueError(f"{name}: got an empty parameter list")
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.defaults = defaults
         self.param_groups = []
+        seen = set()
         for group in groups:
             unknown = set(group) - set(defaults) - {"params"}
             if unknown:
-                raise ValueError(f"{type(self).__name__}: unknown option(s) {sorted(unknown)} "
+                raise ValueError(f"{name}: unknown option(s) {sorted(unknown)} "
                                  f"in a parameter group; known: {sorted(defaults)}")
-            self.param_groups.append({**defaults, **group, "params": list(group["params"])})
+            if "params" not in group:
+                raise ValueError(f"{name}: a parameter group needs a 'params' entry; got keys "
+                                 f"{sorted(group)}")
+            for key, value in {**defaults, **group}.items():
+                if key != "params" and not np.isfinite(value).all():
+                    raise ValueError(f"{name}: {key} must be a finite number; got {value!r}")
+            members = list(group["params"])
+            for p in members:
+                if not isinstance(p, Tensor) or not np.issubdtype(p.dtype, np.floating):
+                    raise TypeError(f"{name}: parameters must be floating-point Tensors; got "
+                                    f"{type(p).__name__}" + (f" of dtype {p.dtype}"
+                                                             if isinstance(p, Tensor) else ""))
+                if id(p) in seen:  # it would be updated twice per step
+                    raise ValueError(f"{name}: a parameter of shape {p.shape} appears twice")
+                seen.add(id(p))
+            self.param_groups.append({**defaults, **group, "params": members})
         self.state = {}  # id(param) -> that parameter's buffers
 
     def zero_grad(self):
@@ -101,3 +127,11 @@ class Optimizer:
 
     def _params_with_grad(self, group):
         return (p for p in group["params"] if p.grad is not None)
+
+
+def require_real(name, **options):
+    """TypeError naming the first option that is not a real number (lr="x", say), before the
+    optimizer compares it with 0 and Python's "'<' not supported" says nothing of which."""
+    for key, value in options.items():
+        if not isinstance(value, numbers.Real):
+            raise TypeError(f"{name}: {key} must be a real number; got {value!r}")

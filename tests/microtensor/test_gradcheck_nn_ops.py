@@ -25,8 +25,12 @@ def test_softmax_family_matches_formula_and_finite_differences_on_any_axis(name,
     expected = _softmax(x.data, axis)
     if name == "log_softmax":
         expected = np.log(expected)
-    method = lambda t: getattr(t, name)(axis=axis)
-    function = lambda t: getattr(F, name)(t, axis=axis)
+    def method(t):
+        return getattr(t, name)(axis=axis)
+
+    def function(t):
+        return getattr(F, name)(t, axis=axis)
+
     assert_close(method(x), expected, f"x.{name}(axis={axis})")
     assert_close(function(x), expected, f"F.{name}(x, axis={axis})")
     assert check_gradients(method, x)

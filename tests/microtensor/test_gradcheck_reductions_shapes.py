@@ -21,7 +21,9 @@ def test_reduction_matches_numpy_and_finite_differences(name, axis, keepdims):
     # distinct values spaced 0.1 apart: no ties, so max is differentiable at x
     values = np.random.default_rng(0).permutation(24) * 0.1 - 1.2
     x = mt.Tensor(values.reshape(2, 3, 4), requires_grad=True)
-    reduce = lambda t: getattr(t, name)(axis=axis, keepdims=keepdims)
+    def reduce(t):
+        return getattr(t, name)(axis=axis, keepdims=keepdims)
+
     expected = getattr(np, name)(x.data, axis=axis, keepdims=keepdims)
     assert_close(reduce(x), expected, f"{name}(axis={axis}, keepdims={keepdims})")
     assert check_gradients(reduce, x)

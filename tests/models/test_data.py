@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import microtensor
-from models import data, prepare
+from models import data
 from models.data import default_corpus, get_batch, load_corpus, load_text, split_ids
 from models.tokenizer import CharTokenizer
 
@@ -93,6 +93,18 @@ def test_a_changed_file_is_prepared_again_even_with_its_size_and_mtime_kept(tmp_
     assert_same_as_char_tokenizer(tokenizer, ids, "xyzxyz and more")
 
 
+
+def test_the_id_file_gets_a_normal_files_mode_not_mkstemps_0600(tmp_path):
+    old = os.umask(0o022)
+    try:
+        load_corpus(write(tmp_path / "t.txt", MIXED))
+    finally:
+        os.umask(old)
+    mode = os.stat(tmp_path / "t.txt.microtensor-ids").st_mode & 0o777
+    assert mode == 0o644, f"expected 0o644 (0o666 less umask 0o022), got {oct(mode)}"
+    assert sorted(os.listdir(tmp_path)) == ["t.txt", "t.txt.microtensor-ids"], (
+        f"expected no temporary left behind; got {sorted(os.listdir(tmp_path))}")
+
 @pytest.mark.parametrize("damage", ["truncate", "garbage header"])
 def test_a_corrupt_id_file_is_prepared_again_not_trusted(tmp_path, damage):
     path = write(tmp_path / "t.txt", MIXED)
@@ -116,7 +128,7 @@ def refuse_to_write(monkeypatch, directory=None):
             raise PermissionError(13, "Permission denied", dir)
         return real_mkstemp(dir=dir, **kwargs)
 
-    monkeypatch.setattr(prepare.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
 
 
 def test_a_read_only_directory_falls_back_to_the_user_cache_dir(tmp_path, monkeypatch):

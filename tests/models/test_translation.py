@@ -131,6 +131,48 @@ def test_translate_run_draws_the_cross_attention_heatmap(trained, tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", "expected a PNG file"
 
 
+
+def png_size(path):
+    """(width, height) in pixels, read from a PNG's IHDR chunk."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "expected a PNG file"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def test_translate_run_size_and_dpi_make_a_16_9_slide(trained, tmp_path):
+    path = tmp_path / "xattn.png"
+    assert main(["translate", "run", "--out", str(trained), "3 Mar 1999", "--size", "16:9",
+                 "--dpi", "72", "--attention", str(path)]) == 0
+    assert png_size(path) == (960, 540), f"expected 13.33 x 7.5 in at 72 dpi; got {png_size(path)}"
+
+
+def test_a_bad_size_fails_before_translating(trained, capsys):
+    assert main(["translate", "run", "--out", str(trained), "3 Mar 1999", "--size", "wide",
+                 "--attention", "x.png"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "got 'wide'" in err, f"expected no translation and the size named; " \
+                                              f"got {out!r}, {err!r}"
+
+
+@pytest.mark.parametrize("n_heads, page, expected", [
+    (4, None, 1),              # natural size: stacked
+    (4, (40 / 3, 7.5), 2),     # 16:9: 2 x 2, cells 0.17 in against 0.08 stacked or in a row
+    (2, (40 / 3, 7.5), 1),     # two heads: one above the other
+    (4, (30.0, 4.0), 4),       # a wide strip: all in a row
+])
+def test_cross_attention_heads_take_the_grid_that_draws_characters_largest(n_heads, page,
+                                                                           expected):
+    from models.cli.translate import head_columns
+
+    got = head_columns(n_heads, t_out=11, t_src=35, page=page)
+    assert got == expected, f"expected {expected} column(s); got {got}"
+
+
+def test_translate_graph_size_fills_the_page(tmp_path):
+    path = tmp_path / "step.dot"
+    assert main(["translate", "graph", "--depth", "1", "--size", "16:9", "-o", str(path)]) == 0
+    assert 'size="13.333,7.500!"' in path.read_text(), "expected a 13.33 x 7.5 in page"
+
 def test_translate_graph_has_encoder_and_decoder_clusters_joined_by_cross_attention(tmp_path):
     path = tmp_path / "step.dot"
     assert main(["translate", "graph", "-o", str(path)]) == 0

@@ -1,4 +1,4 @@
-"""Shared fixtures for the viz tests: a fixed seed, small models after one training step, and a reader for DOT source.
+"""Shared fixtures for the viz tests: a seed, small models after one step, and a DOT reader.
 
 Helpers are handed out as fixtures (not imported), so this conftest never clashes with
 the conftest of another test folder.
@@ -60,6 +60,9 @@ def parse_dot(source):
             stack.append(opened.group(1)[len("cluster_"):])
             dot.clusters[stack[-1]] = ""
             continue
+        if line.strip() == "{":  # an anonymous subgraph: a rank=same row, in its cluster
+            stack.append(stack[-1])
+            continue
         if line.strip() == "}":
             stack.pop()
             continue
@@ -95,7 +98,7 @@ def _tiny_gpt(n_layer=2, norm_first=True, vocab=11, block=8, n_embd=8, n_head=2)
 
 @pytest.fixture
 def tiny_gpt():
-    """tiny_gpt(n_layer=2, norm_first=True, ...) -> a GPT with vocab 11, block 8, width 8, 2 heads."""
+    """tiny_gpt(n_layer=2, norm_first=True, ...) -> a GPT: vocab 11, block 8, width 8, 2 heads."""
     return _tiny_gpt
 
 

@@ -1,6 +1,8 @@
-"""The picture commands: `graph`, `attention`, `gradflow` and `plot-loss`, run through their argparse parsers as `microtensor` runs them."""
+"""The picture commands: `graph`, `attention`, `gradflow` and `plot-loss`, run through their
+argparse parsers as `microtensor` runs them."""
 import argparse
 import json
+import re
 import shutil
 import xml.etree.ElementTree as ET
 
@@ -24,8 +26,9 @@ def run(module, argv):
 
 @pytest.fixture
 def checkpoint(tmp_path):
-    """A checkpoint of an untrained 2-layer, 2-head, 12-wide GPT over the 8 characters of "hello world"."""
-    from models import GPT, GPTConfig, CharTokenizer
+    """A checkpoint of an untrained 2-layer, 2-head, 12-wide GPT over the 8 characters of "hello
+    world"."""
+    from models import GPT, CharTokenizer, GPTConfig
     from models.checkpoint import save_model
 
     tokenizer = CharTokenizer.from_text("hello world")
@@ -41,8 +44,9 @@ def test_graph_writes_the_dot_source_of_a_training_step(tmp_path, capsys, read_d
                              "--batch-size", "1", "--output", str(out)])
     assert status == 0, f"expected exit status 0, got {status}"
     source = out.read_text(encoding="utf-8")
-    assert "blocks.1" in source and "‖g‖" in source, "expected folded blocks with gradient norms"
-    boxes = len(read_dot(source).nodes)
+    assert "blocks.0–1 · TransformerBlock ×2" in source and "‖g‖" in source, \
+        "expected the two blocks folded into one box, with gradient norms"
+    boxes = len(re.findall(r"^\s*n\d+ \[", source, flags=re.M))
     printed = capsys.readouterr().out
     assert printed.startswith(f"wrote {out}: {boxes} boxes"), \
         f"expected the line to name the file and its {boxes} boxes, got {printed!r}"
@@ -50,8 +54,8 @@ def test_graph_writes_the_dot_source_of_a_training_step(tmp_path, capsys, read_d
 
 @needs_dot
 def test_graph_renders_a_focused_view_as_svg_adding_the_suffix(tmp_path):
-    run(models.cli.graph, ["graph", "--preset", "tiny", "--focus", "blocks.0.attn", "--seq-len", "4",
-                    "--format", "svg", "--output", str(tmp_path / "attn")])
+    run(models.cli.graph, ["graph", "--preset", "tiny", "--focus", "blocks.0.attn",
+                           "--seq-len", "4", "--format", "svg", "--output", str(tmp_path / "attn")])
     root = ET.parse(tmp_path / "attn.svg").getroot()
     text = "".join(root.itertext())
     assert "A = softmax(S)" in text, "expected the attention chain in the picture"
@@ -95,6 +99,7 @@ def test_attention_draws_every_layer_and_head_of_a_checkpoint(checkpoint, tmp_pa
 
 def test_attention_weights_are_causal_rows_that_sum_to_one(checkpoint):
     import numpy as np
+
     from models.checkpoint import load_checkpoint
 
     model, tokenizer, _ = load_checkpoint(checkpoint)
@@ -123,7 +128,8 @@ def test_attention_keeps_the_last_block_size_characters(checkpoint, tmp_path, ca
     assert "keeping its last 8 characters" in out and "1 layer(s) x 1 head(s) over 8" in out, out
 
 
-SMALL = ["--n-layer", "3", "--n-embd", "8", "--n-head", "2", "--block-size", "8", "--batch-size", "2"]
+SMALL = ["--n-layer", "3", "--n-embd", "8", "--n-head", "2", "--block-size", "8",
+         "--batch-size", "2"]
 
 
 def test_gradflow_charts_pre_and_post_norm_and_prints_the_norms(tmp_path, capsys):
@@ -131,14 +137,18 @@ def test_gradflow_charts_pre_and_post_norm_and_prints_the_norms(tmp_path, capsys
     run(models.cli.gradflow, ["gradflow", "--output", str(out)] + SMALL)
     ET.parse(out)  # a well-formed SVG
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "at initialisation:" and lines[1].split() == ["block", "pre-norm", "post-norm"], lines[:2]
-    rows = [line.split() for line in lines[2:5]]
+    assert lines[0].startswith("measured: ‖∂L/∂x_l‖") and "float64, one BLAS thread" in lines[0], \
+        f"expected a first line saying what was measured and how, got {lines[0]!r}"
+    assert lines[1] == "at initialisation:", lines[1]
+    assert lines[2].split() == ["block", "pre-norm", "post-norm"], lines[2]
+    rows = [line.split() for line in lines[3:6]]
     assert [r[0] for r in rows] == ["0", "1", "2"] and all(len(r) == 3 for r in rows), \
-        f"expected one row of two norms per block, got {lines[2:5]}"
+        f"expected one row of two norms per block, got {lines[3:6]}"
 
 
 def test_gradflow_with_steps_measures_again_after_training(tmp_path, capsys):
-    run(models.cli.gradflow, ["gradflow", "--steps", "2", "--output", str(tmp_path / "f.png")] + SMALL)
+    run(models.cli.gradflow,
+        ["gradflow", "--steps", "2", "--output", str(tmp_path / "f.png")] + SMALL)
     out = capsys.readouterr().out
     assert "at initialisation:" in out and "after 2 AdamW steps (lr 0.003, no warmup):" in out, out
 
@@ -157,6 +167,16 @@ def test_one_seed_gives_pre_and_post_norm_models_the_same_weights():
     assert states[0].keys() == states[1].keys(), "expected the same parameters"
     for name in states[0]:
         np.testing.assert_array_equal(states[0][name], states[1][name], err_msg=name)
+
+
+def test_gradflow_computes_in_float64_unless_asked_for_float32():
+    norms64, _ = models.cli.gradflow.stream_gradients(2, 8, 2, 8, 2, seed=3)
+    norms32, _ = models.cli.gradflow.stream_gradients(2, 8, 2, 8, 2, seed=3, dtype="float32")
+    stage = "at initialisation"
+    for label in norms64[stage]:
+        a, b = norms64[stage][label], norms32[stage][label]
+        assert a != b and a == pytest.approx(b, rel=1e-4), \
+            f"expected float32 within rounding of float64 but not equal, got {a} vs {b}"
 
 
 def test_gradflow_measures_every_block_of_both_models():
@@ -181,3 +201,36 @@ def test_plot_loss_names_a_missing_metrics_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="metrics.jsonl"):
         run(models.cli.plot_loss, ["plot-loss", "--metrics", str(tmp_path), "--output",
                             str(tmp_path / "l.png")])
+
+
+def test_graph_animate_writes_one_frame_per_backward_node_of_the_focused_module(tmp_path, capsys):
+    from PIL import Image
+
+    out = tmp_path / "steps.gif"
+    status = run(models.cli.graph, ["graph", "--preset", "tiny", "--focus", "blocks.0.mlp",
+                                    "--seq-len", "4", "--batch-size", "1", "--dpi", "30",
+                                    "--animate", str(out)])
+    assert status == 0, f"expected exit status 0, got {status}"
+    frames = Image.open(out).n_frames
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"wrote {out}: {frames} frames"), printed
+    assert frames == 5, f"expected matmul, gelu, matmul and the two weights, got {frames} frames"
+
+
+def test_graph_overlay_flops_prints_the_profiles_counts(tmp_path):
+    out = tmp_path / "flops.dot"
+    run(models.cli.graph, ["graph", "--preset", "tiny", "--focus", "blocks.0.mlp", "--seq-len", "4",
+                           "--batch-size", "1", "--overlay", "flops", "--output", str(out)])
+    # fc: 2·B·T·D·4D = 2·1·4·64·256 = 131072 FLOPs
+    assert "131 kFLOP" in out.read_text(encoding="utf-8"), "expected fc's matmul count in its box"
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "--output FILE"),
+    (["--animate", "x.gif", "--depth", "1"], "--focus MODULE"),
+    (["--animate", "x.mp4"], ".gif, .pdf"),
+])
+def test_graph_refuses_a_missing_output_an_animation_with_depth_and_an_unknown_suffix(
+        tmp_path, argv, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        run(models.cli.graph, ["graph", "--preset", "tiny"] + argv)

@@ -1,4 +1,5 @@
-"""viz.module_input_grad_norms reads ‖∂L/∂x_l‖ at each block's input off the graph, and agrees with retain_grad()."""
+"""viz.module_input_grad_norms reads ‖∂L/∂x_l‖ at each block's input off the graph, and agrees with
+retain_grad()."""
 import numpy as np
 import pytest
 

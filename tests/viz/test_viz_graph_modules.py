@@ -1,4 +1,5 @@
-"""Module grouping in draw_graph: one cluster per module, depth=k folds modules into single boxes, focus= draws one module's inside."""
+"""Module grouping in draw_graph: one cluster per module, depth=k folds modules into single boxes,
+focus= draws one module's inside."""
 import pytest
 
 import viz
@@ -6,7 +7,8 @@ import viz
 
 def module_boxes(dot):
     """{first label line: label} of the folded-module boxes (drawn as 3-D boxes)."""
-    return {a["label"].split("\n")[0]: a["label"] for a in dot.nodes.values() if a.get("shape") == "box3d"}
+    return {a["label"].split("\n")[0]: a["label"] for a in dot.nodes.values()
+            if a.get("shape") == "box3d"}
 
 
 def test_one_cluster_per_module_labelled_with_its_class(read_dot, tiny_gpt, gpt_step):
@@ -17,7 +19,8 @@ def test_one_cluster_per_module_labelled_with_its_class(read_dot, tiny_gpt, gpt_
     assert set(dot.clusters) == set(modules), \
         f"expected one cluster per module {sorted(modules)}, got {sorted(dot.clusters)}"
     assert dot.clusters["blocks.1.attn"] == "attn  MultiHeadAttention", \
-        f"expected a nested cluster named by its last unit and class, got {dot.clusters['blocks.1.attn']!r}"
+        f"expected a nested cluster named by its last unit and class, got " \
+        f"{dot.clusters['blocks.1.attn']!r}"
     assert dot.clusters["blocks.1"] == "blocks.1  TransformerBlock", dot.clusters["blocks.1"]
 
 
@@ -31,10 +34,11 @@ def test_ops_sit_in_the_cluster_of_the_module_that_ran_them(read_dot, tiny_gpt, 
 
 
 def test_depth_1_folds_the_gpt_into_embeddings_blocks_and_final_norm(read_dot, tiny_gpt, gpt_step):
-    dot = read_dot(viz.draw_graph(gpt_step(tiny_gpt(n_layer=3)), depth=1))
+    dot = read_dot(viz.draw_graph(gpt_step(tiny_gpt(n_layer=3)), depth=1, fold=False))
     boxes = module_boxes(dot)
     assert set(boxes) == {"wte", "wpe", "blocks.0", "blocks.1", "blocks.2", "ln_f"}, \
-        f"expected one box per top-level module (a list index stays with its list), got {sorted(boxes)}"
+        f"expected one box per top-level module (a list index stays with its list), got " \
+        f"{sorted(boxes)}"
     assert "TransformerBlock\n[2,8,8]" in boxes["blocks.1"], \
         f"expected the block's class and output shape, got {boxes['blocks.1']!r}"
     assert not dot.clusters, f"expected no clusters left at depth 1, got {sorted(dot.clusters)}"
@@ -48,8 +52,9 @@ def test_the_depth_1_baby_gpt_fits_one_slide(read_dot, gpt_step):
     c = PRESETS["baby"]
     model = GPT(GPTConfig(vocab_size=65, block_size=c.block_size, n_layer=c.n_layer,
                           n_head=c.n_head, n_embd=c.n_embd, bias=c.bias))
-    dot = read_dot(viz.draw_graph(gpt_step(model, seq=8), depth=1))
-    assert len(dot.nodes) <= 16, f"expected at most 16 boxes for one slide, got {len(dot.nodes)}: {dot.labels()}"
+    dot = read_dot(viz.draw_graph(gpt_step(model, seq=8), depth=1, fold=False))
+    assert len(dot.nodes) <= 16, \
+        f"expected at most 16 boxes for one slide, got {len(dot.nodes)}: {dot.labels()}"
     assert len(module_boxes(dot)) == c.n_layer + 3, f"expected {c.n_layer} blocks + wte, wpe, ln_f"
 
 
@@ -81,7 +86,9 @@ def test_focus_draws_only_the_inside_of_one_module(read_dot, tiny_gpt, gpt_step)
     dot = read_dot(viz.draw_graph(gpt_step(tiny_gpt()), focus="blocks.0.attn"))
     outside = [k for k, a in dot.nodes.items()
                if "dashed" not in a["style"] and dot.cluster_of[k] == ""]
-    assert not outside, f"expected every solid box inside blocks.0.attn, got {[dot.nodes[k]['label'] for k in outside]}"
+    assert not outside, \
+        f"expected every solid box inside blocks.0.attn, got " \
+        f"{[dot.nodes[k]['label'] for k in outside]}"
     assert "blocks.0.attn" in dot.clusters and "blocks.0" not in dot.clusters, \
         f"expected the focused module as the outer cluster, got {sorted(dot.clusters)}"
     assert not any("blocks.1" in a.get("tooltip", "") for a in dot.nodes.values()), \
@@ -92,7 +99,7 @@ def test_focus_draws_only_the_inside_of_one_module(read_dot, tiny_gpt, gpt_step)
 def test_focus_shows_what_feeds_in_and_what_reads_out_as_dashed_boxes(read_dot, tiny_gpt, gpt_step):
     dot = read_dot(viz.draw_graph(gpt_step(tiny_gpt()), focus="blocks.0.attn"))
     dashed = sorted(a["label"].split("\n")[0] for a in dot.nodes.values() if "dashed" in a["style"])
-    assert dashed == ["from blocks.0.ln_1: layer_norm", "to blocks.0: add"], \
+    assert dashed == ["from blocks.0.ln_1: layer_norm [2,8,8]", "to blocks.0: add [2,8,8]"], \
         f"expected ln_1 feeding in and the residual add reading out, got {dashed}"
 
 

@@ -1,4 +1,5 @@
-"""The matplotlib charts: attention heatmaps with characters on both axes, gradient flow across depth, loss curves from metrics.jsonl."""
+"""The matplotlib charts: attention heatmaps with characters on both axes, gradient flow across
+depth, loss curves from metrics.jsonl."""
 import json
 
 import numpy as np
@@ -20,7 +21,7 @@ def test_the_heatmap_has_one_panel_per_layer_and_head_with_characters_on_both_ax
         "expected the queries down"
     assert panels[4].get_title() == "layer 1, head 1", f"got {panels[4].get_title()!r}"
     np.testing.assert_allclose(panels[5].images[0].get_array(), w[1, 2],
-                               err_msg="expected panel (1, 2) to show the weights of layer 1, head 2")
+                               err_msg="expected panel (1, 2) to show layer 1, head 2")
 
 
 def test_a_single_head_map_is_accepted():

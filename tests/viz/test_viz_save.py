@@ -1,4 +1,5 @@
-"""viz.save writes SVG, PNG and PDF through Graphviz's dot; without dot it still writes the .dot source and says how to install Graphviz."""
+"""viz.save writes SVG, PNG and PDF through Graphviz's dot; without dot it still writes the .dot
+source and says how to install Graphviz."""
 import os
 import shutil
 import xml.etree.ElementTree as ET
@@ -28,7 +29,8 @@ def test_an_svg_render_is_well_formed_xml_with_one_group_per_box(graph, tmp_path
     assert root.tag.endswith("svg"), f"expected an <svg> root, got {root.tag}"
     groups = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "node"]
     assert len(groups) == 4, f"expected 4 node groups (x, tanh, mul, sum), got {len(groups)}"
-    assert os.listdir(tmp_path) == ["g.svg"], f"expected no leftover files, got {os.listdir(tmp_path)}"
+    assert os.listdir(tmp_path) == ["g.svg"], \
+        f"expected no leftover files, got {os.listdir(tmp_path)}"
 
 
 @needs_dot
@@ -47,7 +49,8 @@ def test_a_dot_suffix_writes_the_source_without_graphviz(graph, tmp_path, monkey
         assert f.read() == graph.source, "expected the DOT source itself"
 
 
-def test_without_dot_saving_writes_the_source_and_says_how_to_install_graphviz(graph, tmp_path, monkeypatch):
+def test_without_dot_saving_writes_the_source_and_says_how_to_install_graphviz(graph, tmp_path,
+                                                                              monkeypatch):
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))  # as on a machine without Graphviz
@@ -56,7 +59,8 @@ def test_without_dot_saving_writes_the_source_and_says_how_to_install_graphviz(g
     message = str(raised.value)
     assert "install Graphviz" in message and "apt-get install graphviz" in message, \
         f"expected install instructions, got {message!r}"
-    assert str(tmp_path / "g.dot") in message, f"expected the message to name the .dot file: {message!r}"
+    assert str(tmp_path / "g.dot") in message, \
+        f"expected the message to name the .dot file: {message!r}"
     with open(tmp_path / "g.dot", encoding="utf-8") as f:
         assert f.read() == graph.source, "expected the DOT source saved next to the picture"
     assert not (tmp_path / "g.svg").exists(), "expected no half-written picture"

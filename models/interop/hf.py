@@ -1,0 +1,192 @@
+"""Our GPT as a Hugging Face GPT-2 directory (config, safetensors, character tokenizer), and back.
+
+`transformers`' `GPT2LMHeadModel` is the same network as our GPT with norm_first=True:
+pre-norm blocks, learned positions, attention scaled by 1/√d, a 4·D MLP, LayerNorm
+ε = 1e-5, the LM head tied to the token embedding. Its `Conv1D` stores weights [in, out]
+as our `Linear` does, so no matrix is transposed; Q, K, V are fused into `c_attn`
+(names.py). Its activation "gelu" is the exact x·Φ(x), ours; "gelu_new" is the tanh
+approximation. Every GPT-2 layer has biases, so a bias-free model exports zero biases,
+and config.json records bias=False so that the import gives the bias-free model back.
+
+The weights are written with `safetensors`' numpy API: exporting needs neither PyTorch nor
+transformers. Importing reads only safetensors and JSON, never a pickle.
+
+References: Radford et al. 2019 (GPT-2); Hugging Face transformers `GPT2Config`,
+`GPT2LMHeadModel`; safetensors documentation.
+"""
+import dataclasses
+import json
+import math
+import os
+
+import numpy as np
+
+from ..checkpoint import atomic_write
+from ..gpt import GPTConfig
+from .char_tokenizer_json import (
+    TOKENIZER_CONFIG_FILE,
+    TOKENIZER_FILE,
+    read_char_tokenizer,
+    tokenizer_config,
+    tokenizer_json,
+)
+from .names import load_gpt2_state, to_gpt2
+from .optional import require
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+PICKLED_WEIGHTS_FILE = "pytorch_model.bin"
+FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE, TOKENIZER_CONFIG_FILE)
+# our activation -> its name in transformers' ACT2FN
+ACTIVATIONS = {"gelu": "gelu", "relu": "relu"}
+LAYER_NORM_EPS = 1e-5  # our nn.LayerNorm's default, which GPT uses
+PREFIX = "transformer."
+# the bias our config.json adds, so that a bias-free model comes back bias-free
+BIAS_KEY = "microtensor_bias"
+
+
+def check_gpt2_block(config, target):
+    """Raise ValueError if `config` (a GPTConfig) has a block that GPT-2 cannot express."""
+    if not config.norm_first:
+        raise ValueError(f"the {target} format holds GPT-2's pre-norm blocks; this model is "
+                         "post-norm (norm_first=False), which it cannot express")
+
+
+def hf_config(config):
+    """GPT-2's config.json (a dict) for our GPTConfig: sizes, activation, dropout, tied head."""
+    check_gpt2_block(config, "Hugging Face GPT-2")
+    return {
+        "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+        "vocab_size": config.vocab_size, "n_positions": config.block_size,
+        "n_embd": config.n_embd, "n_layer": config.n_layer, "n_head": config.n_head,
+        "n_inner": None,  # None is 4 * n_embd, as ours
+        "activation_function": ACTIVATIONS[config.activation],
+        "resid_pdrop": config.dropout, "embd_pdrop": config.dropout,
+        "attn_pdrop": config.dropout, "layer_norm_epsilon": LAYER_NORM_EPS,
+        "initializer_range": 0.02, "scale_attn_weights": True,
+        "scale_attn_by_inverse_layer_idx": False, "reorder_and_upcast_attn": False,
+        "tie_word_embeddings": True, "add_cross_attention": False,
+        # GPT-2's default special ids (50256) lie outside a character vocabulary
+        "bos_token_id": None, "eos_token_id": None, "pad_token_id": None,
+        "use_cache": True, "dtype": "float32", BIAS_KEY: config.bias,
+    }
+
+
+def export_hf(model, tokenizer, export_dir):
+    """Write `model` (our GPT) and `tokenizer` as a Hugging Face GPT-2 directory; returns the paths.
+
+    Files: config.json, model.safetensors (float32, Conv1D layout, names `transformer.*`),
+    tokenizer.json, tokenizer_config.json; each written atomically.
+    Raises ValueError for a model GPT-2 cannot express, RuntimeError if safetensors or
+    tokenizers is missing.
+    """
+    st = require("safetensors.numpy", "the Hugging Face format")
+    config = hf_config(model.config)
+    c = model.config
+    state = to_gpt2(model.state_dict(), c.n_layer, zero_biases=True)
+    weights = {PREFIX + name: array.astype(np.float32) for name, array in state.items()}
+    texts = {CONFIG_FILE: json.dumps(config, indent=2) + "\n",
+             TOKENIZER_FILE: tokenizer_json(tokenizer),
+             TOKENIZER_CONFIG_FILE: json.dumps(tokenizer_config(c.block_size), indent=2) + "\n"}
+    blob = st.save(weights, metadata={"format": "pt"})  # "pt": transformers expects it
+    os.makedirs(export_dir, exist_ok=True)
+    atomic_write(os.path.join(export_dir, WEIGHTS_FILE), lambda f: f.write(blob))
+    for name, text in texts.items():
+        atomic_write(os.path.join(export_dir, name),
+                     lambda f, text=text: f.write(text.encode("utf-8")))
+    paths = [os.path.join(export_dir, name) for name in FILES]
+    return paths
+
+
+def _gpt_config_from_hf(hf, where):
+    """Our GPTConfig for a GPT-2 config.json dict; ValueError for what our GPT cannot hold."""
+    def refuse(why):
+        raise ValueError(f"{where}: {why}, which microtensor's GPT cannot hold")
+
+    if hf.get("model_type") != "gpt2":
+        refuse(f"model_type is {hf.get('model_type')!r}, not 'gpt2'")
+    by_name = {v: k for k, v in ACTIVATIONS.items()}
+    activation = hf.get("activation_function", "gelu_new")
+    if activation not in by_name:
+        refuse(f"activation_function is {activation!r} (gelu_new is GPT-2's tanh "
+               f"approximation); ours are {sorted(by_name)}")
+    n_embd = hf.get("n_embd", 768)
+    if hf.get("n_inner") not in (None, 4 * n_embd):
+        refuse(f"n_inner is {hf['n_inner']}, not 4 * n_embd = {4 * n_embd}")
+    eps = hf.get("layer_norm_epsilon", LAYER_NORM_EPS)
+    if not math.isclose(eps, LAYER_NORM_EPS, rel_tol=1e-9):
+        refuse(f"layer_norm_epsilon is {eps}, not {LAYER_NORM_EPS}")
+    for key, want in (("scale_attn_weights", True), ("scale_attn_by_inverse_layer_idx", False),
+                      ("add_cross_attention", False), ("tie_word_embeddings", True)):
+        if hf.get(key, want) != want:
+            refuse(f"{key} is {hf[key]}")
+    dropouts = {hf.get(k, 0.1) for k in ("resid_pdrop", "embd_pdrop", "attn_pdrop")}
+    if len(dropouts) != 1:
+        refuse(f"resid_pdrop, embd_pdrop, attn_pdrop differ ({sorted(dropouts)}); ours is one "
+               "dropout rate")
+    try:
+        return GPTConfig(vocab_size=hf["vocab_size"], block_size=hf["n_positions"],
+                         n_layer=hf["n_layer"], n_head=hf["n_head"], n_embd=n_embd,
+                         dropout=dropouts.pop(), bias=hf.get(BIAS_KEY, True),
+                         activation=by_name[activation])
+    except KeyError as error:
+        raise ValueError(f"{where}: {error.args[0]!r} is missing") from None
+
+
+def _read_weights(path):
+    """{GPT-2 name without prefix: float32 array} from model.safetensors (buffers dropped)."""
+    st = require("safetensors.numpy", "importing a Hugging Face model")
+    safetensors = require("safetensors", "importing a Hugging Face model")
+    try:
+        raw = st.load_file(path)
+    except (OSError, ValueError, TypeError, safetensors.SafetensorError) as error:
+        raise ValueError(f"{path!r} is not a readable float safetensors file: {error}") from None
+    state = {}
+    for name, array in raw.items():
+        name = name.removeprefix(PREFIX)
+        if name.endswith((".attn.bias", ".attn.masked_bias")):  # causal-mask buffers, not weights
+            continue
+        state[name] = array.astype(np.float32)
+    return state
+
+
+def import_hf(directory):
+    """(model, tokenizer, notes) from a Hugging Face GPT-2 directory with a character tokenizer.
+
+    Reads config.json, model.safetensors and tokenizer.json. Raises FileNotFoundError for a
+    missing file (and for a pytorch_model.bin alone: a pickle, never opened), ValueError
+    naming what our GPT cannot hold (another architecture or tokenizer, an untied head).
+    """
+    paths = {name: os.path.join(directory, name) for name in FILES}
+    if not os.path.isfile(paths[WEIGHTS_FILE]):
+        if os.path.isfile(os.path.join(directory, PICKLED_WEIGHTS_FILE)):
+            raise FileNotFoundError(
+                f"{directory!r} holds {PICKLED_WEIGHTS_FILE}, a pickle that importing never "
+                f"opens (it can run code); save the model as {WEIGHTS_FILE} first, e.g. "
+                "model.save_pretrained(dir) in transformers")
+        raise FileNotFoundError(f"{directory!r} has no {WEIGHTS_FILE}")
+    for name in (CONFIG_FILE, TOKENIZER_FILE):
+        if not os.path.isfile(paths[name]):
+            raise FileNotFoundError(f"{directory!r} has no {name}; a GPT-2 directory for "
+                                    "microtensor holds config.json, model.safetensors and a "
+                                    "character-level tokenizer.json")
+    try:
+        with open(paths[CONFIG_FILE], encoding="utf-8") as f:
+            hf = json.load(f)
+    except ValueError as error:
+        raise ValueError(f"{paths[CONFIG_FILE]!r} is not valid JSON: {error}") from None
+    config = _gpt_config_from_hf(hf, paths[CONFIG_FILE])
+    tokenizer = read_char_tokenizer(paths[TOKENIZER_FILE])
+    if tokenizer.vocab_size != config.vocab_size:
+        raise ValueError(f"{directory!r}: the tokenizer has {tokenizer.vocab_size} characters "
+                         f"but the model {config.vocab_size} token ids; every id needs a "
+                         "character for microtensor's GPT")
+    state = _read_weights(paths[WEIGHTS_FILE])
+    head = state.pop("lm_head.weight", None)
+    if head is not None and not np.array_equal(head, state.get("wte.weight")):
+        raise ValueError(f"{paths[WEIGHTS_FILE]!r}: lm_head.weight differs from wte.weight; "
+                         "microtensor's GPT ties its head to the token embedding")
+    if not config.bias and any(np.any(a) for n, a in state.items() if n.endswith(".bias")):
+        config = dataclasses.replace(config, bias=True)  # trained on with biases: keep them
+    model = load_gpt2_state(config, state, paths[WEIGHTS_FILE])
+    return model, tokenizer, {"imported_from": "Hugging Face GPT-2"}

@@ -1,0 +1,284 @@
+"""Our GPT as nanoGPT's `ckpt.pt` + `meta.pkl` (for its sample.py and train.py), and back.
+
+nanoGPT's GPT is ours with norm_first=True and activation="gelu" (exact, `nn.GELU()`),
+LayerNorm ε = 1e-5, the LM head tied to `transformer.wte`. Its `nn.Linear` stores
+[out, in], the transpose of our `Linear` and of GPT-2's Conv1D, so the four matrices of
+`names.LINEAR_WEIGHTS` are transposed both ways. Its AdamW state follows
+`configure_optimizers`: group 0 holds the parameters with dim >= 2 (weight decay), group 1
+the rest, each in `named_parameters()` order, numbered 0, 1, ... across both groups.
+AdamW's moments are per element, so fusing Q, K, V into c_attn fuses their moments too.
+
+`ckpt.pt` is written and read with PyTorch (`torch.load(weights_only=True)`: tensors and
+plain data only); `meta.pkl` is written with pickle and read with `plain_pickle`.
+
+References: Karpathy, nanoGPT `model.py`, `train.py`, `sample.py`,
+`data/shakespeare_char/prepare.py`; Loshchilov & Hutter 2019 (AdamW).
+"""
+import math
+import os
+import pickle
+
+import numpy as np
+
+from ..checkpoint import atomic_write, load_checkpoint, load_optimizer, load_snapshot
+from ..data import split_ids
+from ..gpt import GPTConfig
+from ..presets import TrainConfig
+from ..tokenizer import CharTokenizer
+from .hf import check_gpt2_block
+from .names import LINEAR_WEIGHTS, gpt2_parameter_names, load_gpt2_state, to_gpt2
+from .optional import require
+from .plain_pickle import load_plain
+
+CHECKPOINT_FILE = "ckpt.pt"
+META_FILE = "meta.pkl"
+CONFIG_FILE = "nanogpt_config.py"
+BIN_FILES = ("train.bin", "val.bin")
+PREFIX = "transformer."
+COMPILED_PREFIX = "_orig_mod."  # torch.compile's wrapper adds it to every name
+NO_BEST_LOSS = 1e9  # nanoGPT's starting best_val_loss
+# our TrainConfig fields that nanoGPT's train.py names the same (its config dict)
+TRAIN_KEYS = ("batch_size", "block_size", "n_layer", "n_head", "n_embd", "dropout", "bias",
+              "learning_rate", "max_iters", "weight_decay", "beta1", "beta2", "grad_clip",
+              "warmup_iters", "lr_decay_iters", "min_lr", "eval_interval", "eval_iters")
+
+
+def _torch(purpose):
+    return require("torch", purpose, extra="torch")
+
+
+def _is_linear(name):
+    return name.endswith(LINEAR_WEIGHTS)
+
+
+def nanogpt_state(model):
+    """{nanoGPT name: float32 array} for our GPT, nanoGPT's layout ([out, in] Linear weights)."""
+    c = model.config
+    state = to_gpt2(model.state_dict(), c.n_layer)
+    return {PREFIX + n: np.ascontiguousarray(a.T if _is_linear(n) else a)
+            for n, a in state.items()}
+
+
+def _train_config(train_state):
+    """nanoGPT's `config` dict (logged, and read by sample.py for `dataset`) from our notes."""
+    ours = (train_state or {}).get("train_config") or {}
+    config = {k: ours[k] for k in TRAIN_KEYS if k in ours}
+    if config.get("lr_decay_iters") is None and "max_iters" in config:
+        config["lr_decay_iters"] = config["max_iters"]  # ours: None means max_iters
+    config.update(gradient_accumulation_steps=1, decay_lr=True)
+    return config
+
+
+def _moments(model, optimizer):
+    """({our parameter name: AdamW state}, hyper-parameters) of our `optimizer` over `model`."""
+    names = {id(p): name for name, p in model.named_parameters()}
+    moments = {names[key]: state for key, state in optimizer.state.items() if key in names}
+    group = optimizer.param_groups[0]
+    decay = [g["weight_decay"] for g in optimizer.param_groups
+             if any(p.ndim >= 2 for p in g["params"])]
+    hyper = {"lr": group["lr"], "betas": group["betas"], "eps": group["eps"],
+             "weight_decay": decay[0] if decay else group["weight_decay"]}
+    return moments, hyper
+
+
+def optimizer_state_dict(model, optimizer, hyper):
+    """torch.optim.AdamW's state_dict for nanoGPT's parameter groups, holding our AdamW's moments.
+
+    optimizer: our nn.optim.AdamW over `model`'s parameters (any grouping), or None for a
+    fresh state with the hyper-parameters `hyper` (lr, betas, eps, weight_decay).
+    The param_groups come from a real torch AdamW, so they carry every key the installed
+    PyTorch expects. Raises ValueError if parameters were stepped a different number of times.
+    """
+    torch = _torch("the nanoGPT format")
+    c = model.config
+    moments = {}
+    if optimizer is not None:
+        moments, hyper = _moments(model, optimizer)
+    shapes = {n: a.shape for n, a in nanogpt_state(model).items()}
+    names = [PREFIX + n for n in gpt2_parameter_names(c.n_layer, c.bias)]
+    decay = [n for n in names if len(shapes[n]) >= 2]
+    no_decay = [n for n in names if len(shapes[n]) < 2]
+    groups = [{"params": [torch.empty(0) for _ in decay], "weight_decay": hyper["weight_decay"]},
+              {"params": [torch.empty(0) for _ in no_decay], "weight_decay": 0.0}]
+    template = torch.optim.AdamW(groups, lr=hyper["lr"], betas=tuple(hyper["betas"]),
+                                 eps=hyper["eps"]).state_dict()
+    state = {}
+    if moments:
+        steps = {m["step"] for m in moments.values()}
+        if len(steps) != 1:
+            raise ValueError(f"optimizer state: parameters were stepped {sorted(steps)} times; "
+                             "nanoGPT's AdamW needs one step count")
+        fused = {kind: to_gpt2({n: m[kind] for n, m in moments.items()}, c.n_layer)
+                 for kind in ("exp_avg", "exp_avg_sq")}
+        step = torch.tensor(float(steps.pop()))  # torch keeps the step as a float tensor
+        for index, name in enumerate(decay + no_decay):
+            short = name[len(PREFIX):]
+            if short in fused["exp_avg"]:
+                state[index] = {"step": step.clone(), **{
+                    kind: torch.from_numpy(np.ascontiguousarray(
+                        a[short].T if _is_linear(short) else a[short]).astype(np.float32))
+                    for kind, a in fused.items()}}
+    return {"state": state, "param_groups": template["param_groups"]}
+
+
+def check_nanogpt(config):
+    """Raise ValueError if `config` (a GPTConfig) is a GPT that nanoGPT cannot express."""
+    check_gpt2_block(config, "nanoGPT")
+    if config.activation != "gelu":
+        raise ValueError(f"nanoGPT's MLP uses GELU; this model uses {config.activation!r}, "
+                         "which the nanoGPT format cannot express")
+
+
+def training_state(out_dir):
+    """(model, tokenizer, train_state, optimizer): the latest training state in out_dir.
+
+    That is what nanoGPT resumes from: the latest weights with their AdamW moments (our
+    `nn.optim.AdamW`, grouped as `models.train.configure_optimizer` groups it), the step
+    and the best validation loss so far. optimizer is None for a checkpoint without
+    training state (e.g. an imported model).
+    """
+    from ..train import configure_optimizer  # the training loop, only when exporting one
+
+    model, tokenizer, manifest = load_checkpoint(out_dir, which="latest")
+    latest, settings = manifest["latest"], manifest["info"].get("train_config")
+    best = latest.get("best_val_loss", manifest["best"].get("val_loss"))
+    train_state = {"iter": latest["iter"], "best_val_loss": best, "train_config": settings}
+    optimizer = None
+    if settings and "param_groups" in latest:
+        optimizer = configure_optimizer(model, TrainConfig.from_dict(settings))
+        arrays, path = load_snapshot(out_dir, "latest", manifest)
+        load_optimizer(optimizer, arrays, latest["param_groups"], path)
+    return model, tokenizer, train_state, optimizer
+
+
+def export_nanogpt(model, tokenizer, export_dir, train_state=None, optimizer=None,
+                   dataset="microtensor_char", text=None):
+    """Write ckpt.pt, meta.pkl and nanogpt_config.py into export_dir; returns the paths written.
+
+    train_state: our checkpoint's notes (iter, best_val_loss, train_config) -> iter_num,
+    best_val_loss, config. optimizer: our AdamW over `model`, whose moments and step count
+    go into ckpt.pt; None writes a fresh optimizer state. dataset: the name nanoGPT's
+    sample.py looks for in data/<dataset>/meta.pkl; nanogpt_config.py sets
+    out_dir = "out-<dataset>". text: if given, also write train.bin and val.bin (uint16
+    ids, first 90% / last 10%, as nanoGPT's prepare.py) for train.py to continue on.
+    Raises ValueError for a model nanoGPT cannot express, RuntimeError without PyTorch.
+    """
+    torch = _torch("the nanoGPT format")
+    c = model.config
+    check_nanogpt(c)
+    train_state = train_state or {}
+    config = dict(_train_config(train_state), dataset=dataset, out_dir=f"out-{dataset}",
+                  init_from="resume")
+    hyper = {"lr": config.get("learning_rate", 1e-3), "eps": 1e-8,
+             "betas": (config.get("beta1", 0.9), config.get("beta2", 0.99)),
+             "weight_decay": config.get("weight_decay", 0.1)}
+    weights = {n: torch.from_numpy(a) for n, a in nanogpt_state(model).items()}
+    weights["lm_head.weight"] = weights[PREFIX + "wte.weight"]  # tied: one tensor, two names
+    best = train_state.get("best_val_loss")
+    checkpoint = {
+        "model": weights,
+        "optimizer": optimizer_state_dict(model, optimizer, hyper),
+        "model_args": {"n_layer": c.n_layer, "n_head": c.n_head, "n_embd": c.n_embd,
+                       "block_size": c.block_size, "bias": c.bias,
+                       "vocab_size": c.vocab_size, "dropout": c.dropout},
+        "iter_num": int(train_state.get("iter", 0)),
+        "best_val_loss": float(best) if best is not None and math.isfinite(best) else NO_BEST_LOSS,
+        "config": config,
+    }
+    os.makedirs(export_dir, exist_ok=True)
+    paths = [os.path.join(export_dir, n) for n in (CHECKPOINT_FILE, META_FILE, CONFIG_FILE)]
+    atomic_write(paths[0], lambda f: torch.save(checkpoint, f))
+    atomic_write(paths[1], lambda f: pickle.dump(meta(tokenizer), f))
+    lines = ["# nanoGPT settings of the exported microtensor run (for nanoGPT's config/)",
+             *(f"{k} = {v!r}" for k, v in config.items())]
+    atomic_write(paths[2], lambda f: f.write(("\n".join(lines) + "\n").encode("utf-8")))
+    if text is not None:
+        paths += _write_bins(tokenizer, text, c.block_size, export_dir)
+    return paths
+
+
+def meta(tokenizer):
+    """nanoGPT's meta.pkl content: {"vocab_size": V, "itos": {id: char}, "stoi": {char: id}}."""
+    return {"vocab_size": tokenizer.vocab_size, "itos": dict(enumerate(tokenizer.chars)),
+            "stoi": dict(tokenizer.stoi)}
+
+
+def _write_bins(tokenizer, text, block_size, export_dir):
+    if tokenizer.vocab_size > 2 ** 16:
+        raise ValueError(f"nanoGPT's .bin files hold uint16 ids; the vocabulary has "
+                         f"{tokenizer.vocab_size} characters")
+    ids = np.array(tokenizer.encode(text), dtype=np.uint16)
+    paths = []
+    for name, split in zip(BIN_FILES, split_ids(ids, block_size)):
+        path = os.path.join(export_dir, name)
+        atomic_write(path, lambda f, split=split: f.write(split.tobytes()))
+        paths.append(path)
+    return paths
+
+
+def read_meta(path):
+    """CharTokenizer from nanoGPT's meta.pkl (plain data only); ValueError saying why not."""
+    value = load_plain(path)
+    try:
+        itos = value["itos"]
+        chars = [itos[i] for i in range(len(itos))]
+    except (KeyError, TypeError):
+        raise ValueError(f"{path!r} has no 'itos' character map (ids 0 .. V-1 -> characters)"
+                         ) from None
+    stoi = value.get("stoi", {})
+    if any(stoi.get(ch) != i for i, ch in enumerate(chars)) or len(stoi) != len(chars):
+        raise ValueError(f"{path!r}: stoi is not the inverse of itos")
+    try:
+        return CharTokenizer(chars)
+    except ValueError as error:
+        raise ValueError(f"{path!r}: {error}") from None
+
+
+def import_nanogpt(path, meta_path=None):
+    """(model, tokenizer, train_state) from nanoGPT's ckpt.pt and meta.pkl (default: next to it).
+
+    Reads with torch.load(weights_only=True), which refuses anything but tensors and plain
+    data. Raises FileNotFoundError for a missing file, ValueError naming what our GPT
+    cannot hold (no character map, a vocabulary larger than it, a broken checkpoint).
+    """
+    torch = _torch("reading a nanoGPT ckpt.pt")
+    meta_path = meta_path or os.path.join(os.path.dirname(path), META_FILE)
+    if not os.path.isfile(meta_path):
+        raise FileNotFoundError(
+            f"no {META_FILE} at {meta_path!r}: without its character map a nanoGPT model "
+            "uses GPT-2's BPE tokens, which microtensor's character GPT cannot hold (nanoGPT "
+            "keeps it in data/<dataset>/meta.pkl; give it with --meta)")
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+        args, raw = checkpoint["model_args"], checkpoint["model"]
+        config = GPTConfig(vocab_size=args["vocab_size"], block_size=args["block_size"],
+                           n_layer=args["n_layer"], n_head=args["n_head"],
+                           n_embd=args["n_embd"], dropout=args.get("dropout", 0.0),
+                           bias=args.get("bias", True))
+    except (pickle.UnpicklingError, RuntimeError, OSError, EOFError) as error:
+        raise ValueError(f"{path!r} is not a readable nanoGPT checkpoint: {error}") from None
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"{path!r} is not a nanoGPT checkpoint (model_args, model): "
+                         f"{error}") from None
+    tokenizer = read_meta(meta_path)
+    if tokenizer.vocab_size != config.vocab_size:
+        raise ValueError(f"{path!r} has vocab_size {config.vocab_size} but {meta_path!r} maps "
+                         f"{tokenizer.vocab_size} characters; every id needs exactly one")
+    state = {}
+    for name, tensor in raw.items():
+        name = name.removeprefix(COMPILED_PREFIX)
+        if name.endswith(".attn.bias"):  # the causal-mask buffer of older nanoGPT versions
+            continue
+        name = name.removeprefix(PREFIX)
+        array = tensor.detach().to(torch.float32).numpy()
+        state[name] = np.ascontiguousarray(array.T if _is_linear(name) else array)
+    head = state.pop("lm_head.weight", None)
+    if head is not None and not np.array_equal(head, state.get("wte.weight")):
+        raise ValueError(f"{path!r}: lm_head.weight differs from transformer.wte.weight; "
+                         "microtensor's GPT ties its head to the token embedding")
+    model = load_gpt2_state(config, state, path)
+    best = float(checkpoint.get("best_val_loss", NO_BEST_LOSS))  # nanoGPT saves a 0-d tensor
+    train_state = {"iter": int(checkpoint.get("iter_num", 0)),
+                   "best_val_loss": best if best < NO_BEST_LOSS else None,
+                   "imported_from": "nanoGPT"}
+    return model, tokenizer, train_state

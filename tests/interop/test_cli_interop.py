@@ -1,0 +1,71 @@
+"""`microtensor export` and `import`: both formats round-trip, sample works, files are kept."""
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("safetensors")
+pytest.importorskip("tokenizers")
+
+from models.checkpoint import load_checkpoint
+from models.cli.main import main
+
+FAST = ["--max-iters", "2", "--eval-interval", "2", "--eval-iters", "1", "--batch-size", "2",
+        "--block-size", "16", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    root = tmp_path_factory.mktemp("run")
+    (root / "corpus.txt").write_text("O Romeo, Romeo! wherefore art thou Romeo?\n" * 20,
+                                     encoding="utf-8")
+    assert main(["train", "--data", str(root / "corpus.txt"), "--out", str(root / "out")]
+                + FAST) == 0
+    return root
+
+
+@pytest.mark.parametrize("fmt", ["hf", "nanogpt"])
+def test_export_then_import_gives_the_same_weights_and_greedy_sample(trained, fmt, capsys):
+    out, exported, back = trained / "out", trained / f"{fmt}", trained / f"back_{fmt}"
+    assert main(["export", "--out", str(out), "--to", str(exported), "--format", fmt]) == 0
+    assert main(["import", "--from", str(exported), "--out", str(back)]) == 0
+    which = "best" if fmt == "hf" else "latest"      # nanoGPT resumes the latest state
+    ours = load_checkpoint(out, which)[0].state_dict()
+    theirs = load_checkpoint(back)[0].state_dict()
+    assert list(theirs) == list(ours)
+    assert all(np.array_equal(theirs[n], ours[n]) for n in ours)
+    capsys.readouterr()
+    samples = []
+    for directory in (out, back):
+        assert main(["sample", "--out", str(directory), "--top-k", "1", "--num-chars", "20"]) == 0
+        samples.append(capsys.readouterr().out)
+    assert samples[0] == samples[1], f"expected {samples[0]!r}, got {samples[1]!r}"
+
+
+def test_nanogpt_export_carries_the_adamw_moments_of_the_latest_state(trained):
+    torch = pytest.importorskip("torch")
+    exported = trained / "moments"
+    assert main(["export", "--out", str(trained / "out"), "--to", str(exported),
+                 "--format", "nanogpt"]) == 0
+    checkpoint = torch.load(exported / "ckpt.pt", weights_only=True)
+    state = checkpoint["optimizer"]["state"]
+    n_params = sum(len(g["params"]) for g in checkpoint["optimizer"]["param_groups"])
+    assert sorted(state) == list(range(n_params)), f"expected moments for all {n_params}"
+    assert {float(s["step"]) for s in state.values()} == {2.0}    # --max-iters 2
+    assert checkpoint["iter_num"] == 2
+    assert any(s["exp_avg"].abs().max() > 0 for s in state.values())
+
+
+def test_export_and_import_keep_existing_files_without_overwrite(trained, capsys):
+    out, exported = trained / "out", trained / "twice"
+    assert main(["export", "--out", str(out), "--to", str(exported), "--format", "hf"]) == 0
+    before = (exported / "config.json").read_bytes()
+    assert main(["export", "--out", str(out), "--to", str(exported), "--format", "hf"]) == 1
+    assert "--overwrite" in capsys.readouterr().err
+    assert (exported / "config.json").read_bytes() == before
+    assert main(["import", "--from", str(exported), "--out", str(out)]) == 1
+    assert "already holds a checkpoint" in capsys.readouterr().err
+
+
+def test_import_of_something_else_says_what_is_missing(tmp_path, capsys):
+    assert main(["import", "--from", str(tmp_path), "--out", str(tmp_path / "o")]) == 1
+    assert "has no model.safetensors" in capsys.readouterr().err
