@@ -1,4 +1,4 @@
-"""Time one training step of nanoGPT's "baby" CPU config in microtensor and, side by side, in an equivalent PyTorch GPT.
+"""Time one training step of nanoGPT's "baby" CPU config in microtensor and, beside it, PyTorch.
 
 Run it from the repository root:
 
@@ -133,6 +133,7 @@ def _serve(step_fn, n_batches, info) -> None:
 
 def worker_ours(args) -> None:
     import numpy as np  # noqa: F401  (BLAS is loaded and its threads fixed here)
+
     import microtensor
     import models
     import nn
