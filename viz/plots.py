@@ -60,7 +60,9 @@ def attention_heatmap(weights, chars, layers=None, heads=None, title=None, query
             ax.set_yticks(range(t_q), rows, fontsize=7)
             ax.set_xlabel("key", fontsize=8)
             ax.set_ylabel("query", fontsize=8)
-    fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight (grey: blocked key)")
+    blocked = bool(np.ma.getmaskarray(w).any())  # the key says grey only where grey is drawn
+    label = "attention weight" + (" (grey: blocked key)" if blocked else "")
+    fig.colorbar(image, ax=axes, shrink=0.6, label=label)
     if title:
         fig.suptitle(title)
     return fig

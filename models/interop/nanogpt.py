@@ -185,6 +185,9 @@ def export_nanogpt(model, tokenizer, export_dir, train_state=None, optimizer=Non
         "best_val_loss": float(best) if best is not None and math.isfinite(best) else NO_BEST_LOSS,
         "config": config,
     }
+    # the text is encoded before any file is written: a character outside the vocabulary
+    # must leave EXPORT_DIR as it was
+    splits = _bin_splits(tokenizer, text, c.block_size) if text is not None else ()
     os.makedirs(export_dir, exist_ok=True)
     paths = [os.path.join(export_dir, n) for n in (CHECKPOINT_FILE, META_FILE, CONFIG_FILE)]
     atomic_write(paths[0], lambda f: torch.save(checkpoint, f))
@@ -192,8 +195,9 @@ def export_nanogpt(model, tokenizer, export_dir, train_state=None, optimizer=Non
     lines = ["# nanoGPT settings of the exported microtensor run (for nanoGPT's config/)",
              *(f"{k} = {v!r}" for k, v in config.items())]
     atomic_write(paths[2], lambda f: f.write(("\n".join(lines) + "\n").encode("utf-8")))
-    if text is not None:
-        paths += _write_bins(tokenizer, text, c.block_size, export_dir)
+    for name, split in zip(BIN_FILES, splits):
+        paths.append(os.path.join(export_dir, name))
+        atomic_write(paths[-1], lambda f, split=split: f.write(split.tobytes()))
     return paths
 
 
@@ -203,17 +207,12 @@ def meta(tokenizer):
             "stoi": dict(tokenizer.stoi)}
 
 
-def _write_bins(tokenizer, text, block_size, export_dir):
+def _bin_splits(tokenizer, text, block_size):
+    """The train and val ids [N] uint16 of `text` (90/10), as nanoGPT's prepare.py writes them."""
     if tokenizer.vocab_size > 2 ** 16:
         raise ValueError(f"nanoGPT's .bin files hold uint16 ids; the vocabulary has "
                          f"{tokenizer.vocab_size} characters")
-    ids = np.array(tokenizer.encode(text), dtype=np.uint16)
-    paths = []
-    for name, split in zip(BIN_FILES, split_ids(ids, block_size)):
-        path = os.path.join(export_dir, name)
-        atomic_write(path, lambda f, split=split: f.write(split.tobytes()))
-        paths.append(path)
-    return paths
+    return split_ids(np.array(tokenizer.encode(text), dtype=np.uint16), block_size)
 
 
 def read_meta(path):

@@ -69,3 +69,14 @@ def test_export_and_import_keep_existing_files_without_overwrite(trained, capsys
 def test_import_of_something_else_says_what_is_missing(tmp_path, capsys):
     assert main(["import", "--from", str(tmp_path), "--out", str(tmp_path / "o")]) == 1
     assert "has no model.safetensors" in capsys.readouterr().err
+
+
+def test_nanogpt_export_with_foreign_data_writes_nothing(trained, capsys):
+    foreign = trained / "foreign.txt"
+    foreign.write_text("Zebras quack!\n", encoding="utf-8")     # Z, q, k, ... not in the vocab
+    exported = trained / "refused"
+    assert main(["export", "--out", str(trained / "out"), "--to", str(exported),
+                 "--format", "nanogpt", "--data", str(foreign)]) == 1
+    assert "vocabulary" in capsys.readouterr().err
+    assert not exported.exists() or not any(exported.iterdir()), \
+        f"expected no files in {exported}, got {sorted(p.name for p in exported.iterdir())}"

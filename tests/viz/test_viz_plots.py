@@ -34,6 +34,13 @@ def test_the_heatmap_refuses_characters_that_do_not_match_the_keys():
         viz.attention_heatmap(np.eye(3), "abcd")
 
 
+def test_the_colour_key_mentions_grey_only_when_some_key_is_blocked():
+    causal = np.tril(np.full((3, 3), 1 / 3))        # zeros above the diagonal: blocked keys
+    uniform = np.full((3, 3), 1 / 3)                # cross-attention: nothing blocked
+    labels = [viz.attention_heatmap(w, "abc").axes[-1].get_ylabel() for w in (causal, uniform)]
+    assert labels == ["attention weight (grey: blocked key)", "attention weight"], labels
+
+
 def test_gradient_flow_draws_one_line_per_model_on_a_log_scale():
     series = {"pre-norm": [0.4, 0.3, 0.2], "post-norm": [0.01, 0.01, 0.01]}
     (ax,) = viz.gradient_flow(series).axes
