@@ -22,7 +22,8 @@ def _tensor(x, name):
         return x
     if isinstance(x, (np.ndarray, numbers.Number, list)):
         return Tensor(x)
-    raise TypeError(f"{name} must be a Tensor or numpy array; got {type(x).__name__}")
+    raise TypeError(f"{name} must be a Tensor, numpy array, number or list; "
+                    f"got {type(x).__name__}")
 
 
 def _ids(ids, name):

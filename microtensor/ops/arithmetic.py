@@ -29,6 +29,7 @@ class Sub(Function):
         return a - b
 
     def backward(self, g):
+        # g itself is free to hand on; −g costs an array, so only when it is asked for
         return g, (-g if self.needs_input_grad[1] else None)
 
 
@@ -99,6 +100,8 @@ class Pow(Function):
 
 
 def _power(a, p):
-    """aᵖ. As PyTorch, a^(−½) is 1/√a, which differs from pow at a = −0.0 (−inf, not inf)
-    and a = −inf (NaN, not 0): the gradient of √a is there. numpy's a ** 0.5 is √a already."""
+    """aᵖ, with one case as PyTorch: a^(−½) is computed as 1/√a, which differs from numpy's
+    a ** −0.5 at a = −0.0 (−inf, not inf) and a = −inf (NaN, not 0). The backward of a ** 0.5
+    calls this with p − 1 = −½, so its gradient matches PyTorch there too (a ** 0.5 itself
+    needs no case: numpy computes √a)."""
     return 1 / np.sqrt(a) if p == -0.5 else a ** p

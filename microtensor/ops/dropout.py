@@ -9,7 +9,7 @@ from ..autograd import Function
 
 
 class Dropout(Function):
-    """Keeps each element with probability 1 − p, scaled by 1/(1 − p) so the mean is unchanged."""
+    """Keeps each element with probability 1 − p, scaled by 1/(1 − p): the expected value stays."""
 
     op = "dropout"
 
@@ -18,6 +18,7 @@ class Dropout(Function):
         self.p, self.generator = p, generator
 
     def forward(self, x):
+        # float32 draws: half the memory of float64, and ample resolution to compare with p
         keep = self.generator.random(x.shape, dtype=np.float32) >= self.p
         scale = keep.astype(x.dtype) * (1.0 / (1.0 - self.p))
         self.save(scale=scale)

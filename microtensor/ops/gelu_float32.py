@@ -1,4 +1,4 @@
-"""The exact GELU x·Φ(x) and its slope on float32 arrays in few passes (Hendrycks & Gimpel 2016).
+"""The exact GELU x·Φ(x) and its slope on float32 arrays, few passes (Hendrycks & Gimpel 2016).
 
 Φ comes from erfc by Abramowitz & Stegun, "Handbook of Mathematical Functions", 7.1.26
 (|error| ≤ 1.5e-7 in erfc, so ≤ 7.5e-8 in Φ: about one float32 step near 1):

@@ -1,7 +1,8 @@
 """Matrix product `a @ b` with numpy's matmul semantics: batched, broadcasting batch dims, 1-D
 operands.
 
-For Z = A B:   ∂L/∂A = G Bᵀ   and   ∂L/∂B = Aᵀ G   (notes 3.8: ∂L/∂V = AᵀG, ∂L/∂A = GVᵀ).
+For Z = A B:   ∂L/∂A = G Bᵀ   and   ∂L/∂B = Aᵀ G   (notes 3.8 writes it for Z = AV, where A
+is the attention weights: ∂L/∂V = AᵀG, ∂L/∂A = GVᵀ).
 
 1-D operands, as in numpy: a vector `a` [K] acts as a row [1, K], a vector `b` [K] as a
 column [K, 1], and that size-1 dim is dropped from the product. Backward puts the dim back
@@ -16,7 +17,8 @@ from ..autograd import Function, unbroadcast
 
 
 class MatMul(Function):
-    """z = a @ b: a [..., M, K] (or [K]) and b [..., K, N] (or [K]) -> [..., M, N]."""
+    """z = a @ b: a [..., M, K] (or [K]) and b [..., K, N] (or [K]) -> [..., M, N];
+    ∂L/∂a = g bᵀ, ∂L/∂b = aᵀ g."""
 
     op = "matmul"
 
@@ -46,7 +48,8 @@ class MatMul(Function):
             b = self.saved["b"]
             b = b[:, None] if b.ndim == 1 else b
             ga = _matmul(g, np.swapaxes(b, -1, -2))  # G Bᵀ
-            ga = unbroadcast(ga, (1,) * (len(a_shape) == 1) + a_shape).reshape(a_shape)
+            a_2d = (1, *a_shape) if len(a_shape) == 1 else a_shape  # a row [1, K] for a [K]
+            ga = unbroadcast(ga, a_2d).reshape(a_shape)
         if need_b:
             a = self.saved["a"]
             a = a[None, :] if a.ndim == 1 else a
@@ -55,7 +58,8 @@ class MatMul(Function):
                 # of all rows, [K, (…·M)] @ [(…·M), N]
                 gb = _rows(a).T @ _rows(g)
             else:
-                gb = unbroadcast(np.swapaxes(a, -1, -2) @ g, b_shape + (1,) * (len(b_shape) == 1))
+                b_2d = (*b_shape, 1) if len(b_shape) == 1 else b_shape  # a column for b [K]
+                gb = unbroadcast(np.swapaxes(a, -1, -2) @ g, b_2d)
             gb = gb.reshape(b_shape)
         return ga, gb
 

@@ -93,8 +93,9 @@ class GELU(Function):
 
     approximate="tanh": Φ(x) ≈ ½(1 + tanh(u)), u = √(2/π)(x + 0.044715x³),
     ∂L/∂x = g ⊙ (½(1 + tanh u) + ½x(1 − tanh²u)·√(2/π)(1 + 3·0.044715x²)).
-    The exact form takes Φ from `erf` (erf.py), or in float32 from the few-pass formula of
-    gelu_float32.py, whose error stays within PyTorch's float32 GELU's.
+    The exact form takes Φ from `erf` (erf.py) in float64, exact to machine precision; other
+    dtypes (float32, float16) take the few-pass formula of gelu_float32.py in float32, whose
+    error stays within PyTorch's float32 GELU's.
     """
 
     op = "gelu"
@@ -110,8 +111,11 @@ class GELU(Function):
             th = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
             self.save(x=x, tanh=th)
             return 0.5 * x * (1 + th)
-        if x.dtype == np.float32:
-            z, slope = gelu_float32(x, with_slope=self.needs_input_grad[0])
+        if x.dtype != np.float64:
+            z, slope = gelu_float32(x.astype(np.float32, copy=False),
+                                    with_slope=self.needs_input_grad[0])
+            z = z.astype(x.dtype, copy=False)
+            slope = None if slope is None else slope.astype(x.dtype, copy=False)
         else:
             cdf = erf(x * (1 / _SQRT_2))
             cdf += 1

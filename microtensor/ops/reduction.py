@@ -13,13 +13,15 @@ def normalize_axes(axis, ndim, op):
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    for a in axes:
+    for a in axes:  # max(ndim, 1): a 0-d tensor accepts axis 0 or −1, as PyTorch's dim
         if not -ndim <= a < max(ndim, 1):
             raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims")
     return tuple(sorted(a % max(ndim, 1) for a in axes))
 
 
 class _Reduce(Function):
+    """Base of the reductions: `axes` is fixed in forward, once the input's ndim is known."""
+
     def __init__(self, axis=None, keepdims=False):
         super().__init__()
         self.axis, self.keepdims = axis, keepdims

@@ -36,6 +36,7 @@ class Permute(Function):
 
     def __init__(self, dims, op="permute"):
         super().__init__()
+        # the name drawn in pictures: transpose() builds a Permute too
         self.dims, self.op = tuple(dims), op
 
     def forward(self, a):
@@ -74,7 +75,7 @@ class GetItem(Function):
         ga = np.zeros(self.input_shapes[0], dtype=g.dtype)
         if self.advanced:
             np.add.at(ga, self.index, g)
-        else:
+        else:  # basic slicing reads each element at most once: plain assignment suffices
             ga[self.index] = g
         return ga
 

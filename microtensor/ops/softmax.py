@@ -1,6 +1,7 @@
 """Softmax and log-softmax along one axis, numerically stable (the row maximum is subtracted).
 
 Softmax backward in closed form (notes 3.8):   ds = a ⊙ (da − Σ a ⊙ da),
+with da = ∂L/∂a arriving from above, ds = ∂L/∂s, and Σ along `axis`:
 the product of the Jacobian ∂aᵢ/∂sⱼ = aᵢ(δᵢⱼ − aⱼ) with da, without forming it.
 """
 import numpy as np
@@ -33,7 +34,7 @@ class Softmax(Function):
     def forward(self, s):
         a, _ = _stable_exp(s, self.axis)
         total = row_sum(a, self.axis)
-        total[total == 0] = 1
+        total[total == 0] = 1  # an all −inf row has e = 0: 0/1 gives zero weights, not 0/0
         a /= total  # normalised in place: the exp buffer is this op's own
         self.save(a=a)
         return a
@@ -48,8 +49,8 @@ class Softmax(Function):
 class LogSoftmax(Function):
     """y = s − log Σ exp(s) along `axis`;   ds = dy − softmax(s) ⊙ Σ dy
 
-    Unlike Softmax, a row that is all −inf gives NaN (log 0 − log 0), as in PyTorch: a loss
-    over a query with nothing to attend to is undefined.
+    Unlike Softmax, a row that is all −inf gives NaN (log 0 − log 0), as in PyTorch: a
+    distribution with every class blocked has no log-probabilities.
     """
 
     op = "log_softmax"
