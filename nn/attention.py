@@ -117,10 +117,17 @@ class KVCache:
     cached so far; nothing about the future is known in advance. For cross-attention it
     holds the encoder output's keys and values, projected once per source (Vaswani et al.
     2017 §3.2.3: every decoder step queries the same memory).
+
+    Without a graph (under no_grad, or when nothing requires grad) the positions are
+    written into buffers with room to spare, doubled when full, and k, v are views of
+    their filled part: a step then copies only its own positions, where concatenating
+    would copy the whole cache each step. With a graph, `microtensor.cat` records the
+    append, so that backward reaches the cached keys and values.
     """
 
     def __init__(self):
         self.k = self.v = None
+        self._buffers = None  # (keys, values) Tensors [B, H, capacity, d], or None
 
     def __len__(self):
         return 0 if self.k is None else self.k.shape[-2]
@@ -129,10 +136,29 @@ class KVCache:
         """Add the new positions; returns all keys and values [B, H, T_past + T_new, d]."""
         if self.k is None:
             self.k, self.v = k, v
-        else:
+        elif microtensor.is_grad_enabled() and any(
+                t.requires_grad for t in (self.k, self.v, k, v)):
+            self._buffers = None
             self.k = microtensor.cat([self.k, k], axis=-2)
             self.v = microtensor.cat([self.v, v], axis=-2)
+        else:
+            self.k, self.v = self._write(k, v)
         return self.k, self.v
+
+    def _write(self, k, v):
+        """Copy k, v [B, H, T_new, d] after the cached positions; views of all of them."""
+        old, new = len(self), len(self) + k.shape[-2]
+        if self._buffers is None or self._buffers[0].shape[-2] < new:
+            capacity = 2 * new  # doubling: each position is copied O(1) times on average
+            self._buffers = tuple(
+                Tensor(np.empty(c.shape[:-2] + (capacity, c.shape[-1]), c.dtype))
+                for c in (self.k, self.v))
+            for buffer, cached in zip(self._buffers, (self.k, self.v)):
+                buffer.data[..., :old, :] = cached.data
+        keys, values = self._buffers
+        keys.data[..., old:new, :] = k.data
+        values.data[..., old:new, :] = v.data
+        return keys[..., :new, :], values[..., :new, :]  # basic slicing: views, no copy
 
 
 class MultiHeadAttention(Module):
