@@ -27,7 +27,7 @@ def causal_mask(t_q, t_k, offset=0):
     return np.triu(np.ones((t_q, t_k), dtype=bool), k=offset + 1)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
 def _shared_causal_mask(t_q, t_k, offset):
     """causal_mask, built once per shape and shared read-only: every attention layer of every
     step asks for the same few, and np.triu costs ~13 µs each time (a tenth of a decode step's
@@ -147,6 +147,11 @@ class KVCache:
 
     def _write(self, k, v):
         """Copy k, v [B, H, T_new, d] after the cached positions; views of all of them."""
+        for name, array, cached in (("keys", k, self.k), ("values", v, self.v)):
+            if array.shape[:-2] + array.shape[-1:] != cached.shape[:-2] + cached.shape[-1:]:
+                raise ValueError(f"KVCache.append: {name} of shape {array.shape} do not fit the "
+                                 f"cached {cached.shape}; expected [B, H, T_new, d], the same "
+                                 "B, H and d")
         old, new = len(self), len(self) + k.shape[-2]
         if self._buffers is None or self._buffers[0].shape[-2] < new:
             capacity = 2 * new  # doubling: each position is copied O(1) times on average

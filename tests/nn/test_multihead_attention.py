@@ -164,6 +164,16 @@ def test_kv_cache_without_a_graph_holds_every_append_and_keeps_earlier_views_unc
         np.testing.assert_array_equal(view.data, then, err_msg=f"keys returned by append {i}")
 
 
+def test_kv_cache_append_of_another_head_width_raises_value_error_naming_both_shapes():
+    cache = nn.KVCache()
+    with mt.no_grad():
+        cache.append(mt.Tensor(np.zeros((1, 2, 3, 4))), mt.Tensor(np.zeros((1, 2, 3, 4))))
+        with pytest.raises(ValueError) as error:
+            cache.append(mt.Tensor(np.zeros((1, 2, 1, 5))), mt.Tensor(np.zeros((1, 2, 1, 5))))
+    assert "(1, 2, 1, 5)" in str(error.value) and "(1, 2, 3, 4)" in str(error.value), (
+        f"expected both shapes in: {error.value}")
+
+
 def test_kv_cache_with_a_graph_records_the_append_so_backward_reaches_the_cached_keys():
     first = mt.Tensor(normal64(1, 1, 2, 4, seed=30), requires_grad=True)
     cache = nn.KVCache()
