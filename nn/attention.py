@@ -30,8 +30,7 @@ def causal_mask(t_q, t_k, offset=0):
 @functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
 def _shared_causal_mask(t_q, t_k, offset):
     """causal_mask, built once per shape and shared read-only: every attention layer of every
-    step asks for the same few, and np.triu costs ~13 µs each time (a tenth of a decode step's
-    attention overhead)."""
+    step asks for the same few, and np.triu costs ~12 µs for 64 × 64 (4 per baby forward)."""
     mask = causal_mask(t_q, t_k, offset)
     mask.flags.writeable = False
     return mask
