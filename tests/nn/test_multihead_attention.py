@@ -149,6 +149,41 @@ def test_kv_cache_decoding_equals_the_full_causal_forward(to_float64):
                                err_msg="prefill + one-token decoding vs full causal forward")
 
 
+def test_kv_cache_without_a_graph_holds_every_append_and_keeps_earlier_views_unchanged():
+    steps = [normal64(1, 2, t, 4, seed=20 + t) for t in (3, 1, 1, 4, 1)]  # [B, H, T_new, d]
+    cache, views = nn.KVCache(), []
+    with mt.no_grad():
+        for s in steps:
+            k, v = cache.append(mt.Tensor(s), mt.Tensor(2 * s))
+            views.append((k, k.data.copy()))
+    expected = np.concatenate(steps, axis=-2)
+    assert len(cache) == 10, f"expected 10 cached positions, got {len(cache)}"
+    np.testing.assert_array_equal(cache.k.data, expected, err_msg="keys vs concatenation")
+    np.testing.assert_array_equal(cache.v.data, 2 * expected, err_msg="values vs concatenation")
+    for i, (view, then) in enumerate(views):  # the buffer is made at step 1, regrown at step 3
+        np.testing.assert_array_equal(view.data, then, err_msg=f"keys returned by append {i}")
+
+
+def test_kv_cache_append_of_another_head_width_raises_value_error_naming_both_shapes():
+    cache = nn.KVCache()
+    with mt.no_grad():
+        cache.append(mt.Tensor(np.zeros((1, 2, 3, 4))), mt.Tensor(np.zeros((1, 2, 3, 4))))
+        with pytest.raises(ValueError) as error:
+            cache.append(mt.Tensor(np.zeros((1, 2, 1, 5))), mt.Tensor(np.zeros((1, 2, 1, 5))))
+    assert "(1, 2, 1, 5)" in str(error.value) and "(1, 2, 3, 4)" in str(error.value), (
+        f"expected both shapes in: {error.value}")
+
+
+def test_kv_cache_with_a_graph_records_the_append_so_backward_reaches_the_cached_keys():
+    first = mt.Tensor(normal64(1, 1, 2, 4, seed=30), requires_grad=True)
+    cache = nn.KVCache()
+    cache.append(first, first)
+    k, _ = cache.append(mt.Tensor(normal64(1, 1, 1, 4, seed=31)), first[:, :, :1])
+    k.sum().backward()
+    np.testing.assert_array_equal(first.grad, np.ones((1, 1, 2, 4)),
+                                  err_msg="d(sum of cached keys)/d(first keys) should be 1")
+
+
 @pytest.mark.parametrize("n_heads", [1, 2, 4, 8])
 def test_mha_has_4d_squared_plus_4d_parameters_whatever_n_heads(n_heads):
     d = 8
