@@ -17,12 +17,42 @@ def flag_name(name):
     return "--" + name.replace("_", "-")
 
 
-def check_min_lr(learning_rate, min_lr):
-    """ValueError if --min-lr is above --learning-rate: the cosine "decay" would raise the
-    rate after warmup. Equal rates are a constant schedule."""
-    if min_lr > learning_rate:
-        raise ValueError(f"--min-lr {min_lr} is above --learning-rate {learning_rate}: the "
-                         "cosine decay would raise the rate; give --min-lr <= --learning-rate")
+def check_settings(config, at_least_1=(), at_least_0=(), below_1=()):
+    """Raise ValueError naming (by its command-line flag) the first setting of `config` out of
+    range: those named in at_least_1 must be >= 1, in at_least_0 >= 0, in below_1 in [0, 1).
+
+    Every training config has a learning-rate schedule, checked too: --lr-decay-iters None
+    or >= 1, --learning-rate > 0, and --min-lr <= --learning-rate (else the cosine "decay"
+    would raise the rate after warmup; equal rates are a constant schedule).
+    """
+    for name in at_least_1:
+        if getattr(config, name) < 1:
+            raise ValueError(f"{flag_name(name)} must be >= 1; got {getattr(config, name)}")
+    for name in at_least_0:
+        if getattr(config, name) < 0:
+            raise ValueError(f"{flag_name(name)} must be >= 0; got {getattr(config, name)}")
+    if config.lr_decay_iters is not None and config.lr_decay_iters < 1:
+        raise ValueError(f"--lr-decay-iters must be >= 1; got {config.lr_decay_iters}")
+    if config.learning_rate <= 0:
+        raise ValueError(f"--learning-rate must be > 0; got {config.learning_rate}")
+    if config.min_lr > config.learning_rate:
+        raise ValueError(f"--min-lr {config.min_lr} is above --learning-rate "
+                         f"{config.learning_rate}: the cosine decay would raise the rate; "
+                         "give --min-lr <= --learning-rate")
+    for name in below_1:
+        if not 0 <= getattr(config, name) < 1:
+            raise ValueError(f"{flag_name(name)} must be in [0, 1); got {getattr(config, name)}")
+
+
+def check_same_settings(saved, config):
+    """Raise ValueError naming the flag of the first setting but max_iters in which `config`
+    differs from `saved` (both of one dataclass): a resumed run keeps its settings."""
+    for f in fields(saved):
+        ours, theirs = getattr(config, f.name), getattr(saved, f.name)
+        if f.name != "max_iters" and ours != theirs:
+            raise ValueError(f"{flag_name(f.name)} {ours} differs from the checkpoint's "
+                             f"{theirs}: a resumed run keeps its settings (only --max-iters "
+                             "may change); start afresh with --overwrite to change it")
 
 
 @dataclass
@@ -65,25 +95,13 @@ class TrainConfig:
             if not math.isfinite(getattr(self, name)):
                 raise ValueError(f"{flag_name(name)} must be a finite number; "
                                  f"got {getattr(self, name)}")
-        positive = ("n_layer", "n_head", "n_embd", "block_size", "batch_size", "max_iters",
-                    "eval_interval", "eval_iters")
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{flag_name(name)} must be >= 1; got {getattr(self, name)}")
-        non_negative = ("warmup_iters", "min_lr", "weight_decay", "grad_clip", "seed")
-        for name in non_negative:
-            if getattr(self, name) < 0:
-                raise ValueError(f"{flag_name(name)} must be >= 0; got {getattr(self, name)}")
-        if self.lr_decay_iters is not None and self.lr_decay_iters < 1:
-            raise ValueError(f"--lr-decay-iters must be >= 1; got {self.lr_decay_iters}")
-        if self.learning_rate <= 0:
-            raise ValueError(f"--learning-rate must be > 0; got {self.learning_rate}")
-        check_min_lr(self.learning_rate, self.min_lr)
+        check_settings(self, at_least_1=("n_layer", "n_head", "n_embd", "block_size",
+                                          "batch_size", "max_iters", "eval_interval",
+                                          "eval_iters"),
+                       at_least_0=("warmup_iters", "min_lr", "weight_decay", "grad_clip", "seed"),
+                       below_1=("dropout", "beta1", "beta2"))
         if self.n_embd % self.n_head:
             raise ValueError(f"--n-embd {self.n_embd} must be divisible by --n-head {self.n_head}")
-        for name in ("dropout", "beta1", "beta2"):
-            if not 0 <= getattr(self, name) < 1:
-                raise ValueError(f"{flag_name(name)} must be in [0, 1); got {getattr(self, name)}")
         if self.activation not in ("gelu", "relu"):
             raise ValueError(f"--activation must be 'gelu' or 'relu'; got {self.activation!r}")
         return self

@@ -9,7 +9,7 @@ signals, metrics and saving are models/run.py's, shared with other training loop
 """
 import hashlib
 import sys
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import numpy as np
 from tqdm import tqdm
@@ -19,7 +19,7 @@ import nn
 
 from .data import encode_text, get_batch, split_ids
 from .gpt import GPT
-from .presets import TrainConfig, flag_name
+from .presets import TrainConfig, check_same_settings
 from .run import TrainingRun
 
 
@@ -66,12 +66,7 @@ def resumed_config(saved, config):
     steps run at min_lr), so the steps already taken follow the same schedule.
     """
     saved = TrainConfig.from_dict(saved)
-    for f in fields(TrainConfig):
-        ours, theirs = getattr(config, f.name), getattr(saved, f.name)
-        if f.name != "max_iters" and ours != theirs:
-            raise ValueError(f"{flag_name(f.name)} {ours} differs from the checkpoint's "
-                             f"{theirs}: a resumed run keeps its settings (only --max-iters "
-                             "may change); start afresh with --overwrite to change it")
+    check_same_settings(saved, config)
     if config.max_iters != saved.max_iters and saved.lr_decay_iters is None:
         return replace(saved, max_iters=config.max_iters, lr_decay_iters=saved.max_iters)
     return replace(saved, max_iters=config.max_iters)

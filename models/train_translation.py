@@ -22,7 +22,7 @@ from .checkpoint import (
     load_model,
     register_model,
 )
-from .presets import check_min_lr, flag_name
+from .presets import check_same_settings, check_settings
 from .run import TrainingRun
 from .seq2seq import Seq2SeqConfig, Seq2SeqTransformer
 
@@ -67,24 +67,15 @@ class TranslateConfig:
 
     def validate(self):
         """Raise ValueError naming (by its command-line flag) the first setting out of range."""
-        for name in ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff",
-                     "batch_size", "n_train", "n_test", "eval_interval"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{flag_name(name)} must be >= 1; got {getattr(self, name)}")
-        for name in ("max_iters", "warmup_iters", "min_lr", "weight_decay", "grad_clip", "seed"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{flag_name(name)} must be >= 0; got {getattr(self, name)}")
-        if self.lr_decay_iters is not None and self.lr_decay_iters < 1:
-            raise ValueError(f"--lr-decay-iters must be >= 1; got {self.lr_decay_iters}")
-        if self.learning_rate <= 0:
-            raise ValueError(f"--learning-rate must be > 0; got {self.learning_rate}")
-        check_min_lr(self.learning_rate, self.min_lr)
+        check_settings(self, at_least_1=("d_model", "n_heads", "n_encoder_layers",
+                                          "n_decoder_layers", "d_ff", "batch_size", "n_train",
+                                          "n_test", "eval_interval"),
+                       at_least_0=("max_iters", "warmup_iters", "min_lr", "weight_decay",
+                                   "grad_clip", "seed"),
+                       below_1=("dropout", "beta1", "beta2", "label_smoothing"))
         if self.d_model % self.n_heads:
             raise ValueError(f"--d-model {self.d_model} must be divisible by "
                              f"--n-heads {self.n_heads}")
-        for name in ("dropout", "beta1", "beta2", "label_smoothing"):
-            if not 0 <= getattr(self, name) < 1:
-                raise ValueError(f"{flag_name(name)} must be in [0, 1); got {getattr(self, name)}")
         return self
 
     def to_dict(self):
@@ -132,12 +123,7 @@ def resumed_config(saved, config):
     min_lr), so the steps already taken follow the same schedule.
     """
     saved = TranslateConfig.from_dict(saved)
-    for f in fields(TranslateConfig):
-        ours, theirs = getattr(config, f.name), getattr(saved, f.name)
-        if f.name != "max_iters" and ours != theirs:
-            raise ValueError(f"{flag_name(f.name)} {ours} differs from the checkpoint's "
-                             f"{theirs}: a resumed run keeps its settings (only --max-iters "
-                             "may change); start afresh with --overwrite to change it")
+    check_same_settings(saved, config)
     decay = saved.lr_decay_iters or saved.max_iters
     return replace(saved, max_iters=config.max_iters, lr_decay_iters=decay)
 
