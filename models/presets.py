@@ -1,6 +1,7 @@
-"""Training settings (`TrainConfig`) and the named presets `baby` and `tiny`.
+"""Training settings: what every trainer's settings share (`Settings`, `check_settings`,
+`check_same_settings`), the GPT's (`TrainConfig`) and its named presets `baby` and `tiny`.
 
-Every setting keeps nanoGPT's name.
+Every setting of TrainConfig keeps nanoGPT's name.
 
 `baby` is nanoGPT's documented laptop-CPU configuration for shakespeare_char
 (Karpathy, nanoGPT README, "I only have a macbook"); `tiny` is ours, sized by
@@ -55,8 +56,36 @@ def check_same_settings(saved, config):
                              "may change); start afresh with --overwrite to change it")
 
 
+class Settings:
+    """What the settings dataclasses of the trainers share: to_dict and its checked inverse."""
+
+    def to_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        """Inverse of `to_dict`; raises ValueError naming unknown or missing settings, or
+        one whose value has the wrong type (e.g. in a hand-edited config.json)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"{cls.__name__}: expected a dict of settings; got {d!r}")
+        names = {f.name for f in fields(cls)}
+        if set(d) != names:
+            raise ValueError(f"{cls.__name__}: unknown settings {sorted(set(d) - names)}, "
+                             f"missing {sorted(names - set(d))}")
+        for f in fields(cls):
+            value = d[f.name]
+            allowed = (int, float) if f.type is float else (f.type,)  # JSON writes 1.0 as 1
+            if value is None and f.default is None:
+                continue
+            # bool is an int to isinstance, so True must not pass as a size
+            if not isinstance(value, allowed) or isinstance(value, bool) != (f.type is bool):
+                raise ValueError(f"{cls.__name__}: {f.name} must be {f.type.__name__}; "
+                                 f"got {value!r}")
+        return cls(**d)
+
+
 @dataclass
-class TrainConfig:
+class TrainConfig(Settings):
     """Every setting of a training run: model shape, optimisation, evaluation, seed.
 
     lr_decay_iters=None decays the learning rate over max_iters; grad_clip=0 turns
@@ -112,30 +141,6 @@ class TrainConfig:
                          n_layer=self.n_layer, n_head=self.n_head, n_embd=self.n_embd,
                          dropout=self.dropout, bias=self.bias, norm_first=self.norm_first,
                          activation=self.activation)
-
-    def to_dict(self):
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d):
-        """Inverse of `to_dict`; raises ValueError naming unknown or missing settings, or
-        one whose value has the wrong type (e.g. in a hand-edited config.json)."""
-        if not isinstance(d, dict):
-            raise ValueError(f"TrainConfig: expected a dict of settings; got {d!r}")
-        names = {f.name for f in fields(cls)}
-        if set(d) != names:
-            raise ValueError(f"TrainConfig: unknown settings {sorted(set(d) - names)}, "
-                             f"missing {sorted(names - set(d))}")
-        for f in fields(cls):
-            value = d[f.name]
-            allowed = (int, float) if f.type is float else (f.type,)  # JSON writes 1.0 as 1
-            if value is None and f.default is None:
-                continue
-            # bool is an int to isinstance, so True must not pass as a size
-            if not isinstance(value, allowed) or isinstance(value, bool) != (f.type is bool):
-                raise ValueError(f"TrainConfig: {f.name} must be {f.type.__name__}; "
-                                 f"got {value!r}")
-        return cls(**d)
 
 
 PRESETS = {
