@@ -105,7 +105,8 @@ def _check_resumable(manifest, path, required):
 
 
 class TrainingRun:
-    """One training run's --out directory: what it holds, what is written to it, and when.
+    """One training run: its --out directory (what it holds, what is written to it, and
+    when) and, once `start` has its model and optimizer, its loop (`loop`, `step`).
 
     resume=True continues the checkpoint in out_dir (`manifest` is its config.json), which
     must hold a model of `kind` and the entries `required` names ({"info": keys, ...});

@@ -1,11 +1,11 @@
-"""The training loop of the character-level GPT, with checkpoints and exact resume.
+"""Training the character-level GPT: its optimizer groups, batches, evaluation and resume rules.
 
-AdamW with warmup + cosine decay, gradient clipping, periodic evaluation, and best and
-latest checkpoints.
+The loop itself (AdamW with warmup + cosine decay and gradient clipping, periodic
+evaluation, best and latest checkpoints, exact resume, signals, metrics) is models/run.py's,
+shared with the encoder-decoder's trainer; this file gives it what is the GPT's.
 
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch);
-Loshchilov & Hutter 2019 (AdamW); Radford et al. 2019 (GPT-2). The --out policy,
-signals, metrics and saving are models/run.py's, shared with other training loops.
+Loshchilov & Hutter 2019 (AdamW); Radford et al. 2019 (GPT-2).
 """
 import hashlib
 import sys

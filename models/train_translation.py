@@ -2,8 +2,9 @@
 teacher-forced steps with AdamW, warmup + cosine decay, and evaluation by exact match on
 held-out dates.
 
-The --out directory, resume, signals and checkpoints are those of `microtensor train`
-(models/run.py, models/checkpoint.py); the model is registered there as kind "seq2seq".
+The loop, the AdamW step, the --out directory, resume, signals and checkpoints are those of
+`microtensor train` (models/run.py, models/checkpoint.py); the model is registered there as
+kind "seq2seq".
 References: Vaswani et al. 2017 §5 (Adam with β₂ = 0.98 and warmup, label smoothing,
 dropout); course notes 3.7 (teacher forcing: one forward trains every target position).
 """
