@@ -1,6 +1,7 @@
-"""Training settings (`TrainConfig`) and the named presets `baby` and `tiny`.
+"""Training settings: what every trainer's settings share (`Settings`, `check_settings`,
+`check_same_settings`), the GPT's (`TrainConfig`) and its named presets `baby` and `tiny`.
 
-Every setting keeps nanoGPT's name.
+Every setting of TrainConfig keeps nanoGPT's name.
 
 `baby` is nanoGPT's documented laptop-CPU configuration for shakespeare_char
 (Karpathy, nanoGPT README, "I only have a macbook"); `tiny` is ours, sized by
@@ -17,16 +18,74 @@ def flag_name(name):
     return "--" + name.replace("_", "-")
 
 
-def check_min_lr(learning_rate, min_lr):
-    """ValueError if --min-lr is above --learning-rate: the cosine "decay" would raise the
-    rate after warmup. Equal rates are a constant schedule."""
-    if min_lr > learning_rate:
-        raise ValueError(f"--min-lr {min_lr} is above --learning-rate {learning_rate}: the "
-                         "cosine decay would raise the rate; give --min-lr <= --learning-rate")
+def check_settings(config, at_least_1=(), at_least_0=(), below_1=()):
+    """Raise ValueError naming (by its command-line flag) the first setting of `config` out of
+    range: those named in at_least_1 must be >= 1, in at_least_0 >= 0, in below_1 in [0, 1).
+
+    Every training config has a learning-rate schedule, checked too: --lr-decay-iters None
+    or >= 1, --learning-rate > 0, and --min-lr <= --learning-rate (else the cosine "decay"
+    would raise the rate after warmup; equal rates are a constant schedule).
+    """
+    for name in at_least_1:
+        if getattr(config, name) < 1:
+            raise ValueError(f"{flag_name(name)} must be >= 1; got {getattr(config, name)}")
+    for name in at_least_0:
+        if getattr(config, name) < 0:
+            raise ValueError(f"{flag_name(name)} must be >= 0; got {getattr(config, name)}")
+    if config.lr_decay_iters is not None and config.lr_decay_iters < 1:
+        raise ValueError(f"--lr-decay-iters must be >= 1; got {config.lr_decay_iters}")
+    if config.learning_rate <= 0:
+        raise ValueError(f"--learning-rate must be > 0; got {config.learning_rate}")
+    if config.min_lr > config.learning_rate:
+        raise ValueError(f"--min-lr {config.min_lr} is above --learning-rate "
+                         f"{config.learning_rate}: the cosine decay would raise the rate; "
+                         "give --min-lr <= --learning-rate")
+    for name in below_1:
+        if not 0 <= getattr(config, name) < 1:
+            raise ValueError(f"{flag_name(name)} must be in [0, 1); got {getattr(config, name)}")
+
+
+def check_same_settings(saved, config):
+    """Raise ValueError naming the flag of the first setting but max_iters in which `config`
+    differs from `saved` (both of one dataclass): a resumed run keeps its settings."""
+    for f in fields(saved):
+        ours, theirs = getattr(config, f.name), getattr(saved, f.name)
+        if f.name != "max_iters" and ours != theirs:
+            raise ValueError(f"{flag_name(f.name)} {ours} differs from the checkpoint's "
+                             f"{theirs}: a resumed run keeps its settings (only --max-iters "
+                             "may change); start afresh with --overwrite to change it")
+
+
+class Settings:
+    """What the settings dataclasses of the trainers share: to_dict and its checked inverse."""
+
+    def to_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        """Inverse of `to_dict`; raises ValueError naming unknown or missing settings, or
+        one whose value has the wrong type (e.g. in a hand-edited config.json)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"{cls.__name__}: expected a dict of settings; got {d!r}")
+        names = {f.name for f in fields(cls)}
+        if set(d) != names:
+            raise ValueError(f"{cls.__name__}: unknown settings {sorted(set(d) - names)}, "
+                             f"missing {sorted(names - set(d))}")
+        for f in fields(cls):
+            value = d[f.name]
+            allowed = (int, float) if f.type is float else (f.type,)  # JSON writes 1.0 as 1
+            if value is None and f.default is None:
+                continue
+            # bool is an int to isinstance, so True must not pass as a size
+            if not isinstance(value, allowed) or isinstance(value, bool) != (f.type is bool):
+                raise ValueError(f"{cls.__name__}: {f.name} must be {f.type.__name__}; "
+                                 f"got {value!r}")
+        return cls(**d)
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(Settings):
     """Every setting of a training run: model shape, optimisation, evaluation, seed.
 
     lr_decay_iters=None decays the learning rate over max_iters; grad_clip=0 turns
@@ -65,25 +124,13 @@ class TrainConfig:
             if not math.isfinite(getattr(self, name)):
                 raise ValueError(f"{flag_name(name)} must be a finite number; "
                                  f"got {getattr(self, name)}")
-        positive = ("n_layer", "n_head", "n_embd", "block_size", "batch_size", "max_iters",
-                    "eval_interval", "eval_iters")
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{flag_name(name)} must be >= 1; got {getattr(self, name)}")
-        non_negative = ("warmup_iters", "min_lr", "weight_decay", "grad_clip", "seed")
-        for name in non_negative:
-            if getattr(self, name) < 0:
-                raise ValueError(f"{flag_name(name)} must be >= 0; got {getattr(self, name)}")
-        if self.lr_decay_iters is not None and self.lr_decay_iters < 1:
-            raise ValueError(f"--lr-decay-iters must be >= 1; got {self.lr_decay_iters}")
-        if self.learning_rate <= 0:
-            raise ValueError(f"--learning-rate must be > 0; got {self.learning_rate}")
-        check_min_lr(self.learning_rate, self.min_lr)
+        check_settings(self, at_least_1=("n_layer", "n_head", "n_embd", "block_size",
+                                          "batch_size", "max_iters", "eval_interval",
+                                          "eval_iters"),
+                       at_least_0=("warmup_iters", "min_lr", "weight_decay", "grad_clip", "seed"),
+                       below_1=("dropout", "beta1", "beta2"))
         if self.n_embd % self.n_head:
             raise ValueError(f"--n-embd {self.n_embd} must be divisible by --n-head {self.n_head}")
-        for name in ("dropout", "beta1", "beta2"):
-            if not 0 <= getattr(self, name) < 1:
-                raise ValueError(f"{flag_name(name)} must be in [0, 1); got {getattr(self, name)}")
         if self.activation not in ("gelu", "relu"):
             raise ValueError(f"--activation must be 'gelu' or 'relu'; got {self.activation!r}")
         return self
@@ -94,30 +141,6 @@ class TrainConfig:
                          n_layer=self.n_layer, n_head=self.n_head, n_embd=self.n_embd,
                          dropout=self.dropout, bias=self.bias, norm_first=self.norm_first,
                          activation=self.activation)
-
-    def to_dict(self):
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d):
-        """Inverse of `to_dict`; raises ValueError naming unknown or missing settings, or
-        one whose value has the wrong type (e.g. in a hand-edited config.json)."""
-        if not isinstance(d, dict):
-            raise ValueError(f"TrainConfig: expected a dict of settings; got {d!r}")
-        names = {f.name for f in fields(cls)}
-        if set(d) != names:
-            raise ValueError(f"TrainConfig: unknown settings {sorted(set(d) - names)}, "
-                             f"missing {sorted(names - set(d))}")
-        for f in fields(cls):
-            value = d[f.name]
-            allowed = (int, float) if f.type is float else (f.type,)  # JSON writes 1.0 as 1
-            if value is None and f.default is None:
-                continue
-            # bool is an int to isinstance, so True must not pass as a size
-            if not isinstance(value, allowed) or isinstance(value, bool) != (f.type is bool):
-                raise ValueError(f"TrainConfig: {f.name} must be {f.type.__name__}; "
-                                 f"got {value!r}")
-        return cls(**d)
 
 
 PRESETS = {

@@ -1,17 +1,18 @@
-"""The bookkeeping every training loop shares (`microtensor train`, `translate train`).
+"""What every training loop shares (`microtensor train`, `translate train`): the loop itself.
 
-That is the --out policy, SIGINT/SIGTERM, metrics.jsonl, best and latest checkpoints, and a
-stop on a non-finite loss.
+That is the --out policy, resume, the AdamW step with warmup + cosine decay and clipping,
+SIGINT/SIGTERM, metrics.jsonl, best and latest checkpoints, and a stop on a non-finite loss.
+A model's trainer keeps only what differs: its model, batches, evaluation and messages.
 
-A loop uses it so (see models/train.py for the GPT's):
+A trainer uses it so (models/train.py for the GPT, models/train_translation.py for the
+encoder-decoder):
 
     run = TrainingRun(out_dir, resume=..., overwrite=...)   # refuses before anything changes
-    if run.resuming: restore the model, optimizer, generator and iter from run.manifest
-    with run.signals():
-        while ...:
-            run.check_finite(loss_value, it, "training loss")
-            ... at an evaluation: run.log(record); run.save(model, info, ...)
-            if run.stop_signal: run.save(...); raise run.interrupted(it)
+    config = run.settings(config, resumed_config)          # on resume: the saved settings
+    ... build the model and optimizer ...
+    it = run.start(model, optimizer, info)                 # 0, or the restored iteration
+    def evaluate(it): ... run.record_evaluation(record)    # logs, then saves latest (+ best)
+    return run.loop(it, config, batch_loss, evaluate, ...)  # batch_loss() -> loss of a batch
 
 A signal only sets `stop_signal`; the loop stops at the next step boundary, so the saved
 state is one a run passes through, and resuming it gives the same weights as never
@@ -25,11 +26,21 @@ import threading
 import time
 from contextlib import contextmanager
 
+from tqdm import tqdm
+
+import microtensor
+import nn
+
 from .checkpoint import (
     CONFIG_FILE,
     CheckpointError,
     Snapshot,
     atomic_write,
+    load_model_arrays,
+    load_optimizer,
+    load_snapshot,
+    model_arrays,
+    optimizer_arrays,
     read_manifest,
     save_checkpoint,
 )
@@ -94,7 +105,8 @@ def _check_resumable(manifest, path, required):
 
 
 class TrainingRun:
-    """One training run's --out directory: what it holds, what is written to it, and when.
+    """One training run: its --out directory (what it holds, what is written to it, and
+    when) and, once `start` has its model and optimizer, its loop (`loop`, `step`).
 
     resume=True continues the checkpoint in out_dir (`manifest` is its config.json), which
     must hold a model of `kind` and the entries `required` names ({"info": keys, ...});
@@ -117,6 +129,7 @@ class TrainingRun:
         self.metrics_path = os.path.join(self.out_dir, METRICS_FILE)
         self.stop_signal = None
         self.saved_iter = None      # the iteration of the last save of this process
+        self.best_val_loss, self.last_eval = math.inf, None  # the last evaluation's record
         # Until the first save and the first metrics line, --out stays as it was: the first
         # save starts the checkpoint afresh, the first line replaces metrics.jsonl.
         self._fresh = not resume
@@ -249,3 +262,134 @@ class TrainingRun:
         name = SIGNALS[self.stop_signal]
         return Interrupted(self.stop_signal, f"{name} at iter {it}: latest state saved in "
                                              f"{self.out_dir}; continue with --resume")
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    def settings(self, config, resumed_config):
+        """The validated settings of this run: `config`, or on resume
+        resumed_config(the saved settings as a dict, config).
+
+        Raises ValueError for a setting out of range, and on resume for a --max-iters the
+        checkpoint has reached already.
+        """
+        if self.resuming:
+            config = resumed_config(self.manifest["info"]["train_config"], config)
+        config.validate()
+        if self.resuming and self.manifest["latest"]["iter"] >= config.max_iters:
+            raise ValueError(f"--max-iters {config.max_iters}: the checkpoint in {self.out_dir} "
+                             f"is at iter {self.manifest['latest']['iter']} already; give a "
+                             "larger --max-iters to train on")
+        return config
+
+    def start(self, model, optimizer, info):
+        """Take the model, its optimizer and the checkpoint's `info`; return the first iteration.
+
+        A fresh run starts at 0. On resume, the latest state goes into model, optimizer and
+        the random generator (with the best validation loss and last evaluation so far), and
+        metrics.jsonl keeps its lines up to that state's iteration (start_metrics).
+        """
+        self.model, self.optimizer, self.info = model, optimizer, info
+        it = 0
+        if self.resuming:
+            arrays, path = load_snapshot(self.out_dir, "latest", self.manifest)
+            latest = self.manifest["latest"]
+            load_model_arrays(model, arrays, path)
+            load_optimizer(optimizer, arrays, latest["param_groups"], path)
+            microtensor.random.set_rng_state(latest["rng"])
+            best = latest["best_val_loss"]
+            it, self.last_eval = latest["iter"], latest["last_eval"]
+            self.best_val_loss = math.inf if best is None else best
+        self.start_metrics()
+        return it
+
+    def save_state(self, it, val_loss=None, new_best=False):
+        """Save the latest state of iteration `it` (and the model as best when new_best)."""
+        arrays, param_groups = optimizer_arrays(self.optimizer)
+        best = self.best_val_loss
+        state = {"rng": microtensor.random.get_rng_state(), "param_groups": param_groups,
+                 "best_val_loss": best if math.isfinite(best) else None,
+                 "last_eval": self.last_eval}
+        self.save(self.model, self.info, it, val_loss, {**model_arrays(self.model), **arrays},
+                  state, best_arrays=model_arrays(self.model) if new_best else None)
+
+    def record_evaluation(self, record, metrics_line=None):
+        """Log an evaluation, then save: the latest state, and the model if its loss is best.
+
+        record: {"iter", "val_loss", ...}, kept in the checkpoint as the last evaluation;
+        metrics_line (default: record) is what metrics.jsonl gets. The line goes first: a
+        crash between the two is undone by --resume (start_metrics drops the line).
+        """
+        self.last_eval = record
+        self.log(record if metrics_line is None else metrics_line)
+        new_best = record["val_loss"] < self.best_val_loss
+        self.best_val_loss = min(self.best_val_loss, record["val_loss"])
+        self.save_state(record["iter"], record["val_loss"], new_best)
+
+    def step(self, it, config, batch_loss, after_backward=None):
+        """One AdamW step at iteration `it`; returns (the loss before it, the learning rate).
+
+        The rate follows nn.optim.warmup_cosine_lr over config.lr_decay_iters (default
+        config.max_iters); batch_loss() draws a batch and returns its loss (a scalar
+        Tensor); after_backward(), when given, sees the gradients before clipping to
+        config.grad_clip (0: off). A non-finite loss raises NonFiniteLoss before the step
+        spoils the weights.
+        """
+        lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
+                                       config.warmup_iters,
+                                       config.lr_decay_iters or config.max_iters)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        loss = batch_loss()
+        loss_value = loss.item()
+        self.check_finite(loss_value, it, "training loss")
+        self.optimizer.zero_grad()
+        loss.backward()
+        if after_backward is not None:
+            after_backward()
+        if config.grad_clip > 0:
+            nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_clip)
+        self.optimizer.step()
+        return loss_value, lr
+
+    def loop(self, it, config, batch_loss, evaluate, desc, progress=True, tokens_per_step=None,
+             after_backward=None):
+        """Train from iteration `it` to config.max_iters, one `step` at a time, with a tqdm bar.
+
+        evaluate(it) runs at iteration 0, every config.eval_interval and at the end (not
+        again for the state a resume starts from) and ends in record_evaluation. A signal
+        stops the loop at the next step boundary: the state is saved and run.Interrupted
+        raised. tokens_per_step adds a smoothed tokens/s to the bar. Returns the last
+        evaluation's record with "best_val_loss" and the total "elapsed_s".
+        """
+        bar = tqdm(total=config.max_iters, initial=it, desc=desc, unit="it",
+                   disable=not progress, dynamic_ncols=True)
+        evaluated = it if self.resuming else None  # a saved state has had its evaluation
+        tokens_per_s = None
+        with self.signals():
+            try:
+                while True:
+                    if ((it % config.eval_interval == 0 or it == config.max_iters)
+                            and it != evaluated):
+                        evaluate(it)
+                        evaluated = it
+                    if it == config.max_iters:
+                        break
+                    if self.stop_signal is not None:  # a step boundary: what a resume needs
+                        if self.saved_iter != it:
+                            self.save_state(it)
+                        bar.close()
+                        raise self.interrupted(it)
+                    step_start = time.perf_counter()
+                    loss_value, lr = self.step(it, config, batch_loss, after_backward)
+                    it += 1
+                    postfix = {"loss": f"{loss_value:.4f}", "lr": f"{lr:.2e}"}
+                    if tokens_per_step is not None:
+                        rate = tokens_per_step / (time.perf_counter() - step_start)
+                        tokens_per_s = rate if tokens_per_s is None else (
+                            0.9 * tokens_per_s + 0.1 * rate)
+                        postfix["tok_s"] = f"{tokens_per_s:,.0f}"
+                    bar.update(1)
+                    bar.set_postfix(postfix, refresh=False)
+            finally:
+                bar.close()
+        return dict(self.last_eval, best_val_loss=self.best_val_loss, elapsed_s=self.elapsed())

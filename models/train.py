@@ -1,17 +1,15 @@
-"""The training loop of the character-level GPT, with checkpoints and exact resume.
+"""Training the character-level GPT: its optimizer groups, batches, evaluation and resume rules.
 
-AdamW with warmup + cosine decay, gradient clipping, periodic evaluation, and best and
-latest checkpoints.
+The loop itself (AdamW with warmup + cosine decay and gradient clipping, periodic
+evaluation, best and latest checkpoints, exact resume, signals, metrics) is models/run.py's,
+shared with the encoder-decoder's trainer; this file gives it what is the GPT's.
 
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch);
-Loshchilov & Hutter 2019 (AdamW); Radford et al. 2019 (GPT-2). The --out policy,
-signals, metrics and saving are models/run.py's, shared with other training loops.
+Loshchilov & Hutter 2019 (AdamW); Radford et al. 2019 (GPT-2).
 """
 import hashlib
-import math
 import sys
-import time
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import numpy as np
 from tqdm import tqdm
@@ -19,16 +17,9 @@ from tqdm import tqdm
 import microtensor
 import nn
 
-from .checkpoint import (
-    load_model_arrays,
-    load_optimizer,
-    load_snapshot,
-    model_arrays,
-    optimizer_arrays,
-)
 from .data import encode_text, get_batch, split_ids
 from .gpt import GPT
-from .presets import TrainConfig, flag_name
+from .presets import TrainConfig, check_same_settings
 from .run import TrainingRun
 
 
@@ -75,12 +66,7 @@ def resumed_config(saved, config):
     steps run at min_lr), so the steps already taken follow the same schedule.
     """
     saved = TrainConfig.from_dict(saved)
-    for f in fields(TrainConfig):
-        ours, theirs = getattr(config, f.name), getattr(saved, f.name)
-        if f.name != "max_iters" and ours != theirs:
-            raise ValueError(f"{flag_name(f.name)} {ours} differs from the checkpoint's "
-                             f"{theirs}: a resumed run keeps its settings (only --max-iters "
-                             "may change); start afresh with --overwrite to change it")
+    check_same_settings(saved, config)
     if config.max_iters != saved.max_iters and saved.lr_decay_iters is None:
         return replace(saved, max_iters=config.max_iters, lr_decay_iters=saved.max_iters)
     return replace(saved, max_iters=config.max_iters)
@@ -118,13 +104,7 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     a resume with other settings or text, or `run.CheckpointExists`.
     """
     run = TrainingRun(out_dir, resume=resume, overwrite=overwrite)
-    if resume:
-        config = resumed_config(run.manifest["info"]["train_config"], config)
-    config.validate()
-    if resume and run.manifest["latest"]["iter"] >= config.max_iters:
-        raise ValueError(f"--max-iters {config.max_iters}: the checkpoint in {out_dir} is at "
-                         f"iter {run.manifest['latest']['iter']} already; give a larger "
-                         "--max-iters to train on")
+    config = run.settings(config, resumed_config)
     tokenizer, ids = encode_text(text) if isinstance(text, str) else text  # ids [N] uint8/16
     data = {"source": source, "path": data_path, "sha256": _corpus_sha256(tokenizer, ids),
             "characters": len(ids)}
@@ -138,12 +118,7 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     model.train()
     optimizer = configure_optimizer(model, config)
     info = {"vocab": tokenizer.chars, "train_config": config.to_dict(), "data": data}
-    it, best_val_loss, last = 0, math.inf, None
-    grad_norms = None  # of the latest step, when log_grad_norms
-    if resume:
-        it, best_val_loss, last = _restore(run, model, optimizer)
-    decay_iters = config.lr_decay_iters or config.max_iters
-    run.start_metrics()
+    it = run.start(model, optimizer, info)
 
     say = tqdm.write if progress else print
     resuming = f"resuming at iter {it}: " if resume else ""
@@ -151,89 +126,27 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
         f"({len(train_ids):,} train / {len(val_ids):,} val characters, "
         f"vocabulary {tokenizer.vocab_size})", file=sys.stdout)
 
-    def save(it, val_loss, new_best):
-        arrays, param_groups = optimizer_arrays(optimizer)
-        state = {"rng": microtensor.random.get_rng_state(), "param_groups": param_groups,
-                 "best_val_loss": best_val_loss if math.isfinite(best_val_loss) else None,
-                 "last_eval": last}
-        run.save(model, info, it, val_loss, {**model_arrays(model), **arrays}, state,
-                 best_arrays=model_arrays(model) if new_best else None)
+    def batch_loss():
+        x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T]
+        return model(x, y)[1]
 
-    def evaluate_and_save(it):
-        nonlocal best_val_loss, last
+    grad_norms = None  # of the latest step, when log_grad_norms
+
+    def keep_grad_norms():
+        nonlocal grad_norms
+        grad_norms = nn.utils.grad_norms_by_module(model)
+
+    def evaluate(it):
         losses = estimate_loss(model, {"train": train_ids, "val": val_ids}, config.eval_iters,
                                config.batch_size, config.block_size, seed=config.seed + 1)
         for split, value in losses.items():
             run.check_finite(value, it, f"{split} loss")
         last = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
                 "elapsed_s": run.elapsed()}
-        # before the save: a crash between the two is undone by --resume
-        run.log(dict(last, grad_norms=grad_norms) if grad_norms else last)
         say(f"iter {it}: train loss {last['train_loss']:.4f}, "
             f"val loss {last['val_loss']:.4f}", file=sys.stdout)
-        new_best = last["val_loss"] < best_val_loss
-        best_val_loss = min(best_val_loss, last["val_loss"])
-        save(it, last["val_loss"], new_best)
+        run.record_evaluation(last, dict(last, grad_norms=grad_norms) if grad_norms else None)
 
-    def train_step(it):
-        """One AdamW step at iteration `it`; returns the loss before it."""
-        nonlocal grad_norms
-        lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
-                                       config.warmup_iters, decay_iters)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T]
-        _, loss = model(x, y)
-        loss_value = loss.item()
-        run.check_finite(loss_value, it, "training loss")  # before the step spoils the weights
-        optimizer.zero_grad()
-        loss.backward()
-        if log_grad_norms:
-            grad_norms = nn.utils.grad_norms_by_module(model)
-        if config.grad_clip > 0:
-            nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        optimizer.step()
-        return loss_value, lr
-
-    bar = tqdm(total=config.max_iters, initial=it, desc="train", unit="it",
-               disable=not progress, dynamic_ncols=True)
-    evaluated = it if resume else None  # a saved state has had its evaluation
-    tokens_per_step, tokens_per_s = config.batch_size * config.block_size, None
-    with run.signals():
-        try:
-            while True:
-                if (it % config.eval_interval == 0 or it == config.max_iters) and it != evaluated:
-                    evaluate_and_save(it)
-                    evaluated = it
-                if it == config.max_iters:
-                    break
-                if run.stop_signal is not None:  # a step boundary: the state a resume needs
-                    if run.saved_iter != it:
-                        save(it, None, new_best=False)
-                    bar.close()
-                    raise run.interrupted(it)
-                step_start = time.perf_counter()
-                loss_value, lr = train_step(it)
-                it += 1
-                rate = tokens_per_step / (time.perf_counter() - step_start)
-                tokens_per_s = rate if tokens_per_s is None else 0.9 * tokens_per_s + 0.1 * rate
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}",
-                                tok_s=f"{tokens_per_s:,.0f}", refresh=False)
-        finally:
-            bar.close()
-    return dict(last, best_val_loss=best_val_loss, elapsed_s=run.elapsed())
-
-
-def _restore(run, model, optimizer):
-    """Put the latest state of run's checkpoint into model, optimizer and the generator.
-
-    Returns (iter, best validation loss so far, the last evaluation's record).
-    """
-    arrays, path = load_snapshot(run.out_dir, "latest", run.manifest)
-    latest = run.manifest["latest"]
-    load_model_arrays(model, arrays, path)
-    load_optimizer(optimizer, arrays, latest["param_groups"], path)
-    microtensor.random.set_rng_state(latest["rng"])
-    best = latest["best_val_loss"]
-    return latest["iter"], math.inf if best is None else best, latest["last_eval"]
+    return run.loop(it, config, batch_loss, evaluate, "train", progress,
+                    tokens_per_step=config.batch_size * config.block_size,
+                    after_backward=keep_grad_norms if log_grad_norms else None)

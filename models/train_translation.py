@@ -2,14 +2,14 @@
 teacher-forced steps with AdamW, warmup + cosine decay, and evaluation by exact match on
 held-out dates.
 
-The --out directory, resume, signals and checkpoints are those of `microtensor train`
-(models/run.py, models/checkpoint.py); the model is registered there as kind "seq2seq".
+The loop, the AdamW step, the --out directory, resume, signals and checkpoints are those of
+`microtensor train` (models/run.py, models/checkpoint.py); the model is registered there as
+kind "seq2seq".
 References: Vaswani et al. 2017 §5 (Adam with β₂ = 0.98 and warmup, label smoothing,
 dropout); course notes 3.7 (teacher forcing: one forward trains every target position).
 """
-import math
 import sys
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from tqdm import tqdm
@@ -21,14 +21,9 @@ from . import translation as task
 from .checkpoint import (
     CheckpointError,
     load_model,
-    load_model_arrays,
-    load_optimizer,
-    load_snapshot,
-    model_arrays,
-    optimizer_arrays,
     register_model,
 )
-from .presets import check_min_lr, flag_name
+from .presets import Settings, check_same_settings, check_settings
 from .run import TrainingRun
 from .seq2seq import Seq2SeqConfig, Seq2SeqTransformer
 
@@ -37,7 +32,7 @@ register_model(KIND, Seq2SeqTransformer, Seq2SeqConfig)
 
 
 @dataclass
-class TranslateConfig:
+class TranslateConfig(Settings):
     """Every setting of a `translate train` run; the defaults reach 100% exact match on the
     held-out dates within 1500 steps (about 90 s of one CPU core).
 
@@ -73,36 +68,16 @@ class TranslateConfig:
 
     def validate(self):
         """Raise ValueError naming (by its command-line flag) the first setting out of range."""
-        for name in ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff",
-                     "batch_size", "n_train", "n_test", "eval_interval"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{flag_name(name)} must be >= 1; got {getattr(self, name)}")
-        for name in ("max_iters", "warmup_iters", "min_lr", "weight_decay", "grad_clip", "seed"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{flag_name(name)} must be >= 0; got {getattr(self, name)}")
-        if self.lr_decay_iters is not None and self.lr_decay_iters < 1:
-            raise ValueError(f"--lr-decay-iters must be >= 1; got {self.lr_decay_iters}")
-        if self.learning_rate <= 0:
-            raise ValueError(f"--learning-rate must be > 0; got {self.learning_rate}")
-        check_min_lr(self.learning_rate, self.min_lr)
+        check_settings(self, at_least_1=("d_model", "n_heads", "n_encoder_layers",
+                                          "n_decoder_layers", "d_ff", "batch_size", "n_train",
+                                          "n_test", "eval_interval"),
+                       at_least_0=("max_iters", "warmup_iters", "min_lr", "weight_decay",
+                                   "grad_clip", "seed"),
+                       below_1=("dropout", "beta1", "beta2", "label_smoothing"))
         if self.d_model % self.n_heads:
             raise ValueError(f"--d-model {self.d_model} must be divisible by "
                              f"--n-heads {self.n_heads}")
-        for name in ("dropout", "beta1", "beta2", "label_smoothing"):
-            if not 0 <= getattr(self, name) < 1:
-                raise ValueError(f"{flag_name(name)} must be in [0, 1); got {getattr(self, name)}")
         return self
-
-    def to_dict(self):
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d):
-        """Inverse of `to_dict`; raises ValueError naming unknown fields."""
-        unknown = sorted(set(d) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"TranslateConfig: unknown settings {unknown}")
-        return cls(**d)
 
     def model_config(self, src_vocab_size, tgt_vocab_size):
         return Seq2SeqConfig(src_vocab_size, tgt_vocab_size, task.MAX_LEN, self.d_model,
@@ -138,12 +113,7 @@ def resumed_config(saved, config):
     min_lr), so the steps already taken follow the same schedule.
     """
     saved = TranslateConfig.from_dict(saved)
-    for f in fields(TranslateConfig):
-        ours, theirs = getattr(config, f.name), getattr(saved, f.name)
-        if f.name != "max_iters" and ours != theirs:
-            raise ValueError(f"{flag_name(f.name)} {ours} differs from the checkpoint's "
-                             f"{theirs}: a resumed run keeps its settings (only --max-iters "
-                             "may change); start afresh with --overwrite to change it")
+    check_same_settings(saved, config)
     decay = saved.lr_decay_iters or saved.max_iters
     return replace(saved, max_iters=config.max_iters, lr_decay_iters=decay)
 
@@ -183,13 +153,7 @@ def train_translation(config, out_dir, progress=True, resume=False, overwrite=Fa
     Returns the last evaluation's record plus "best_val_loss".
     """
     run = TrainingRun(out_dir, resume=resume, overwrite=overwrite, kind=KIND)
-    if resume:
-        config = resumed_config(run.manifest["info"]["train_config"], config)
-    config.validate()
-    if resume and run.manifest["latest"]["iter"] >= config.max_iters:
-        raise ValueError(f"--max-iters {config.max_iters}: the checkpoint in {out_dir} is at "
-                         f"iter {run.manifest['latest']['iter']} already; give a larger "
-                         "--max-iters to train on")
+    config = run.settings(config, resumed_config)
     microtensor.manual_seed(config.seed)
     src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
     train_pairs, test_pairs = task.date_pairs(config.n_train, config.n_test, seed=config.seed)
@@ -201,27 +165,20 @@ def train_translation(config, out_dir, progress=True, resume=False, overwrite=Fa
     info = {"src_vocab": src_tok.chars.chars, "tgt_vocab": tgt_tok.chars.chars,
             "train_config": config.to_dict(),
             "data": {"source": "the built-in dates task (models/translation.py)"}}
-    it, best_val_loss, last = 0, math.inf, None
-    if resume:
-        it, best_val_loss, last = _restore(run, model, optimizer)
-    decay_iters = config.lr_decay_iters or config.max_iters
-    run.start_metrics()
+    it = run.start(model, optimizer, info)
     say = tqdm.write if progress else print
     resuming = f"resuming at iter {it}: " if resume else ""
     say(f"{resuming}training a {model.num_parameters():,}-parameter encoder-decoder on dates "
         f"in words -> ISO ({len(train_pairs):,} train / {len(test_pairs):,} held-out pairs)",
         file=sys.stdout)
 
-    def save(it, val_loss, new_best):
-        arrays, param_groups = optimizer_arrays(optimizer)
-        state = {"rng": microtensor.random.get_rng_state(), "param_groups": param_groups,
-                 "best_val_loss": best_val_loss if math.isfinite(best_val_loss) else None,
-                 "last_eval": last}
-        run.save(model, info, it, val_loss, {**model_arrays(model), **arrays}, state,
-                 best_arrays=model_arrays(model) if new_best else None)
+    def batch_loss():
+        """The teacher-forced loss of a random batch of training pairs."""
+        rows = microtensor.random.generator().integers(len(train_pairs), size=config.batch_size)
+        batch = task.encode_batch([train_pairs[i] for i in rows], src_tok, tgt_tok)
+        return model(*batch, label_smoothing=config.label_smoothing)[1]
 
-    def evaluate_and_save(it):
-        nonlocal best_val_loss, last
+    def evaluate_at(it):
         val = evaluate(model, test_pairs, src_tok, tgt_tok, config.label_smoothing)
         trn = evaluate(model, train_pairs[:config.n_test], src_tok, tgt_tok,
                        config.label_smoothing, exact=False)
@@ -229,65 +186,8 @@ def train_translation(config, out_dir, progress=True, resume=False, overwrite=Fa
             run.check_finite(value, it, what)
         last = {"iter": it, "train_loss": trn["loss"], "val_loss": val["loss"],
                 "exact_match": val["exact_match"], "elapsed_s": run.elapsed()}
-        run.log(last)  # before the save: a crash between the two is undone by --resume
         say(f"iter {it}: train loss {last['train_loss']:.4f}, val loss {last['val_loss']:.4f}, "
             f"exact match {last['exact_match']:.1%}", file=sys.stdout)
-        new_best = last["val_loss"] < best_val_loss
-        best_val_loss = min(best_val_loss, last["val_loss"])
-        save(it, last["val_loss"], new_best)
+        run.record_evaluation(last)
 
-    def train_step(it):
-        """One teacher-forced AdamW step at iteration `it`; returns (loss before it, lr)."""
-        lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
-                                       config.warmup_iters, decay_iters)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        rows = microtensor.random.generator().integers(len(train_pairs), size=config.batch_size)
-        batch = task.encode_batch([train_pairs[i] for i in rows], src_tok, tgt_tok)
-        _, loss = model(*batch, label_smoothing=config.label_smoothing)
-        loss_value = loss.item()
-        run.check_finite(loss_value, it, "training loss")  # before the step spoils the weights
-        optimizer.zero_grad()
-        loss.backward()
-        if config.grad_clip > 0:
-            nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        optimizer.step()
-        return loss_value, lr
-
-    bar = tqdm(total=config.max_iters, initial=it, desc="translate", unit="it",
-               disable=not progress, dynamic_ncols=True)
-    evaluated = it if resume else None  # a saved state has had its evaluation
-    with run.signals():
-        try:
-            while True:
-                if (it % config.eval_interval == 0 or it == config.max_iters) and it != evaluated:
-                    evaluate_and_save(it)
-                    evaluated = it
-                if it == config.max_iters:
-                    break
-                if run.stop_signal is not None:  # a step boundary: the state a resume needs
-                    if run.saved_iter != it:
-                        save(it, None, new_best=False)
-                    bar.close()
-                    raise run.interrupted(it)
-                loss_value, lr = train_step(it)
-                it += 1
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}", refresh=False)
-        finally:
-            bar.close()
-    return dict(last, best_val_loss=best_val_loss, elapsed_s=run.elapsed())
-
-
-def _restore(run, model, optimizer):
-    """Put the latest state of run's checkpoint into model, optimizer and the generator.
-
-    Returns (iter, best validation loss so far, the last evaluation's record).
-    """
-    arrays, path = load_snapshot(run.out_dir, "latest", run.manifest)
-    latest = run.manifest["latest"]
-    load_model_arrays(model, arrays, path)
-    load_optimizer(optimizer, arrays, latest["param_groups"], path)
-    microtensor.random.set_rng_state(latest["rng"])
-    best = latest["best_val_loss"]
-    return latest["iter"], math.inf if best is None else best, latest["last_eval"]
+    return run.loop(it, config, batch_loss, evaluate_at, "translate", progress)

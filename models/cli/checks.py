@@ -1,4 +1,5 @@
-"""The checks every command's flags share, as argparse `type=` functions.
+"""The checks every command's flags share, as argparse `type=` functions, and the flags
+several commands share (--out, --threads, --resume/--overwrite, a training config's settings).
 
 Each turns a bad value into one message naming the flag, the value and what is expected,
 before any work starts.
@@ -9,6 +10,7 @@ subcommand's own usage and exits 2. Settings of a training run are checked by
 them too.
 """
 import argparse
+import dataclasses
 import math
 import os
 
@@ -105,3 +107,55 @@ def add_threads_flag(parser):
                         help="threads for numpy's matrix products (default: %(default)s; the "
                              "matrices are small, and several BLAS threads slow down tenfold "
                              "when another program shares the cores)")
+
+
+# The help of the settings every training command has (a trainer's HELP adds its own).
+TRAINING_HELP = {
+    "dropout": "dropout probability while training",
+    "max_iters": "optimizer steps",
+    "learning_rate": "peak learning rate",
+    "min_lr": "final learning rate of the cosine decay",
+    "warmup_iters": "steps of linear warmup",
+    "lr_decay_iters": "steps of cosine decay (default: --max-iters)",
+    "beta1": "AdamW beta1",
+    "grad_clip": "clip the global gradient norm to this (0: off)",
+    "eval_interval": "evaluate and checkpoint every this many steps",
+}
+
+
+def add_resume_flags(parser):
+    """--resume or --overwrite (not both), for a command that trains into --out."""
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue the latest state in --out with its saved settings "
+                            "(--max-iters may change)")
+    again.add_argument("--overwrite", action="store_true",
+                       help="start afresh, replacing the checkpoint in --out")
+
+
+def add_settings_flags(group, config_class, help, choices=None):
+    """A flag for each field of the dataclass config_class, named by presets.flag_name.
+
+    A bool gets --name/--no-name, a field in `choices` ({name: values}) those values, any
+    other an int or a float. help: {field name: text}. Every default is None, so that
+    `given_settings` tells the flags given from the values a preset or checkpoint supplies.
+    """
+    from models.presets import flag_name
+
+    for field in dataclasses.fields(config_class):
+        name = field.name
+        kwargs = dict(dest=name, default=None, help=help[name])
+        if field.type in (bool, "bool"):
+            group.add_argument(flag_name(name), action=argparse.BooleanOptionalAction, **kwargs)
+        elif choices and name in choices:
+            group.add_argument(flag_name(name), choices=choices[name], **kwargs)
+        else:
+            kind = float if field.type in (float, "float") else int
+            group.add_argument(flag_name(name), type=kind, metavar=kind.__name__.upper(),
+                               **kwargs)
+
+
+def given_settings(args, config_class):
+    """{field name: value} of the flags of `add_settings_flags` given on the command line."""
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(config_class)
+            if getattr(args, f.name) is not None}

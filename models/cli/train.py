@@ -6,40 +6,38 @@ Every setting of a preset has a flag named as nanoGPT names it, with dashes
 (`max_iters` -> `--max-iters`); a flag overrides the preset's value. With --resume the
 settings come from the checkpoint instead, and only --max-iters may change.
 """
-import argparse
 import dataclasses
 import os
 import sys
 
-from .checks import add_out_flag, file_path
+from .checks import (
+    TRAINING_HELP,
+    add_out_flag,
+    add_resume_flags,
+    add_settings_flags,
+    file_path,
+    given_settings,
+)
 
 HELP = {
     "n_layer": "number of Transformer blocks",
     "n_head": "attention heads per block (must divide --n-embd)",
     "n_embd": "embedding width D",
     "block_size": "context length T in characters",
-    "dropout": "dropout probability while training",
     "bias": "biases in Linear and LayerNorm layers",
     "activation": "MLP activation",
     "norm_first": "pre-norm blocks (GPT-2); --no-norm-first is the 2017 post-norm",
     "batch_size": "sequences per step",
-    "max_iters": "optimizer steps",
-    "learning_rate": "peak learning rate",
-    "min_lr": "final learning rate of the cosine decay",
-    "warmup_iters": "steps of linear warmup",
-    "lr_decay_iters": "steps of cosine decay (default: --max-iters)",
     "weight_decay": "AdamW weight decay on matrices",
-    "beta1": "AdamW beta1",
     "beta2": "AdamW beta2",
-    "grad_clip": "clip the global gradient norm to this (0: off)",
-    "eval_interval": "evaluate and checkpoint every this many steps",
     "eval_iters": "batches per split in each evaluation",
     "seed": "random seed for init, batches and dropout",
+    **TRAINING_HELP,
 }
 
 
 def add_parser(subparsers):
-    from models.presets import PRESETS, TrainConfig, flag_name
+    from models.presets import PRESETS, TrainConfig
 
     p = subparsers.add_parser(
         "train", help="train a character-level GPT",
@@ -49,12 +47,7 @@ def add_parser(subparsers):
                    help="UTF-8 text file (default: the built-in corpus, CPython's help topics; "
                         "with --resume: the checkpoint's)")
     add_out_flag(p, default="out", help="checkpoint directory (default: %(default)s)")
-    again = p.add_mutually_exclusive_group()
-    again.add_argument("--resume", action="store_true",
-                       help="continue the latest state in --out with its saved settings "
-                            "(--max-iters may change)")
-    again.add_argument("--overwrite", action="store_true",
-                       help="start afresh, replacing the checkpoint in --out")
+    add_resume_flags(p)
     p.add_argument("--preset", choices=sorted(PRESETS), default=None,
                    help="starting settings, each overridable by its flag (default: baby)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -62,18 +55,10 @@ def add_parser(subparsers):
                    help="add each module's gradient norm (of the last step before each "
                         "evaluation) to metrics.jsonl; `microtensor plot-loss` draws them")
     settings = p.add_argument_group("settings (defaults from the preset)")
-    for field in dataclasses.fields(TrainConfig):
-        name = field.name
-        preset_values = ", ".join(f"{k}: {getattr(v, name)}" for k, v in sorted(PRESETS.items()))
-        kwargs = dict(dest=name, default=None, help=f"{HELP[name]} ({preset_values})")
-        flag = flag_name(name)
-        if field.type in (bool, "bool"):
-            settings.add_argument(flag, action=argparse.BooleanOptionalAction, **kwargs)
-        elif name == "activation":
-            settings.add_argument(flag, choices=["gelu", "relu"], **kwargs)
-        else:
-            kind = float if field.type in (float, "float") else int
-            settings.add_argument(flag, type=kind, metavar=kind.__name__.upper(), **kwargs)
+    help = {name: text + " (" + ", ".join(f"{k}: {getattr(v, name)}"
+                                          for k, v in sorted(PRESETS.items())) + ")"
+            for name, text in HELP.items()}
+    add_settings_flags(settings, TrainConfig, help, choices={"activation": ["gelu", "relu"]})
     p.set_defaults(run=run)
 
 
@@ -85,8 +70,7 @@ def run(args):
     from models.run import Interrupted, TrainingRun
     from models.train import train
 
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
-             if getattr(args, f.name) is not None}
+    given = given_settings(args, TrainConfig)
     # Refuse (or find what to resume) before the data is read: nothing in --out changes.
     run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite)
     if args.resume:

@@ -5,11 +5,17 @@
 The task turns a date in words into ISO form ("the third of march, 1999" -> "1999-03-03");
 see models/translation.py. Every setting of models.train_translation.TranslateConfig has a flag.
 """
-import argparse
 import dataclasses
 import sys
 
-from .checks import add_out_flag, picture_file
+from .checks import (
+    TRAINING_HELP,
+    add_out_flag,
+    add_resume_flags,
+    add_settings_flags,
+    given_settings,
+    picture_file,
+)
 from .graph import add_page_flags
 
 HELP = {
@@ -18,23 +24,15 @@ HELP = {
     "n_encoder_layers": "encoder layers",
     "n_decoder_layers": "decoder layers",
     "d_ff": "width of the feed-forward layers",
-    "dropout": "dropout probability while training",
     "norm_first": "pre-norm layers; --no-norm-first is the 2017 post-norm",
     "batch_size": "sentence pairs per step",
-    "max_iters": "optimizer steps",
-    "learning_rate": "peak learning rate",
-    "min_lr": "final learning rate of the cosine decay",
-    "warmup_iters": "steps of linear warmup",
-    "lr_decay_iters": "steps of cosine decay (default: --max-iters)",
     "weight_decay": "AdamW weight decay",
-    "beta1": "AdamW beta1",
     "beta2": "AdamW beta2 (the paper: 0.98)",
-    "grad_clip": "clip the global gradient norm to this (0: off)",
     "label_smoothing": "label smoothing of the loss (the paper: 0.1)",
     "n_train": "training pairs generated",
     "n_test": "held-out pairs (dates never seen in training)",
-    "eval_interval": "evaluate and checkpoint every this many steps",
     "seed": "random seed for the data, init and batches",
+    **TRAINING_HELP,
 }
 
 
@@ -51,26 +49,14 @@ def add_parser(subparsers):
         description="Train; prints losses and exact match on held-out dates, appends each "
                     "evaluation to OUT/metrics.jsonl and writes a checkpoint into OUT.")
     add_out_flag(t, default="out/translate", help="checkpoint directory (default: %(default)s)")
-    again = t.add_mutually_exclusive_group()
-    again.add_argument("--resume", action="store_true",
-                       help="continue the latest state in --out with its saved settings "
-                            "(--max-iters may change)")
-    again.add_argument("--overwrite", action="store_true",
-                       help="start afresh, replacing the checkpoint in --out")
+    add_resume_flags(t)
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     settings = t.add_argument_group("settings")
     defaults = TranslateConfig()
-    for field in dataclasses.fields(TranslateConfig):
-        name = field.name
-        default = getattr(defaults, name)
-        kwargs = {"dest": name, "default": None,
-                  "help": HELP[name] + ("" if default is None else f" (default: {default})")}
-        flag = "--" + name.replace("_", "-")
-        if field.type in (bool, "bool"):
-            settings.add_argument(flag, action=argparse.BooleanOptionalAction, **kwargs)
-        else:
-            kind = float if field.type in (float, "float") else int
-            settings.add_argument(flag, type=kind, metavar=kind.__name__.upper(), **kwargs)
+    help = {name: text + ("" if getattr(defaults, name) is None
+                          else f" (default: {getattr(defaults, name)})")
+            for name, text in HELP.items()}
+    add_settings_flags(settings, TranslateConfig, help)
     t.set_defaults(run=run_train)
 
     r = actions.add_parser("run", help="translate a date written in words",
@@ -106,8 +92,7 @@ def run_train(args):
     from models.run import Interrupted, TrainingRun
     from models.train_translation import KIND, TranslateConfig, train_translation
 
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TranslateConfig)
-             if getattr(args, f.name) is not None}
+    given = given_settings(args, TranslateConfig)
     if args.resume:  # the saved settings, and the flags given (only --max-iters may differ)
         run = TrainingRun(args.out, resume=True, kind=KIND)
         saved = TranslateConfig.from_dict(run.manifest["info"]["train_config"])
