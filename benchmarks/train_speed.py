@@ -259,10 +259,12 @@ def compare(threads, args, batches_path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                    help="BLAS thread counts to measure, one run each (default: 1 2)")
     ap.add_argument("--steps", type=int, default=60, help="timed steps per framework")
     ap.add_argument("--chunk", type=int, default=10, help="steps per turn")
-    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=5,
+                    help="untimed steps per framework first (caches, allocator)")
     ap.add_argument("--busy", action="store_true", help="run one busy process beside")
     ap.add_argument("--worker", choices=("ours", "torch"), help=argparse.SUPPRESS)
     ap.add_argument("--batches", help=argparse.SUPPRESS)
