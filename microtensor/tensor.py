@@ -7,7 +7,8 @@ and when an input requires grad the op becomes the output's `grad_fn`, the graph
 arrays first, so the ops never see a Tensor.
 
 Names and dtype rules follow PyTorch, where students go next: Python floats become
-float32, Python ints int64, numpy arrays keep their dtype. Deliberate differences:
+float32, Python ints int64, numpy arrays keep their dtype (the rules: promotion.py).
+Deliberate differences:
 
     here                         PyTorch
     sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's argument names)
@@ -28,67 +29,7 @@ import numpy as np
 
 from . import autograd, hooks
 from .ops import arithmetic, masking, matmul, pointwise, reduction, shape, softmax
-
-
-def _as_array(data, dtype):
-    """`data` as a new numpy array (a copy, as `torch.tensor`), with PyTorch's default dtypes."""
-    if isinstance(data, Tensor):
-        data = data.data
-    if dtype is not None:
-        array = np.array(data, dtype=np.dtype(dtype))
-    elif isinstance(data, (np.ndarray, np.generic)):
-        array = np.array(data)
-    else:
-        array = np.array(data)
-        if array.dtype == np.float64:  # a Python float or a list of them
-            array = array.astype(np.float32)
-    if array.dtype.kind not in "biuf":  # complex, strings, objects: no op defines them
-        raise TypeError(f"Tensor: dtype {array.dtype} is not supported; expected bool, "
-                        "integer or floating-point data")
-    return array
-
-
-def _category(dtype):
-    """0 bool, 1 integer, 2 floating: the categories of PyTorch's type promotion."""
-    return 0 if dtype == np.bool_ else 1 if np.issubdtype(dtype, np.integer) else 2
-
-
-def _higher(first, second):
-    """The dtype of the higher category; within one category, the wider (torch.promote_types)."""
-    if first is None or second is None:
-        return second if first is None else first
-    if _category(first) != _category(second):
-        return first if _category(first) > _category(second) else second
-    return np.promote_types(first, second)
-
-
-def result_type(*operands):
-    """The dtype PyTorch gives `a + b` (torch.result_type), for Tensors, arrays and scalars.
-
-    Operands rank in three groups: tensors with dims, 0-dim tensors, and Python or numpy
-    scalars (a float scalar counts as float32, an int one as int64, a bool as bool). A lower
-    group only decides the dtype when its category (bool < int < float) is higher, so a
-    scalar never truncates and never widens: int64 * 1.5 is float32, bool * 3 is int64,
-    float32 * np.float64(2) is float32, but float32 * a float64 array is float64.
-    """
-    groups = {"dims": None, "zero-dim": None, "scalar": None}
-    for x in operands:
-        if isinstance(x, (Tensor, np.ndarray)):
-            group, dtype = ("dims" if x.ndim else "zero-dim"), x.dtype
-        elif isinstance(x, (bool, np.bool_)):
-            group, dtype = "scalar", np.dtype(np.bool_)
-        elif isinstance(x, (numbers.Integral, np.integer)):
-            group, dtype = "scalar", np.dtype(np.int64)
-        elif isinstance(x, (numbers.Real, np.floating)):
-            group, dtype = "scalar", np.dtype(np.float32)
-        else:
-            group, dtype = "dims", _as_array(x, None).dtype  # a list: as Tensor(list)
-        groups[group] = _higher(groups[group], dtype)
-    result = None
-    for dtype in groups.values():  # dims first: a later group wins only by a higher category
-        if dtype is not None and (result is None or _category(dtype) > _category(result)):
-            result = dtype
-    return np.dtype(result)
+from .promotion import as_array, category, result_type
 
 
 class Tensor:
@@ -114,7 +55,7 @@ class Tensor:
         return data.copy() if copy and data is self.data else data
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
-        self.data = _as_array(data, dtype)
+        self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype)
         self.grad = None
         self.name = name
         self.grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
@@ -243,7 +184,7 @@ class Tensor:
             return Tensor._make(np.asarray(other, dtype=dtype))  # straight to dtype: no rounding
         if not isinstance(other, Tensor):
             other = Tensor._make(np.asarray(other) if isinstance(other, np.ndarray)
-                                 else _as_array(other, None))
+                                 else as_array(other, None))
         # a tensor that requires grad keeps its dtype: a cast would cut it off the graph
         if dtype is None or other.dtype == dtype or other.requires_grad:
             return other
@@ -251,11 +192,12 @@ class Tensor:
 
     def _binary(self, op, a, b, true_divide=False):
         same = isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype
-        dtype = a.dtype if same else result_type(a, b)  # `same`: the common case, quickly
-        if op is arithmetic.Sub and np.bool_ in (result_type(a), result_type(b)):
+        a_data, b_data = (x.data if isinstance(x, Tensor) else x for x in (a, b))
+        dtype = a.dtype if same else result_type(a_data, b_data)  # `same`: the common case
+        if op is arithmetic.Sub and np.bool_ in (result_type(a_data), result_type(b_data)):
             raise TypeError("-: subtraction with a bool operand is not supported (as in "
                             "PyTorch); cast the mask first, e.g. mask.data.astype(np.int64)")
-        if true_divide and _category(dtype) < 2:  # int / int is float32 in PyTorch, not float64
+        if true_divide and category(dtype) < 2:  # int / int is float32 in PyTorch, not float64
             dtype = np.dtype(np.float32)
         return apply(op(), self._lift(a, dtype), self._lift(b, dtype))
 
@@ -289,7 +231,7 @@ class Tensor:
     def __pow__(self, exponent):
         if not isinstance(exponent, numbers.Number):
             raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
-        base = self._lift(self, result_type(self, exponent))  # int ** 0.5 is float32, as torch
+        base = self._lift(self, result_type(self.data, exponent))  # int ** 0.5 is float32, as torch
         # a Python number, so that numpy does not widen: float32 ** np.float64(2) is float32
         exponent = exponent.item() if isinstance(exponent, np.generic) else exponent
         return apply(arithmetic.Pow(exponent), base)

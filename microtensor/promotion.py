@@ -1,0 +1,74 @@
+"""PyTorch's dtype rules: the dtype of new data and the dtype of `a + b` (torch.result_type).
+
+Python floats become float32, Python ints int64, numpy arrays keep their dtype; dtypes rank
+in three categories, bool < integer < floating, and a scalar only decides the result's dtype
+when its category is higher (PyTorch's "type promotion" documentation). `tensor.py` calls
+these on arrays, so this file knows nothing of Tensor.
+"""
+import numbers
+
+import numpy as np
+
+
+def as_array(data, dtype):
+    """`data` as a new numpy array (a copy, as `torch.tensor`), with PyTorch's default dtypes.
+
+    data: a number, nested list or numpy array (a Tensor passes its `.data`).
+    Raises TypeError for data that is not bool, integer or floating-point.
+    """
+    if dtype is not None:
+        array = np.array(data, dtype=np.dtype(dtype))
+    elif isinstance(data, (np.ndarray, np.generic)):
+        array = np.array(data)
+    else:
+        array = np.array(data)
+        if array.dtype == np.float64:  # a Python float or a list of them
+            array = array.astype(np.float32)
+    if array.dtype.kind not in "biuf":  # complex, strings, objects: no op defines them
+        raise TypeError(f"Tensor: dtype {array.dtype} is not supported; expected bool, "
+                        "integer or floating-point data")
+    return array
+
+
+def category(dtype):
+    """0 bool, 1 integer, 2 floating: the categories of PyTorch's type promotion."""
+    return 0 if dtype == np.bool_ else 1 if np.issubdtype(dtype, np.integer) else 2
+
+
+def _higher(first, second):
+    """The dtype of the higher category; within one category, the wider (torch.promote_types)."""
+    if first is None or second is None:
+        return second if first is None else first
+    if category(first) != category(second):
+        return first if category(first) > category(second) else second
+    return np.promote_types(first, second)
+
+
+def result_type(*operands):
+    """The dtype PyTorch gives `a + b` (torch.result_type), for arrays and scalars.
+
+    Operands (numpy arrays, a Tensor passing its `.data`; Python or numpy scalars; nested
+    lists) rank in three groups: arrays with dims, 0-dim arrays, and scalars (a float scalar
+    counts as float32, an int one as int64, a bool as bool). A lower group only decides the
+    dtype when its category (bool < int < float) is higher, so a scalar never truncates and
+    never widens: int64 * 1.5 is float32, bool * 3 is int64, float32 * np.float64(2) is
+    float32, but float32 * a float64 array is float64.
+    """
+    groups = {"dims": None, "zero-dim": None, "scalar": None}
+    for x in operands:
+        if isinstance(x, np.ndarray):
+            group, dtype = ("dims" if x.ndim else "zero-dim"), x.dtype
+        elif isinstance(x, (bool, np.bool_)):
+            group, dtype = "scalar", np.dtype(np.bool_)
+        elif isinstance(x, (numbers.Integral, np.integer)):
+            group, dtype = "scalar", np.dtype(np.int64)
+        elif isinstance(x, (numbers.Real, np.floating)):
+            group, dtype = "scalar", np.dtype(np.float32)
+        else:
+            group, dtype = "dims", as_array(x, None).dtype  # a list: as Tensor(list)
+        groups[group] = _higher(groups[group], dtype)
+    result = None
+    for dtype in groups.values():  # dims first: a later group wins only by a higher category
+        if dtype is not None and (result is None or category(dtype) > category(result)):
+            result = dtype
+    return np.dtype(result)
