@@ -1,8 +1,9 @@
 """Training the character-level GPT: its optimizer groups, batches, evaluation and resume rules.
 
 The loop itself (AdamW with warmup + cosine decay and gradient clipping, periodic
-evaluation, best and latest checkpoints, exact resume, signals, metrics) is models/run.py's,
-shared with the encoder-decoder's trainer; this file gives it what is the GPT's.
+evaluation, best and latest checkpoints, exact resume, signals, metrics) is models/run.py's
+and models/loop.py's, shared with the encoder-decoder's trainer; this file gives it what is
+the GPT's.
 
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch);
 Loshchilov & Hutter 2019 (AdamW); Radford et al. 2019 (GPT-2).

@@ -3,8 +3,8 @@ teacher-forced steps with AdamW, warmup + cosine decay, and evaluation by exact 
 held-out dates.
 
 The loop, the AdamW step, the --out directory, resume, signals and checkpoints are those of
-`microtensor train` (models/run.py, models/checkpoint.py); the model is registered there as
-kind "seq2seq".
+`microtensor train` (models/run.py, models/loop.py, models/checkpoint.py); the model is
+registered there as kind "seq2seq".
 References: Vaswani et al. 2017 §5 (Adam with β₂ = 0.98 and warmup, label smoothing,
 dropout); course notes 3.7 (teacher forcing: one forward trains every target position).
 """
