@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .checkpoint import atomic_write
+from .checkpoint_format import atomic_write
 from .tokenizer import CharTokenizer
 
 CHUNK_SIZE = 1 << 20          # bytes decoded per step: ~10 MB of work arrays at any corpus size

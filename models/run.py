@@ -26,17 +26,19 @@ import time
 import microtensor
 
 from .checkpoint import (
-    CONFIG_FILE,
-    CheckpointError,
     Snapshot,
-    atomic_write,
     load_model_arrays,
     load_optimizer,
-    load_snapshot,
     model_arrays,
     optimizer_arrays,
-    read_manifest,
     save_checkpoint,
+)
+from .checkpoint_format import (
+    CONFIG_FILE,
+    CheckpointError,
+    atomic_write,
+    load_snapshot,
+    read_manifest,
 )
 from .loop import Interrupted, TrainingLoop
 

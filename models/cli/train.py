@@ -64,7 +64,7 @@ def add_parser(subparsers):
 
 def run(args):
     from microtensor.memory import keep_freed_memory
-    from models.checkpoint import CONFIG_FILE, CheckpointError
+    from models.checkpoint_format import CONFIG_FILE, CheckpointError
     from models.data import DEFAULT_CORPUS_NAME, load_corpus
     from models.presets import TrainConfig, get_preset
     from models.run import Interrupted, TrainingRun

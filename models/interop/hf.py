@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from ..checkpoint import atomic_write
+from ..checkpoint_format import atomic_write
 from ..gpt import GPTConfig
 from .char_tokenizer_json import (
     TOKENIZER_CONFIG_FILE,

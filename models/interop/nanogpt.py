@@ -20,7 +20,8 @@ import pickle
 
 import numpy as np
 
-from ..checkpoint import atomic_write, load_checkpoint, load_optimizer, load_snapshot
+from ..checkpoint import load_checkpoint, load_optimizer
+from ..checkpoint_format import atomic_write, load_snapshot
 from ..data import split_ids
 from ..gpt import GPTConfig
 from ..presets import TrainConfig

@@ -1,0 +1,169 @@
+"""The files of a checkpoint directory: what config.json and the snapshots hold, atomic writes,
+and reading them back checked, without unpickling.
+
+A checkpoint directory (`--out`) holds
+
+    config.json         the manifest: model kind and config, the run's notes (vocabulary,
+                        settings, data), and for "best" and "latest": iter, val_loss, file,
+                        size and SHA-256 of that file; "latest" also holds the JSON part
+                        of the training state (random generator, schedule, elapsed time)
+    best.<n>.npz        the weights of the best model by validation loss: "model/<name>"
+    latest.<n>.npz      the latest training state: "model/<name>" and the optimizer's
+                        buffers "optimizer/<index>/<buffer>"
+    metrics.jsonl       (written by models/run.py's TrainingRun.log, not here)
+
+<n> is the number of the save that wrote the file (checkpoint.py's save_checkpoint says in
+what order a save writes them); the hashes catch a file damaged after the fact.
+
+Loading uses `np.load(allow_pickle=False)`: a checkpoint holds only plain arrays and JSON,
+so opening one cannot run code. Every problem is a `CheckpointError` (a ValueError) whose
+one-line message names the file and what is wrong.
+"""
+import hashlib
+import json
+import os
+import re
+import tempfile
+import zipfile
+
+import numpy as np
+
+CONFIG_FILE = "config.json"
+FORMAT = "microtensor-checkpoint"
+VERSION = 2
+SNAPSHOT_FILE = re.compile(r"(best|latest)\.\d+\.npz")  # the names of a directory's snapshots
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read (or written over); the message names the file."""
+
+
+# --- writing -----------------------------------------------------------------------------
+
+def atomic_write(path, write):
+    """Call write(file) on a temporary file next to `path`, then rename it onto `path`.
+
+    os.replace is atomic on one filesystem, hence the temporary file in the same directory;
+    fsync first, so that after a power cut the name never points at unwritten data.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
+                               suffix=".tmp")
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes it private; give it a normal file's mode
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # KeyboardInterrupt included: never leave the temporary behind
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def sha256(path):
+    """The SHA-256 of the file at `path`, as hex (config.json keeps one per snapshot)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --- reading -----------------------------------------------------------------------------
+
+def read_manifest(out_dir):
+    """config.json of the checkpoint in out_dir, checked; None when out_dir holds none.
+
+    Raises CheckpointError naming config.json when it is not JSON, not a microtensor
+    checkpoint, of another version, or lacks an entry.
+    """
+    path = os.path.join(os.fspath(out_dir), CONFIG_FILE)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except UnicodeDecodeError:
+        raise CheckpointError(f"{path} is not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise CheckpointError(f"{path} is not JSON ({error})") from None
+    except OSError as error:  # e.g. a directory of that name
+        raise CheckpointError(f"{path} cannot be read ({error.strerror})") from None
+    if isinstance(manifest, dict) and manifest.get("format") == "microtensor-char-gpt":
+        raise CheckpointError(f"{path} is a checkpoint of an older microtensor (model.npz, "
+                              "format version 1, no training state); train it again")
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+        raise CheckpointError(f"{path} is not a microtensor checkpoint (format {found!r}, "
+                              f"expected {FORMAT!r})")
+    if manifest.get("version") != VERSION:
+        raise CheckpointError(f"{path} is format version {manifest.get('version')!r}; this "
+                              f"microtensor reads version {VERSION}")
+    for key in ("kind", "model_config", "info", "best", "latest"):
+        if key not in manifest:
+            raise CheckpointError(f"{path} lacks the entry {key!r}")
+    for which in ("best", "latest"):
+        entry = manifest[which]
+        if not isinstance(entry, dict) or not {"iter", "val_loss", "file", "bytes",
+                                               "sha256"} <= set(entry):
+            raise CheckpointError(f"{path}: entry {which!r} needs iter, val_loss, file, bytes "
+                                  "and sha256")
+        iter_, loss = entry["iter"], entry["val_loss"]  # bool is an int to isinstance
+        if (type(iter_) is not int or iter_ < 0 or isinstance(loss, bool)
+                or not isinstance(loss, (int, float, type(None)))):
+            raise CheckpointError(f"{path}: {which} has iter {iter_!r} and val_loss "
+                                  f"{loss!r}; expected an int >= 0 and a number")
+        if not SNAPSHOT_FILE.fullmatch(str(entry["file"])):
+            raise CheckpointError(f"{path}: {which} names the file {entry['file']!r}, not a "
+                                  "snapshot of this directory")
+    return manifest
+
+
+def require_manifest(out_dir):
+    """read_manifest, but a missing directory or checkpoint is a FileNotFoundError saying so."""
+    out_dir = os.fspath(out_dir)
+    if os.path.isfile(out_dir):
+        raise FileNotFoundError(f"{out_dir} is a file; give the checkpoint directory "
+                                f"(the --out of `microtensor train`)")
+    if not os.path.isdir(out_dir):
+        raise FileNotFoundError(f"checkpoint directory {out_dir} does not exist "
+                                "(train one with `microtensor train --out DIR`)")
+    manifest = read_manifest(out_dir)
+    if manifest is None:
+        raise FileNotFoundError(f"no checkpoint in {out_dir} (no {CONFIG_FILE}); train one "
+                                "with `microtensor train --out DIR`")
+    return manifest
+
+
+def load_snapshot(out_dir, which, manifest):
+    """({name: array}, path) of the "best" or "latest" snapshot that `manifest` names.
+
+    Checks size and SHA-256 against config.json before reading, and never unpickles.
+    """
+    entry = manifest[which]
+    path = os.path.join(os.fspath(out_dir), entry["file"])
+    if not os.path.isfile(path):
+        raise CheckpointError(f"{path} is missing ({CONFIG_FILE} names it as the {which} "
+                              "snapshot)")
+    size = os.path.getsize(path)
+    if size != entry["bytes"]:
+        raise CheckpointError(f"{path} is {size} bytes, {CONFIG_FILE} says {entry['bytes']}: "
+                              "the file is truncated or was changed after saving")
+    if sha256(path) != entry["sha256"]:
+        raise CheckpointError(f"{path} does not match its SHA-256 in {CONFIG_FILE}: the file "
+                              "is damaged or was changed after saving")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except ValueError as error:
+        if "allow_pickle" in str(error):
+            raise CheckpointError(f"{path} holds an object array (a pickle), which is never "
+                                  "loaded") from None
+        raise CheckpointError(f"{path} is not a readable .npz file: {error}") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as error:
+        raise CheckpointError(f"{path} is not a readable .npz file: {error}") from None
+    return arrays, path
