@@ -15,7 +15,9 @@ import numpy as np
 _P = 0.3275911 / math.sqrt(2)
 _A = tuple(0.5 * a for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429))
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
-# ~24 passes run over each piece while it sits in the L2 cache: [12, 64, 512] in one
+_MINUS_HALF_LOG2_E = -0.5 / math.log(2)  # exp(−x²/2) = 2^(−x²·log₂e/2)
+_SIGN_BIT = np.uint32(0x80000000)
+# ~22 passes run over each piece while it sits in the L2 cache: [12, 64, 512] in one
 # piece takes 1.9 ms, in pieces of 64k elements 1.4 ms (1 thread)
 _PIECE = 1 << 16
 
@@ -36,19 +38,23 @@ def _gelu_piece(x, z, slope):
     t = np.abs(x)
     t *= _P
     t += 1
-    np.reciprocal(t, out=t)                   # t = 1/(1 + p|x|/√2)
+    np.divide(1.0, t, out=t)                  # t = 1/(1 + p|x|/√2); np.reciprocal is slower
     cdf = t * _A[4]
     for a in _A[3::-1]:                       # Horner's rule: t·(a₁ + t(a₂ + …))
         cdf += a
         cdf *= t
     e = np.square(x)
-    e *= -0.5
-    # exp(−x²/2), uncapped: only 13.2 < |x| < 14 gives (slow) subnormal floats, and its 0 at
-    # ±inf makes the slope x·φ(x) NaN there, as PyTorch's
-    np.exp(e, out=e)
+    e *= _MINUS_HALF_LOG2_E
+    # exp(−x²/2) as exp2, twice as fast as np.exp on float32; uncapped: only 13.2 < |x| < 14
+    # gives (slow) subnormal floats, and its 0 at ±inf makes the slope x·φ(x) NaN there, as
+    # PyTorch's
+    np.exp2(e, out=e)
     cdf *= e                                  # Φ(−|x|)
-    np.subtract(0.5, cdf, out=cdf)
-    np.copysign(cdf, x, out=cdf)
+    np.subtract(0.5, cdf, out=cdf)            # ½ − Φ(−|x|) ≥ 0: its sign bit is clear
+    # sign(x)·(½ − Φ(−|x|)) by OR-ing in x's sign bit: 3× faster than np.copysign; z, not yet
+    # written, holds the sign bits
+    sign = np.bitwise_and(x.view(np.uint32), _SIGN_BIT, out=z.view(np.uint32))
+    np.bitwise_or(cdf.view(np.uint32), sign, out=cdf.view(np.uint32))
     cdf += 0.5                                # Φ(x), no branch on the sign (np.where is slow)
     np.multiply(x, cdf, out=z)
     if slope is not None:
