@@ -13,7 +13,7 @@ References: Radford et al. 2019, "Language Models are Unsupervised Multitask Lea
 (the same architecture and initialisation, written here from scratch on microtensor).
 """
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,9 +22,11 @@ import microtensor.functional as F
 import nn
 from microtensor import Tensor
 
+from .config import ModelConfig
+
 
 @dataclass
-class GPTConfig:
+class GPTConfig(ModelConfig):
     """The shape of a GPT. `n_embd` must be divisible by `n_head`; the MLP is 4 * n_embd wide.
 
     Raises ValueError for a size < 1, n_embd not divisible by n_head, dropout outside
@@ -46,33 +48,9 @@ class GPTConfig:
     activation: str = "gelu"
 
     def __post_init__(self):
-        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"GPTConfig: {name} must be a positive integer; got {value!r}")
-        if self.n_embd % self.n_head:
-            raise ValueError(f"GPTConfig: n_embd={self.n_embd} must be divisible by "
-                             f"n_head={self.n_head} (each head gets n_embd / n_head dims)")
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"GPTConfig: dropout must be in [0, 1); got {self.dropout}")
-        if self.activation not in ("gelu", "relu"):
-            raise ValueError(f"GPTConfig: activation must be 'gelu' or 'relu'; "
-                             f"got {self.activation!r}")
-
-    def to_dict(self):
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d):
-        """Inverse of `to_dict`; raises ValueError naming unknown or missing fields."""
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"GPTConfig: unknown fields {unknown}")
-        try:
-            return cls(**d)
-        except TypeError as error:  # a required field is missing
-            raise ValueError(f"GPTConfig: {error}") from None
+        self.require_positive("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
+        self.require_heads_divide("n_embd", "n_head", " (each head gets n_embd / n_head dims)")
+        self.require_dropout_and_activation()
 
 
 class GPT(nn.Module):

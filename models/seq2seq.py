@@ -9,7 +9,7 @@ positions), §5.4 (dropout, label smoothing); Rush et al., "The Annotated Transf
 whole Transformer) and 3.7 (teacher forcing in training, step-by-step decoding with a KV cache).
 """
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,9 +18,11 @@ import microtensor.functional as F
 import nn
 from microtensor import Tensor
 
+from .config import ModelConfig
+
 
 @dataclass
-class Seq2SeqConfig:
+class Seq2SeqConfig(ModelConfig):
     """The shape of an encoder-decoder Transformer (the paper's base model is d_model 512,
     n_heads 8, 6 + 6 layers, d_ff 2048, dropout 0.1).
 
@@ -49,40 +51,16 @@ class Seq2SeqConfig:
     activation: str = "relu"
 
     def __post_init__(self):
-        for name in ("src_vocab_size", "tgt_vocab_size", "max_len", "d_model", "n_heads",
-                     "n_encoder_layers", "n_decoder_layers", "d_ff"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"Seq2SeqConfig: {name} must be a positive integer; "
-                                 f"got {value!r}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"Seq2SeqConfig: d_model={self.d_model} must be divisible by "
-                             f"n_heads={self.n_heads}")
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"Seq2SeqConfig: dropout must be in [0, 1); got {self.dropout}")
-        if self.activation not in ("relu", "gelu"):
-            raise ValueError(f"Seq2SeqConfig: activation must be 'relu' or 'gelu'; "
-                             f"got {self.activation!r}")
+        self.require_positive("src_vocab_size", "tgt_vocab_size", "max_len", "d_model",
+                              "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff")
+        self.require_heads_divide("d_model", "n_heads")
+        self.require_dropout_and_activation()
         for name in ("pad_id", "bos_id", "eos_id"):
             value = getattr(self, name)
             smaller = min(self.src_vocab_size, self.tgt_vocab_size)
             if not 0 <= value < smaller:
                 raise ValueError(f"Seq2SeqConfig: {name}={value} must be an id of both "
                                  f"vocabularies, in [0, {smaller})")
-
-    def to_dict(self):
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d):
-        """Inverse of `to_dict`; raises ValueError naming unknown or missing fields."""
-        unknown = sorted(set(d) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"Seq2SeqConfig: unknown fields {unknown}")
-        try:
-            return cls(**d)
-        except TypeError as error:  # a required field is missing
-            raise ValueError(f"Seq2SeqConfig: {error}") from None
 
 
 def sinusoidal_positions(max_len, d_model):
