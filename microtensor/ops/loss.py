@@ -11,6 +11,7 @@ loss_n = −Σ_c q_c log softmax(z_n)_c = (1 − ε)(−log p_n[t_n]) + (ε/C)·
 import numpy as np
 
 from ..autograd import Function
+from .rows import row_sum
 
 
 class CrossEntropy(Function):
@@ -40,7 +41,7 @@ class CrossEntropy(Function):
         # log p = (z − max) − log Σ exp(z − max). Shifting first keeps the target's logit
         # next to the log-sum: at z = [1e8, 1e8] in float32, log(2) + 1e8 − 1e8 would be 0.
         shifted = z - z.max(axis=-1, keepdims=True)
-        log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+        log_probs = shifted - np.log(row_sum(np.exp(shifted)))
         losses = -log_probs[np.arange(len(t)), safe_t]
         if eps:
             losses = (1 - eps) * losses - (eps / n_classes) * log_probs.sum(axis=-1)
@@ -67,4 +68,5 @@ class CrossEntropy(Function):
         # gets exactly 0 even when its upstream gradient is inf or NaN (0·inf is NaN).
         # As PyTorch, NaN logits still give NaN there (NaN·0): a NaN in the input shows.
         weight = np.where(valid, g, 0).astype(probs.dtype, copy=False)
-        return dz * weight[:, None]
+        dz *= weight[:, None]  # in place: dz is this op's own array
+        return dz

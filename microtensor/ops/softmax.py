@@ -66,4 +66,4 @@ class LogSoftmax(Function):
         return y
 
     def backward(self, dy):
-        return dy - np.exp(self.saved["y"]) * dy.sum(axis=self.axis, keepdims=True)
+        return dy - np.exp(self.saved["y"]) * row_sum(dy, self.axis)
