@@ -1,16 +1,18 @@
 """Where the baby training step's time goes: milliseconds per op, forward and backward, one thread.
 
-    python benchmarks/op_profile.py [--steps 30] [--threads 1]
+    python benchmarks/op_profile.py [--steps 30] [--threads 1] [--calls 20]
 
 Every `Function` subclass's forward and backward is wrapped with a timer for the run (the
 library itself is not changed); the optimizer step and gradient clipping are timed as a
 whole; "engine" is the rest of the step: graph bookkeeping, un-broadcasting and summing
 gradients, Python between the ops. Each figure is the median over the steps, in CPU time
 of this thread (BLAS runs in it at one thread): waiting for a core that another program
-holds does not count, so the figures hold still on a shared machine.
+holds does not count, so the figures hold still on a shared machine. `--calls N` also lists
+the N costliest call sites: op, phase, module and input shapes, with their calls per step.
 """
 import argparse
 import os
+import re
 import statistics
 import sys
 import time
@@ -29,8 +31,11 @@ def function_classes(cls):
         yield from function_classes(sub)
 
 
-def install_timers(totals):
-    """Wrap forward/backward of every Function class that defines them; time goes to totals."""
+def install_timers(totals, sites=None):
+    """Wrap forward/backward of every Function class that defines them; time goes to totals
+    ("op phase") and, if given, to sites ((op, phase, module, input shapes) -> [seconds,
+    calls]), with the block number left out of the module ("blocks.*.attn"). Noting the site
+    takes time of its own, which shows up as "engine"."""
     from microtensor.autograd import Function
 
     def wrap(method, phase):
@@ -39,7 +44,14 @@ def install_timers(totals):
             try:
                 return method(self, *args)
             finally:
-                totals[f"{self.op} {phase}"] += time.thread_time() - t0
+                elapsed = time.thread_time() - t0
+                totals[f"{self.op} {phase}"] += elapsed
+                if sites is not None:
+                    shapes = self.input_shapes if phase == "backward" else [a.shape for a in args]
+                    module = re.sub(r"\.\d+(\.|$)", r".*\1", self.module)
+                    site = sites[self.op, phase, module, " ".join(map(str, shapes))]
+                    site[0] += elapsed
+                    site[1] += 1
         return timed
 
     for cls in set(function_classes(Function)):
@@ -52,6 +64,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--calls", type=int, default=0, help="list the N costliest call sites")
     args = ap.parse_args()
 
     from threadpoolctl import threadpool_limits
@@ -73,7 +86,8 @@ def main():
     rng = np.random.default_rng(0)
     ids = rng.integers(0, VOCAB, 100_000)
     totals = defaultdict(float)
-    install_timers(totals)
+    sites = defaultdict(lambda: [0.0, 0]) if args.calls else None
+    install_timers(totals, sites)
     per_step = defaultdict(list)
     for i in range(args.steps + 3):
         x, y = get_batch(ids, cfg.batch_size, cfg.block_size, rng)
@@ -88,6 +102,8 @@ def main():
         optimizer.step()
         t3 = time.thread_time()
         if i < 3:  # warm-up steps
+            if sites is not None:
+                sites.clear()
             continue
         totals["clip_grad_norm_"], totals["AdamW step"] = t2 - t1, t3 - t2
         totals["engine"] = (t1 - t0) - sum(v for k, v in totals.items()
@@ -105,6 +121,13 @@ def main():
         print(f"{op:<18}{f:>9.2f}{b:>10.2f}{f + b:>8.2f}")
     for key in ("clip_grad_norm_", "AdamW step", "engine", "step"):
         print(f"{key:<37}{med[key]:>8.2f}")
+    if args.calls:
+        print(f"\nthe {args.calls} costliest call sites, mean ms/step (calls/step): "
+              "op, phase, module, input shapes")
+        ranked = sorted(sites.items(), key=lambda item: -item[1][0])[:args.calls]
+        for (op, phase, module, shapes), (seconds, calls) in ranked:
+            print(f"{1000 * seconds / args.steps:>7.2f} ({calls // args.steps:>2})  {op} {phase} "
+                  f"{module or '-'}  {shapes}")
 
 
 if __name__ == "__main__":
