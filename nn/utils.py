@@ -14,7 +14,7 @@ def clip_grad_norm_(params, max_norm):
     if not (math.isfinite(max_norm) and max_norm >= 0):  # a negative one would flip the update
         raise ValueError(f"clip_grad_norm_: max_norm must be a finite number >= 0; got {max_norm}")
     grads = [p.grad for p in params if p.grad is not None]
-    total = float(np.sqrt(sum(float(np.dot(g.reshape(-1), g.reshape(-1))) for g in grads)))
+    total = math.sqrt(sum(float(np.vdot(g, g)) for g in grads))  # vdot: g·g over all elements
     scale = max_norm / (total + 1e-6)
     if scale < 1:
         for g in grads:

@@ -49,7 +49,7 @@ class AdamW(Optimizer):
                 m *= beta1
                 m += np.multiply(g, 1 - beta1, out=tmp)
                 v *= beta2
-                np.multiply(g, g, out=tmp)
+                np.square(g, out=tmp)
                 tmp *= 1 - beta2
                 v += tmp
                 np.divide(v, 1 - beta2 ** t, out=tmp)
