@@ -5,8 +5,9 @@
 
 Both generate from the same weights with `microtensor sample`'s settings (temperature 0.8,
 top_k 200, one newline as prompt). The PyTorch side is a compact reference written here:
-nanoGPT's model plus a KV cache, dropping the cache and recomputing the last block_size
-positions once the text outgrows the position table, as `GPT.generate` does. Runs alternate
+nanoGPT's model (whose inference scores the last position alone) plus a KV cache, dropping
+the cache and recomputing the last block_size positions once the text outgrows the position
+table, as `GPT.generate` does. Runs alternate
 (ours, torch, torch, ours, ...) and the medians are reported; a greedy (top_k=1) run checks
 that the two models agree token for token.
 """
@@ -50,7 +51,8 @@ def torch_reference(model):
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
             x = x + y.transpose(1, 2).reshape(B, T, C) @ out
             x = x + F.gelu(F.layer_norm(x, (C,), ln2) @ fc) @ proj
-        return F.layer_norm(x, (C,), w["ln_f.weight"]) @ w["wte.weight"].T
+        # nanoGPT's inference: the head scores the last position alone (x[:, [-1], :])
+        return F.layer_norm(x, (C,), w["ln_f.weight"])[:, [-1], :] @ w["wte.weight"].T
 
     @torch.no_grad()
     def generate(idx, max_new_tokens, temperature, top_k):
