@@ -134,17 +134,19 @@ class Function:
     def run(self, arrays, needs_input_grad):
         """`forward(*arrays)`, with the op's name and the input shapes in any ValueError."""
         self.needs_input_grad = needs_input_grad  # known first, so that forward saves less
-        self.scope = current_scope()
         try:
-            data = np.asarray(self.forward(*arrays))
+            return np.asarray(self.forward(*arrays))
         except ValueError as error:  # e.g. numpy's broadcast error: name the op and shapes
             message = str(error)
             if not message.startswith(self.op):  # the op's own checks name it already
                 shapes = ", ".join(str(a.shape) for a in arrays)
                 message = f"{self.op}: {message} (input shapes: {shapes})"
             raise ValueError(message) from None
-        self.shape, self.dtype = data.shape, data.dtype
-        return data
+
+    def describe(self, output):
+        """Note the module scope the op ran in and its output's shape and dtype, for the graph
+        and the hooks (a node that neither keeps is never described: no_grad skips this)."""
+        self.scope, self.shape, self.dtype = current_scope(), output.shape, output.dtype
 
     def connect(self, inputs):
         """Link this node to the nodes behind its input tensors (it keeps no tensor)."""

@@ -351,9 +351,12 @@ def apply(fn, *inputs):
     needs = tuple([t.requires_grad for t in inputs]) if record else (False,) * len(inputs)
     data = fn.run(tuple([t.data for t in inputs]), needs)
     out = Tensor._make(data)
+    observed = bool(hooks._forward_hooks)
+    if record or observed:
+        fn.describe(data)
     if record:
         fn.connect(inputs)
         out.grad_fn, out.requires_grad = fn, True
-    if hooks._forward_hooks:
+    if observed:
         hooks.run_forward_hooks(fn, inputs, out)
     return out
