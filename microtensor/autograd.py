@@ -150,8 +150,8 @@ class Function:
 
     def connect(self, inputs):
         """Link this node to the nodes behind its input tensors (it keeps no tensor)."""
-        self.inputs = tuple(_node_of(t) for t in inputs)
-        self.input_shapes = tuple(t.shape for t in inputs)
+        self.inputs = tuple([_node_of(t) for t in inputs])  # lists: cheaper than generators
+        self.input_shapes = tuple([t.data.shape for t in inputs])
         self.constants = {i: t.data.item() for i, t in enumerate(inputs)
                           if not t.requires_grad and t.data.size == 1}
         self.constant_names = {i: t.name for i, (t, node) in enumerate(zip(inputs, self.inputs))
