@@ -96,9 +96,12 @@ class GPT(nn.Module):
                 generation samples from (nanoGPT's inference runs the head on x[:, [-1]]).
                 Every block but the last still needs every position, whose keys and values
                 the next block attends over; the last block asks with the last query alone
-                and the final norm and head see one row: about a fifth of the work saved.
+                and the final norm and head see one row (the baby model's [1, 64] forward:
+                22% fewer FLOPs). Logits are the same as the last row of the full forward,
+                up to rounding (the products have other shapes).
         Returns:
-            (logits [B, T, vocab_size] float32 Tensor, loss scalar Tensor or None).
+            (logits [B, T, vocab_size] ([B, 1, vocab_size] with last_only) float32 Tensor,
+            loss scalar Tensor or None).
         Raises:
             ValueError: idx is not 2-D, the positions run past block_size, or targets
                 come with last_only (a loss needs every position's logits).
@@ -130,7 +133,8 @@ class GPT(nn.Module):
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
         """Extend each row of idx [B, T] by max_new_tokens sampled tokens: [B, T + max_new_tokens].
 
-        Each step feeds the context, takes the last position's logits / temperature, keeps
+        Each step feeds the context, takes the last position's logits (the only ones it
+        computes: forward's last_only) / temperature, keeps
         the top_k largest (top_k=1 is greedy decoding: argmax, no randomness) and samples
         from the softmax with microtensor's package generator (see `manual_seed`).
 

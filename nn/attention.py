@@ -206,8 +206,9 @@ class MultiHeadAttention(Module):
         kv_cache: a KVCache. In self-attention each call appends its keys and values; in
         cross-attention (context given) the first call fills it with the context's keys and
         values and later calls reuse them without projecting the context again.
-        last_only: only x's last position asks (T_q = 1); the keys and values still come
-        from every position. Generation needs no other row (see GPT.forward).
+        last_only: only x's last position asks (T_q = 1; an attn_mask must fit one query
+        row); the keys and values still come from every position. Generation needs no other
+        row (see GPT.forward).
         Returns [B, T_q, D].
         """
         if x.ndim != 3 or x.shape[-1] != self.d_model:
