@@ -134,9 +134,9 @@ class GPT(nn.Module):
         """Extend each row of idx [B, T] by max_new_tokens sampled tokens: [B, T + max_new_tokens].
 
         Each step feeds the context, takes the last position's logits (the only ones it
-        computes: forward's last_only) / temperature, keeps
-        the top_k largest (top_k=1 is greedy decoding: argmax, no randomness) and samples
-        from the softmax with microtensor's package generator (see `manual_seed`).
+        computes: forward's last_only) / temperature, keeps the top_k largest (top_k=1 is
+        greedy decoding: argmax, no randomness) and samples from the softmax with
+        microtensor's package generator (see `manual_seed`).
 
         With use_cache, the prompt is run once (prefill) to fill one KVCache per block,
         then each step runs only the newest token against the cached keys and values
