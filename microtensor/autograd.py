@@ -92,14 +92,14 @@ class Function:
     op = "function"
     role = None
     _retained = None  # weakref to the output tensor, set by `Tensor.retain_grad()`
+    # A node's starting values, as class attributes: `run` and `connect` replace them (never
+    # change them in place), and every op call makes a node, ~100 per GPT forward.
+    inputs = input_shapes = scope = needs_input_grad = shape = ()
+    dtype = None
+    _saved_shapes = None
 
     def __init__(self):
-        self.inputs, self.input_shapes, self.constants, self.constant_names = (), (), {}, {}
-        self.saved = {}
-        self.scope = ()
-        self.needs_input_grad = ()
-        self.shape, self.dtype = (), None
-        self._saved_shapes = None
+        self.saved, self.constants, self.constant_names = {}, {}, {}  # dicts: one per node
 
     @property
     def module(self):
@@ -134,22 +134,24 @@ class Function:
     def run(self, arrays, needs_input_grad):
         """`forward(*arrays)`, with the op's name and the input shapes in any ValueError."""
         self.needs_input_grad = needs_input_grad  # known first, so that forward saves less
-        self.scope = current_scope()
         try:
-            data = np.asarray(self.forward(*arrays))
+            return np.asarray(self.forward(*arrays))
         except ValueError as error:  # e.g. numpy's broadcast error: name the op and shapes
             message = str(error)
             if not message.startswith(self.op):  # the op's own checks name it already
                 shapes = ", ".join(str(a.shape) for a in arrays)
                 message = f"{self.op}: {message} (input shapes: {shapes})"
             raise ValueError(message) from None
-        self.shape, self.dtype = data.shape, data.dtype
-        return data
+
+    def describe(self, output):
+        """Note the module scope the op ran in and its output's shape and dtype, for the graph
+        and the hooks (a node that neither keeps is never described: no_grad skips this)."""
+        self.scope, self.shape, self.dtype = current_scope(), output.shape, output.dtype
 
     def connect(self, inputs):
         """Link this node to the nodes behind its input tensors (it keeps no tensor)."""
-        self.inputs = tuple(_node_of(t) for t in inputs)
-        self.input_shapes = tuple(t.shape for t in inputs)
+        self.inputs = tuple([_node_of(t) for t in inputs])  # lists: cheaper than generators
+        self.input_shapes = tuple([t.data.shape for t in inputs])
         self.constants = {i: t.data.item() for i, t in enumerate(inputs)
                           if not t.requires_grad and t.data.size == 1}
         self.constant_names = {i: t.name for i, (t, node) in enumerate(zip(inputs, self.inputs))

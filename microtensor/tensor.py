@@ -54,13 +54,17 @@ class Tensor:
         data = self.data if dtype is None else self.data.astype(dtype, copy=False)
         return data.copy() if copy and data is self.data else data
 
+    # A new tensor's state, as class attributes: a tensor sets its own only when one changes,
+    # so that an op output (`_make`, ~100 per GPT forward) needs no more than its data.
+    grad = None
+    name = None
+    grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
+    _accumulator = None  # a leaf's AccumulateGrad node, weakly held (autograd.py)
+    requires_grad = False
+
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
         self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype)
-        self.grad = None
         self.name = name
-        self.grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
-        self._accumulator = None  # a leaf's AccumulateGrad node, weakly held (autograd.py)
-        self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
 
@@ -68,8 +72,7 @@ class Tensor:
     def _make(cls, data):
         """Wrap an array as a Tensor without copying it (op outputs, `detach`, constants)."""
         t = cls.__new__(cls)
-        t.data, t.grad, t.name, t.grad_fn = data, None, None, None
-        t._accumulator, t.requires_grad = None, False
+        t.data = data
         return t
 
     # True for `nn.Parameter`, a learnable weight: pictures draw these as the model's weights
@@ -180,9 +183,11 @@ class Tensor:
     # ---- arithmetic (numpy broadcasting; scalars and arrays on either side) ----------
     def _lift(self, other, dtype=None):
         """`other` as a Tensor of `dtype` (a constant is cast; one that requires grad is not)."""
-        if isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
+        if isinstance(other, Tensor):
+            pass  # the common case, asked first: the Number check below is a slower ABC check
+        elif isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
             return Tensor._make(np.asarray(other, dtype=dtype))  # straight to dtype: no rounding
-        if not isinstance(other, Tensor):
+        else:
             other = Tensor._make(np.asarray(other) if isinstance(other, np.ndarray)
                                  else as_array(other, None))
         # a tensor that requires grad keeps its dtype: a cast would cut it off the graph
@@ -191,9 +196,17 @@ class Tensor:
         return Tensor._make(other.data.astype(dtype))
 
     def _binary(self, op, a, b, true_divide=False):
-        same = isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype
-        a_data, b_data = (x.data if isinstance(x, Tensor) else x for x in (a, b))
-        dtype = a.dtype if same else result_type(a_data, b_data)  # `same`: the common case
+        """a `op` b, where self is a or b; the other one may be a Tensor, array or scalar."""
+        other = b if a is self else a
+        a_data = a.data if isinstance(a, Tensor) else a
+        b_data = b.data if isinstance(b, Tensor) else b
+        # the two common cases first, that result_type would only confirm: the same dtype, or a
+        # Python number with a floating tensor (a scalar never widens it: float32 * 0.5 is float32)
+        if (other.dtype == self.dtype if isinstance(other, Tensor)
+                else isinstance(other, (int, float)) and self.dtype.kind == "f"):
+            dtype = self.dtype
+        else:
+            dtype = result_type(a_data, b_data)
         if op is arithmetic.Sub and np.bool_ in (result_type(a_data), result_type(b_data)):
             raise TypeError("-: subtraction with a bool operand is not supported (as in "
                             "PyTorch); cast the mask first, e.g. mask.data.astype(np.int64)")
@@ -279,8 +292,9 @@ class Tensor:
         return self.reshape(*shape)
 
     def transpose(self, dim0, dim1):
-        axes = list(range(self.ndim))
-        if not (-self.ndim <= dim0 < self.ndim and -self.ndim <= dim1 < self.ndim):
+        n = self.data.ndim
+        axes = list(range(n))
+        if not (-n <= dim0 < n and -n <= dim1 < n):
             raise IndexError(f"transpose: dims ({dim0}, {dim1}) are out of range for a tensor "
                              f"of shape {self.shape}")
         axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
@@ -337,9 +351,12 @@ def apply(fn, *inputs):
     needs = tuple([t.requires_grad for t in inputs]) if record else (False,) * len(inputs)
     data = fn.run(tuple([t.data for t in inputs]), needs)
     out = Tensor._make(data)
+    observed = bool(hooks._forward_hooks)
+    if record or observed:
+        fn.describe(data)
     if record:
         fn.connect(inputs)
         out.grad_fn, out.requires_grad = fn, True
-    if hooks._forward_hooks:
+    if observed:
         hooks.run_forward_hooks(fn, inputs, out)
     return out

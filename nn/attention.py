@@ -196,7 +196,7 @@ class MultiHeadAttention(Module):
         return x.transpose(1, 2)                            # [B, H, T, d]
 
     def forward(self, x, context=None, attn_mask=None, key_padding_mask=None, is_causal=False,
-                kv_cache=None):
+                kv_cache=None, last_only=False):
         """x [B, T_q, D]; context [B, T_k, D] for cross-attention (default: x itself).
 
         attn_mask: bool or float, broadcasting against [B, H, T_q, T_k] (e.g. [T_q, T_k]);
@@ -206,12 +206,17 @@ class MultiHeadAttention(Module):
         kv_cache: a KVCache. In self-attention each call appends its keys and values; in
         cross-attention (context given) the first call fills it with the context's keys and
         values and later calls reuse them without projecting the context again.
+        last_only: only x's last position asks (T_q = 1; an attn_mask must fit one query
+        row); the keys and values still come from every position. Generation needs no other
+        row (see GPT.forward).
         Returns [B, T_q, D].
         """
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"MultiHeadAttention: x must be [B, T, {self.d_model}]; "
                              f"got {x.shape}")
         source = x if context is None else context
+        if last_only:
+            x = x[:, -1:]                                   # [B, 1, D]  the one query
         b, t_q, _ = x.shape
         q = self._split_heads(self.q_proj(x))               # [B, H, T_q, d]
         if context is not None and kv_cache is not None and len(kv_cache):

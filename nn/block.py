@@ -32,7 +32,9 @@ class TransformerBlock(Module):
     GPT-2, where the 2017 paper and notes 3.6 use ReLU). The final LayerNorm of the stack
     (notes 3.6) belongs to the model, not the block. `forward` also takes a
     `key_padding_mask` [B, T] (True = padding) and a `kv_cache` (nn.KVCache) for generation,
-    both handed to the attention.
+    both handed to the attention, and `last_only`: return the last position alone [B, 1, D]
+    (attention still reads every position's keys and values; the rest of the block works
+    row by row, so the other rows would only be thrown away).
     """
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True, activation="gelu",
@@ -44,15 +46,16 @@ class TransformerBlock(Module):
         self.ln_2 = LayerNorm(d_model, bias=bias)
         self.mlp = FeedForward(d_model, d_ff, activation=activation, dropout=dropout, bias=bias)
 
-    def forward(self, x, key_padding_mask=None, kv_cache=None):
+    def forward(self, x, key_padding_mask=None, kv_cache=None, last_only=False):
         def attend(h):
             return self.attn(h, key_padding_mask=key_padding_mask, is_causal=True,
-                             kv_cache=kv_cache)
+                             kv_cache=kv_cache, last_only=last_only)
 
+        skip = x[:, -1:] if last_only else x                # the rows the block returns
         if self.norm_first:
-            x = residual(x, attend(self.ln_1(x)))
+            x = residual(skip, attend(self.ln_1(x)))
             return residual(x, self.mlp(self.ln_2(x)))
-        x = self.ln_1(residual(x, attend(x)))
+        x = self.ln_1(residual(skip, attend(x)))
         return self.ln_2(residual(x, self.mlp(x)))
 
     def extra_repr(self):

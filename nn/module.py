@@ -14,7 +14,7 @@ from collections import OrderedDict
 import numpy as np
 
 from microtensor import Tensor
-from microtensor.scope import module_scope
+from microtensor.scope import enter_scope, restore_scope
 
 
 class Parameter(Tensor):
@@ -40,18 +40,23 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         """Run forward inside this module's scope, so every op it records knows its path."""
-        with module_scope(self._path, type(self).__name__):
+        outer = enter_scope(self._path, type(self).__name__)
+        try:
             return self.forward(*args, **kwargs)
+        finally:
+            restore_scope(outer)
 
     def __setattr__(self, name, value):
         """Assigning a sub-module names it and everything below it; assigning a parameter
         that has no name yet names it. Both happen once, while the tree is built."""
         object.__setattr__(self, name, value)
-        path = f"{self._path}.{name}" if self._path else name
         if isinstance(value, Module):
-            value._name_tree(path)
+            value._name_tree(self._child_path(name))
         elif isinstance(value, Parameter) and value.name is None:
-            value.name = path  # a shared parameter (a tied weight) keeps its first name
+            value.name = self._child_path(name)  # a shared parameter (tied weight) keeps its first
+
+    def _child_path(self, name):
+        return f"{self._path}.{name}" if self._path else name
 
     def _name_tree(self, path):
         """Give this module the dotted `path`, each sub-module its path below it, and each

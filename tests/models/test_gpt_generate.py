@@ -36,6 +36,33 @@ def test_cached_logits_match_full_forward():
 
 
 @pytest.mark.parametrize("norm_first", [True, False])
+def test_last_only_gives_the_last_row_of_the_full_logits_with_less_work(norm_first):
+    model = make_model(norm_first=norm_first)
+    idx = prompt(2, 8)
+    with microtensor.no_grad():
+        full = model(idx)[0].data                           # [2, 8, V]
+        with microtensor.profile() as prof:
+            last = model(idx, last_only=True)[0].data       # [2, 1, V]
+        caches = [nn.KVCache() for _ in model.blocks]
+        prefill = model(idx[:, :5], kv_caches=caches, last_only=True)[0].data
+        step = model(idx[:, 5:6], kv_caches=caches)[0].data     # the cache holds all 5
+    assert last.shape == (2, 1, 13), f"expected logits (2, 1, 13), got {last.shape}"
+    np.testing.assert_allclose(last, full[:, -1:], atol=1e-5)
+    np.testing.assert_allclose(prefill, model(idx[:, :5])[0].data[:, -1:], atol=1e-5)
+    np.testing.assert_allclose(step, full[:, 5:6], atol=1e-5)
+    with microtensor.profile() as full_prof:
+        model(idx)
+    assert prof.flops() < 0.8 * full_prof.flops(), (
+        f"last_only FLOPs: expected < 0.8 x {full_prof.flops()}, got {prof.flops()}")
+
+
+def test_last_only_with_targets_raises_value_error():
+    idx = prompt(1, 4)
+    with pytest.raises(ValueError, match="last_only"):
+        make_model()(idx, idx, last_only=True)
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
 def test_greedy_same_with_and_without_cache(norm_first):
     model = make_model(norm_first=norm_first)
     idx = prompt(3, 3)
