@@ -23,7 +23,7 @@ import numpy as np
 from .checkpoint_format import atomic_write
 from .tokenizer import CharTokenizer
 
-CHUNK_SIZE = 1 << 20          # bytes decoded per step: ~10 MB of work arrays at any corpus size
+CHUNK_SIZE = 1 << 20          # bytes decoded per step: ~20 MB of work arrays at any corpus size
 SAMPLE_SIZE = 1 << 20         # bytes hashed at each end of the text by source_key
 CACHE_SUFFIX = ".microtensor-ids"
 MAGIC = b"microtensor ids\n"
@@ -262,7 +262,7 @@ def read_ids(cache_path, key):
 def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
     """Encode the text file at `path` into the id file cache_path, atomically; (tokenizer, ids).
 
-    Two passes over the text in chunks, so memory stays ~10 MB whatever its size: the first
+    Two passes over the text in chunks, so memory stays ~20 MB whatever its size: the first
     collects the vocabulary (every code point seen), the second looks each code point's id
     up in a table and appends the ids. The file is written under a temporary name in the
     same directory and renamed into place (checkpoint.atomic_write), so a reader never sees
