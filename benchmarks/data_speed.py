@@ -19,8 +19,11 @@ the medians of --repeats runs are printed. Columns:
                     RSS after the imports, per character
   start s           load_corpus once prepared; process s: from launching Python to the ids
                     ready (interpreter, imports, load_corpus)
-  train B/char      peak RSS growth after 2000 batches of 12 x 64 (as `train --preset baby`)
-  all pages         then after reading every id: the most a long run can map
+  batch us          one get_batch of 12 x 64 (as `train --preset baby`), mean of 2000
+  train B/char      peak RSS growth after 2000 such batches from the train split and 2000
+                    from the validation split
+  sha256 s, B/char  then `train`'s corpus fingerprint (models.train._corpus_sha256, which
+                    reads every id once at its start): its time, and the peak RSS growth
 `--baseline` also times the text path load_corpus replaced (read the str, CharTokenizer's
 encode into int64) at the first size.
 """
@@ -62,6 +65,7 @@ def worker(task, path, launched):
 
     from models.data import get_batch, load_corpus, split_ids
     from models.tokenizer import CharTokenizer
+    from models.train import _corpus_sha256
     base = rss_bytes("VmRSS")
     t0, cpu0 = time.perf_counter(), time.process_time()
     result = {}
@@ -77,12 +81,18 @@ def worker(task, path, launched):
         result["cpu_seconds"] = time.process_time() - cpu0
         result["since_launch"] = time.time() - float(launched)   # Python, imports, load
         if task == "train":
-            train, _ = split_ids(ids, 64)
+            train, val = split_ids(ids, 64)
             generator = np.random.default_rng(0)
+            t1 = time.perf_counter()
             for _ in range(2000):
                 get_batch(train, 12, 64, generator)
+            result["batch_us"] = (time.perf_counter() - t1) / 2000 * 1e6
+            for _ in range(2000):
+                get_batch(val, 12, 64, generator)
             result["train_peak"] = rss_bytes("VmHWM") - base
-            int(ids.max())                   # every page of the ids mapped in
+            t1 = time.perf_counter()
+            _corpus_sha256(tokenizer, ids)
+            result["sha256_seconds"] = time.perf_counter() - t1
     result.update(peak=rss_bytes("VmHWM") - base, chars=len(ids), dtype=str(ids.dtype),
                   vocab=tokenizer.vocab_size)
     print(MARK + json.dumps(result), flush=True)
@@ -129,8 +139,10 @@ def measure(path, repeats):
         "prepare_rss_per_char": statistics.median(r["peak"] for r in prepares) / chars,
         "start_s": statistics.median(r["seconds"] for r in starts),
         "start_process_s": statistics.median(r["since_launch"] for r in starts),
+        "batch_us": statistics.median(r["batch_us"] for r in starts),
         "train_rss_per_char": statistics.median(r["train_peak"] for r in starts) / chars,
-        "all_pages_rss_per_char": statistics.median(r["peak"] for r in starts) / chars,
+        "sha256_s": statistics.median(r["sha256_seconds"] for r in starts),
+        "sha256_rss_per_char": statistics.median(r["peak"] for r in starts) / chars,
     }
 
 
@@ -147,8 +159,8 @@ def main():
         return worker(*args.worker)
     print("load average before: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     print(f"{'corpus':>14} {'chars':>12} {'ids':>6} {'prepare s':>9} {'MB/s':>6} {'cpu':>5} "
-          f"{'RSS B/char':>10} {'start s':>7} {'process s':>9} {'train B/char':>12} "
-          f"{'all pages':>9}")
+          f"{'RSS B/char':>10} {'start s':>7} {'process s':>9} {'batch us':>8} "
+          f"{'train B/char':>12} {'sha256 s':>8} {'B/char':>6}")
     kinds = [False, True] if args.wide else [False]
     with tempfile.TemporaryDirectory(prefix="data_speed-") as directory:
         for megabytes in args.sizes:
@@ -161,7 +173,8 @@ def main():
                       f"{r['prepare_MB_per_s']:>6.0f} {r['prepare_cpu_MB_per_s']:>5.0f} "
                       f"{r['prepare_rss_per_char']:>10.2f} "
                       f"{r['start_s']:>7.3f} {r['start_process_s']:>9.2f} "
-                      f"{r['train_rss_per_char']:>12.2f} {r['all_pages_rss_per_char']:>9.2f}",
+                      f"{r['batch_us']:>8.1f} {r['train_rss_per_char']:>12.2f} "
+                      f"{r['sha256_s']:>8.2f} {r['sha256_rss_per_char']:>6.2f}",
                       flush=True)
                 if args.baseline and megabytes == args.sizes[0] and not wide:
                     b = run_worker("baseline", path)

@@ -1,7 +1,7 @@
 """Training text for the character-level GPT: load the ids, split 90/10, draw random batches.
 
-A file's ids are prepared once and memory-mapped (models.prepare); without a file the built-
-in corpus is used.
+A file's ids are prepared once and read back window by window (models.prepare); without a
+file the built-in corpus is used.
 
 References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` and `train.py`'s
 `get_batch` (the same recipe: one long id array, random windows of block_size + 1).
@@ -16,6 +16,7 @@ import microtensor
 from .prepare import (
     CACHE_SUFFIX,
     CHUNK_SIZE,
+    IdFile,
     encode_text,
     read_ids,
     source_key,
@@ -96,13 +97,14 @@ def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
     """(tokenizer, ids) for the UTF-8 text file at `path`, or the built-in corpus if None.
 
     ids [N] are the character ids of the whole text, uint8 when the vocabulary has <= 256
-    characters, else uint16; for a file they are a read-only np.memmap, so memory holds
-    only the pages batches have touched, at most 1 or 2 bytes per character. The tokenizer
-    and ids equal CharTokenizer.from_text(text) and its encode(text). The first call on a
-    file prepares the ids (models.prepare) into `<path>.microtensor-ids`, or into cache_dir
-    when the file's directory is not writable; later calls reuse them while the file's
-    size, mtime and the hash of its ends are unchanged (prepare.source_key), and prepare
-    again otherwise or when the id file is corrupt.
+    characters, else uint16: for the built-in corpus a numpy array, for a file a
+    prepare.IdFile, which reads the windows of each batch from the file, so memory holds
+    only those windows whatever the corpus's size. The tokenizer and ids equal
+    CharTokenizer.from_text(text) and its encode(text). The first call on a file prepares
+    the ids (models.prepare) into `<path>.microtensor-ids`, or into cache_dir when the
+    file's directory is not writable; later calls reuse them while the file's size, mtime
+    and the hash of its ends are unchanged (prepare.source_key), and prepare again
+    otherwise or when the id file is corrupt.
     chunk_size: bytes of text decoded at a time while preparing.
 
     Raises FileNotFoundError, IsADirectoryError, ValueError (empty, not UTF-8, more than
@@ -127,8 +129,8 @@ def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
 
 
 def split_ids(ids, block_size, source="the text"):
-    """(train, val): the first 90% and the last 10% of the id array `ids` [N] (any integer
-    dtype, a memmap too: the splits are views, nothing is copied).
+    """(train, val): the first 90% and the last 10% of the ids [N] (a numpy array of any
+    integer dtype or an IdFile: the splits are views, nothing is copied).
 
     Every split must hold at least one example, block_size + 1 tokens (input and the
     shifted target). Raises ValueError naming `source`, its length and what it needs.
@@ -148,20 +150,23 @@ def split_ids(ids, block_size, source="the text"):
 
 
 def get_batch(ids, batch_size, block_size, generator=None):
-    """A random batch of windows from ids [N] (any integer dtype, a memmap too): x, y int64
-    numpy arrays [B, T].
+    """A random batch of windows from ids [N] (a numpy array of any integer dtype or an
+    IdFile): x, y int64 numpy arrays [B, T].
 
-    y is x shifted left by one: y[b, t] is the token that follows x[b, t]. Offsets are
-    drawn from `generator`, by default microtensor's package generator, so
-    `manual_seed` repeats them. Raises ValueError if ids is shorter than block_size + 1.
+    y is x shifted left by one: y[b, t] is the token that follows x[b, t]; both come from
+    one window of T + 1 ids. Offsets are drawn from `generator`, by default microtensor's
+    package generator, so `manual_seed` repeats them. Raises ValueError if ids is shorter
+    than block_size + 1.
     """
     if len(ids) < block_size + 1:
         raise ValueError(f"get_batch: {len(ids)} tokens cannot fill a window of "
                          f"block_size + 1 = {block_size + 1}")
     generator = generator or microtensor.random.generator()
     starts = generator.integers(0, len(ids) - block_size, size=batch_size)
-    window = starts[:, None] + np.arange(block_size)        # [B, T] indices into ids
-    ids = np.asarray(ids)
-    x = ids[window].astype(np.int64)                        # [B, T]
-    y = ids[window + 1].astype(np.int64)                    # [B, T]
+    if isinstance(ids, IdFile):
+        windows = ids.windows(starts, block_size + 1)       # [B, T + 1]
+    else:
+        windows = np.asarray(ids)[starts[:, None] + np.arange(block_size + 1)]
+    x = windows[:, :-1].astype(np.int64)                    # [B, T]
+    y = windows[:, 1:].astype(np.int64)                     # [B, T]
     return x, y

@@ -1,10 +1,11 @@
-"""Prepare a UTF-8 text file once into a memory-mapped file of character ids.
+"""Prepare a UTF-8 text file once into a file of character ids, and read its ids back.
 
 The ids are uint8 or uint16, and the file is reused while the text is unchanged.
 
 References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` (the ids of a character-level
-corpus written once as uint16 to train.bin, read back by train.py with np.memmap);
-RFC 3629 (UTF-8: a lead byte, then 0-3 continuation bytes 10xxxxxx).
+corpus written once as uint16 to train.bin; its train.py maps it with np.memmap, where we
+read each window from the file, see IdFile); RFC 3629 (UTF-8: a lead byte, then 0-3
+continuation bytes 10xxxxxx).
 
 The id file, `<text file>.microtensor-ids`, is one header and the ids:
     MAGIC | header length (8 bytes, little-endian) | JSON header, space-padded | ids [N]
@@ -15,13 +16,14 @@ import hashlib
 import json
 import os
 import warnings
+import weakref
 
 import numpy as np
 
 from .checkpoint_format import atomic_write
 from .tokenizer import CharTokenizer
 
-CHUNK_SIZE = 1 << 20          # bytes decoded per step: ~10 MB of work arrays at any corpus size
+CHUNK_SIZE = 1 << 20          # bytes decoded per step: ~20 MB of work arrays at any corpus size
 SAMPLE_SIZE = 1 << 20         # bytes hashed at each end of the text by source_key
 CACHE_SUFFIX = ".microtensor-ids"
 MAGIC = b"microtensor ids\n"
@@ -124,51 +126,143 @@ def read_text_chunks(path, chunk_size=CHUNK_SIZE):
             offset, pending = offset + end, data[end:]
 
 
-def read_ids(cache_path, key):
-    """(tokenizer, ids) from the id file at cache_path, ids a read-only uint8/uint16 memmap [N].
+class IdFile:
+    """The ids [N] of an id file, read from it window by window when asked for.
 
-    None when there is no such file or it was prepared from another version of the text
-    (its source key differs from `key`). None with a warning when the file is corrupt
-    (wrong magic, bad header, size that does not match the header): it is never trusted.
+    Why not np.memmap, as nanoGPT: every page of a mapping that batches touch counts in the
+    process's RSS until it is unmapped, and random windows soon touch them all, so a long run
+    holds the whole corpus (2 bytes a character for uint16 ids). Reading each window (a seek
+    and a read) into a small array instead leaves the corpus in the OS page cache, which is
+    shared and which the OS reclaims under pressure: the process holds only its windows.
+
+    len(ids) is N and ids.dtype uint8 or uint16; ids[a:b] is an IdFile of those ids (a view,
+    nothing is read); ids.windows(starts, size) reads the windows of a batch; np.asarray(ids)
+    reads all N ids into memory. The file stays open, the same file even if it is prepared
+    again meanwhile, until the IdFile and its slices are gone.
     """
+
+    def __init__(self, file, dtype, offset, length, base=None):
+        """`length` ids of `dtype` from byte `offset` of `file`, the id file opened unbuffered
+        (open(path, "rb", buffering=0)). base: the IdFile this one is a slice of; without
+        one, this IdFile closes the file when it is gone."""
+        self._file, self.dtype, self._offset, self._length = file, np.dtype(dtype), offset, length
+        self._base = base                     # a slice keeps alive the IdFile that closes the file
+        if base is None:
+            weakref.finalize(self, file.close)
+
+    def __len__(self):
+        return self._length
+
+    def __repr__(self):
+        return f"IdFile({self._file.name!r}, {self._length} ids of {self.dtype.name})"
+
+    def __getitem__(self, key):
+        """ids[a:b], an IdFile of those ids. Raises TypeError for an index that is not a slice,
+        ValueError for a step other than 1."""
+        if not isinstance(key, slice):
+            raise TypeError(f"an IdFile is indexed by slices ids[a:b]; got {key!r} "
+                            "(np.asarray(ids) reads all its ids into an array)")
+        start, stop, step = key.indices(self._length)
+        if step != 1:
+            raise ValueError(f"an IdFile is sliced with step 1; got step {step}")
+        return IdFile(self._file, self.dtype, self._offset + start * self.dtype.itemsize,
+                      max(stop - start, 0), self if self._base is None else self._base)
+
+    def windows(self, starts, size):
+        """ids[s : s + size] for each s of `starts` (ints [B]): numpy array [B, size] of ids.dtype.
+
+        A seek and a read per window (os.pread would save the seek, but Windows lacks it).
+        Raises IndexError for a window that leaves the ids, OSError if the file ends early
+        (it was truncated while open).
+        """
+        out = np.empty((len(starts), size), dtype=self.dtype)
+        for row, start in zip(out, np.asarray(starts).tolist()):
+            if not 0 <= start <= self._length - size:
+                raise IndexError(f"the window of {size} ids at {start} leaves the "
+                                 f"{self._length} ids of {self!r}")
+            self._read_into(row, start)
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        """All the ids, read into a numpy array [N] (N * itemsize bytes of memory)."""
+        if copy is False:
+            raise ValueError(f"{self!r} is on disk: an array of its ids is always a copy")
+        out = np.empty(self._length, dtype=self.dtype)
+        self._read_into(out, 0)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def _read_into(self, out, start):
+        """Fill the contiguous array `out` with the ids from index `start` on."""
+        self._file.seek(self._offset + start * self.dtype.itemsize)
+        done = self._file.readinto(out)
+        while done < out.nbytes:              # one read returns at most ~2 GB (Linux)
+            count = self._file.readinto(memoryview(out).cast("B")[done:])
+            if not count:
+                raise OSError(f"the id file {self._file.name!r} ends early: it was truncated "
+                              "while in use")
+            done += count
+
+
+def read_header(file, key):
+    """(tokenizer, dtype, offset, length) of the ids in the open id file `file`.
+
+    None when it was prepared from another version of the text (its source key differs
+    from `key`) or in another format. Raises ValueError saying what is corrupt (wrong
+    magic, bad header, size that does not match the header).
+    """
+    magic, header_size = file.read(len(MAGIC)), int.from_bytes(file.read(8), "little")
+    header = file.read(min(header_size, 1 << 24))
+    if magic != MAGIC:
+        raise ValueError("it does not start with the id file's magic bytes")
+    meta = json.loads(header)
+    if meta.get("version") != FORMAT_VERSION or meta.get("source") != key:
+        return None                           # another format or another text: stale
+    chars, length = list(meta["chars"]), meta["length"]
+    tokenizer, dtype = CharTokenizer(chars), ids_dtype(len(chars))
+    offset = len(MAGIC) + 8 + header_size
+    if chars != sorted(chars) or meta["dtype"] != dtype.str:
+        raise ValueError("its vocabulary is unsorted or its dtype does not fit it")
+    if not isinstance(length, int) or length < 1:
+        raise ValueError(f"its length {length!r} is not a positive number of ids")
+    file_size = os.fstat(file.fileno()).st_size
+    if file_size != offset + length * dtype.itemsize:
+        raise ValueError(f"it holds {file_size} bytes, not {length} ids after the header")
+    return tokenizer, dtype, offset, length
+
+
+def read_ids(cache_path, key):
+    """(tokenizer, ids) from the id file at cache_path, ids an IdFile [N] of uint8/uint16.
+
+    None when there is no such file or it is stale (read_header). None with a warning when
+    the file is corrupt or cannot be read: it is never trusted. The file checked is the
+    file read: it is opened once.
+    """
+    file = None
     try:
-        with open(cache_path, "rb") as f:
-            magic, header_size = f.read(len(MAGIC)), int.from_bytes(f.read(8), "little")
-            header = f.read(min(header_size, 1 << 24))
-        file_size = os.path.getsize(cache_path)
+        file = open(cache_path, "rb", buffering=0)
+        found = read_header(file, key)
     except FileNotFoundError:
-        return None
+        found = None
     except OSError as error:
         warnings.warn(f"cannot read the id file {cache_path!r} ({error.strerror}); preparing "
                       "it again", stacklevel=3)
-        return None
-    try:
-        if magic != MAGIC:
-            raise ValueError("it does not start with the id file's magic bytes")
-        meta = json.loads(header)
-        if meta.get("version") != FORMAT_VERSION or meta.get("source") != key:
-            return None                       # another format or another text: stale
-        chars, length = list(meta["chars"]), meta["length"]
-        tokenizer, dtype = CharTokenizer(chars), ids_dtype(len(chars))
-        offset = len(MAGIC) + 8 + header_size
-        if chars != sorted(chars) or meta["dtype"] != dtype.str:
-            raise ValueError("its vocabulary is unsorted or its dtype does not fit it")
-        if not isinstance(length, int) or length < 1:
-            raise ValueError(f"its length {length!r} is not a positive number of ids")
-        if file_size != offset + length * dtype.itemsize:
-            raise ValueError(f"it holds {file_size} bytes, not {length} ids after the header")
+        found = None
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         warnings.warn(f"the id file {cache_path!r} is corrupt ({error}); preparing it again",
                       stacklevel=3)
+        found = None
+    if found is None:
+        if file is not None:
+            file.close()
         return None
-    return tokenizer, np.memmap(cache_path, dtype=dtype, mode="r", offset=offset,
-                                shape=(length,))
+    tokenizer, dtype, offset, length = found
+    return tokenizer, IdFile(file, dtype, offset, length)
 
 
 def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
     """Encode the text file at `path` into the id file cache_path, atomically; (tokenizer, ids).
 
-    Two passes over the text in chunks, so memory stays ~10 MB whatever its size: the first
+    Two passes over the text in chunks, so memory stays ~20 MB whatever its size: the first
     collects the vocabulary (every code point seen), the second looks each code point's id
     up in a table and appends the ids. The file is written under a temporary name in the
     same directory and renamed into place (checkpoint.atomic_write), so a reader never sees

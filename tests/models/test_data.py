@@ -1,7 +1,8 @@
 """Training data: file errors, ids prepared once and reused, the split, random batches.
 
-The ids are memory-mapped; the split is 90/10.
+A file's ids are read from disk window by window (an IdFile); the split is 90/10.
 """
+import gc
 import os
 import tempfile
 
@@ -11,6 +12,7 @@ import pytest
 import microtensor
 from models import data
 from models.data import default_corpus, get_batch, load_corpus, load_text, split_ids
+from models.prepare import IdFile
 from models.tokenizer import CharTokenizer
 
 # One-, two-, three- and four-byte UTF-8 characters: every chunk size below cuts some of them.
@@ -46,7 +48,7 @@ def count_writes(monkeypatch):
 def test_ids_equal_char_tokenizer_with_characters_cut_by_every_chunk_size(tmp_path, chunk_size):
     path = write(tmp_path / "mixed.txt", MIXED)
     tokenizer, ids = load_corpus(path, chunk_size=chunk_size)
-    assert isinstance(ids, np.memmap) and ids.dtype == np.uint8, f"got {type(ids)} {ids.dtype}"
+    assert isinstance(ids, IdFile) and ids.dtype == np.uint8, f"got {type(ids)} {ids.dtype}"
     assert_same_as_char_tokenizer(tokenizer, ids, MIXED)
 
 
@@ -93,6 +95,15 @@ def test_a_changed_file_is_prepared_again_even_with_its_size_and_mtime_kept(tmp_
     assert_same_as_char_tokenizer(tokenizer, ids, "xyzxyz and more")
 
 
+def test_ids_already_loaded_keep_reading_their_text_after_it_is_prepared_again(tmp_path):
+    path = write(tmp_path / "t.txt", "abcabc")
+    _, old = load_corpus(path)
+    write(path, "xyzxyz and more")
+    _, new = load_corpus(path)                 # replaces the id file (os.replace)
+    assert_same_as_char_tokenizer(CharTokenizer.from_text("abcabc"), old, "abcabc")
+    assert_same_as_char_tokenizer(CharTokenizer.from_text("xyzxyz and more"), new,
+                                  "xyzxyz and more")
+
 
 def test_the_id_file_gets_a_normal_files_mode_not_mkstemps_0600(tmp_path):
     old = os.umask(0o022)
@@ -104,6 +115,7 @@ def test_the_id_file_gets_a_normal_files_mode_not_mkstemps_0600(tmp_path):
     assert mode == 0o644, f"expected 0o644 (0o666 less umask 0o022), got {oct(mode)}"
     assert sorted(os.listdir(tmp_path)) == ["t.txt", "t.txt.microtensor-ids"], (
         f"expected no temporary left behind; got {sorted(os.listdir(tmp_path))}")
+
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage header"])
 def test_a_corrupt_id_file_is_prepared_again_not_trusted(tmp_path, damage):
@@ -194,7 +206,7 @@ def test_split_is_90_10():
     assert train[-1] + 1 == val[0]
 
 
-def test_split_and_batches_of_a_memmap_equal_those_of_int64_ids(tmp_path):
+def test_split_and_batches_of_an_id_file_equal_those_of_int64_ids(tmp_path):
     text = MIXED * 5
     _, ids = load_corpus(write(tmp_path / "t.txt", text))
     reference = np.array(CharTokenizer.from_text(text).encode(text), dtype=np.int64)
@@ -205,6 +217,78 @@ def test_split_and_batches_of_a_memmap_equal_those_of_int64_ids(tmp_path):
         assert x.dtype == y.dtype == np.int64, f"expected int64 batches, got {x.dtype}"
         np.testing.assert_array_equal(x, x_ref)
         np.testing.assert_array_equal(y, y_ref)
+
+
+def batch_as_before(ids, batch_size, block_size, generator):
+    """get_batch as it was when the ids were an np.memmap (nanoGPT's): x and y gathered apart."""
+    starts = generator.integers(0, len(ids) - block_size, size=batch_size)
+    window = starts[:, None] + np.arange(block_size)
+    return ids[window].astype(np.int64), ids[window + 1].astype(np.int64)
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["uint8", "uint16"])
+def test_batches_of_an_id_file_are_those_drawn_before_for_the_same_seed(tmp_path, wide):
+    text = ("".join(chr(0x4E00 + i) for i in range(300)) if wide else "") + MIXED * 5
+    _, ids = load_corpus(write(tmp_path / "t.txt", text))
+    reference = np.array(CharTokenizer.from_text(text).encode(text), dtype=np.int64)
+    assert ids.dtype == (np.uint16 if wide else np.uint8), f"got {ids.dtype}"
+    train, reference_train = split_ids(ids, 16)[0], split_ids(reference, 16)[0]
+    ours, before = np.random.default_rng(7), np.random.default_rng(7)
+    for _ in range(20):
+        for got, expected in zip(get_batch(train, 12, 16, ours),
+                                 batch_as_before(reference_train, 12, 16, before)):
+            np.testing.assert_array_equal(got, expected, err_msg="batch differs from before")
+    microtensor.manual_seed(5)
+    got = get_batch(train, 12, 16)
+    microtensor.manual_seed(5)
+    expected = batch_as_before(reference_train, 12, 16, microtensor.random.generator())
+    np.testing.assert_array_equal(got, expected, err_msg="manual_seed batch differs")
+
+
+def test_an_id_file_slices_and_windows_equal_numpy_slicing(tmp_path):
+    _, ids = load_corpus(write(tmp_path / "t.txt", MIXED))
+    reference = np.asarray(ids)
+    assert reference.dtype == np.uint8 and len(reference) == len(ids) == len(MIXED)
+    part = ids[10:-20]
+    assert isinstance(part, IdFile) and len(part) == len(MIXED) - 30, f"got {part!r}"
+    np.testing.assert_array_equal(part, reference[10:-20])
+    np.testing.assert_array_equal(part[5:9], reference[15:19])
+    np.testing.assert_array_equal(part.windows([0, 3, len(part) - 7], 7),
+                                  [reference[10:17], reference[13:20], reference[-27:-20]])
+    assert len(ids[50:40]) == 0, "an empty slice has no ids"
+
+
+def test_an_id_file_refuses_windows_outside_it_and_indexes_that_are_not_slices(tmp_path):
+    _, ids = load_corpus(write(tmp_path / "t.txt", MIXED))
+    train, _ = split_ids(ids, 8)
+    with pytest.raises(IndexError, match=f"window of 9 ids at {len(train) - 8} leaves"):
+        train.windows([0, len(train) - 8], 9)  # would read the validation split's first id
+    with pytest.raises(IndexError, match="window of 9 ids at -1"):
+        train.windows([-1], 9)
+    with pytest.raises(TypeError, match="slices ids.a:b.; got 3"):
+        ids[3]
+    with pytest.raises(ValueError, match="step 1; got step 2"):
+        ids[::2]
+
+
+def test_an_id_file_stays_open_while_a_slice_lives_and_is_closed_after(tmp_path):
+    _, ids = load_corpus(write(tmp_path / "t.txt", MIXED))
+    file, expected = ids._file, np.asarray(ids)[-20:]
+    val = ids[-20:]
+    del ids
+    gc.collect()
+    np.testing.assert_array_equal(val, expected, err_msg="a slice outlives the whole")
+    del val
+    assert file.closed, "the file is still open with no IdFile left"
+
+
+def test_an_id_file_truncated_while_in_use_is_an_error_naming_it(tmp_path):
+    path = write(tmp_path / "t.txt", MIXED)
+    _, ids = load_corpus(path)
+    cache = tmp_path / "t.txt.microtensor-ids"
+    cache.write_bytes(cache.read_bytes()[:-10])   # the same file, shortened in place
+    with pytest.raises(OSError, match="t.txt.microtensor-ids.*ends early"):
+        ids.windows([len(ids) - 5], 5)
 
 
 def test_default_corpus():
