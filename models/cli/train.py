@@ -91,7 +91,7 @@ def run(args):
         config = get_preset(args.preset or "baby", **given)
         data_path = args.data
     config.validate()
-    corpus = load_corpus(data_path)  # (tokenizer, ids), ids memory-mapped for a file
+    corpus = load_corpus(data_path)  # (tokenizer, ids), ids read from the prepared id file
     source = f"data file {data_path!r}" if data_path else DEFAULT_CORPUS_NAME
     keep_freed_memory()  # a training step frees and reallocates the same large buffers
     try:
