@@ -1,5 +1,5 @@
-"""Suite-wide rule: in CI (CI=true) a test skipped because an optional package is missing fails
-the run.
+"""Suite-wide rule: in CI (CI=true) a test skipped because an optional package (or Graphviz's
+`dot`) is missing fails the run.
 
 Tests that need PyTorch, transformers, ... use `pytest.importorskip`, so the README's
 test command passes on a plain install. CI installs every optional extra; there a skip
@@ -17,11 +17,14 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+from mt_testing import DOT_MISSING  # noqa: E402  (importable once the path above is set)
+
 _missing = []
 
 
 def _note_missing_import(report):
-    if report.skipped and "could not import" in str(report.longrepr):
+    if report.skipped and ("could not import" in str(report.longrepr)
+                           or DOT_MISSING in str(report.longrepr)):
         reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
         _missing.append(f"{report.nodeid}: {reason}")
 

@@ -1,16 +1,22 @@
 """The one helper module of the test suite, shared by every test folder.
 
-It holds float64 arrays, tensors and modules, gradchecks, closeness checks, graph walking
-and a numpy softmax. Every test folder imports it (`from mt_testing import ...`;
-tests/conftest.py puts this folder on sys.path). The distinctive name keeps it apart from
-any other `helpers` module.
+It holds float64 arrays, tensors and modules, gradchecks, closeness checks, graph walking,
+a numpy softmax and the `needs_dot` mark. Every test folder imports it
+(`from mt_testing import ...`; tests/conftest.py puts this folder on sys.path). The
+distinctive name keeps it apart from any other `helpers` module.
 """
 import contextlib
+import shutil
 
 import numpy as np
+import pytest
 from hypothesis import settings
 
 import microtensor as mt
+
+# Tests that render with Graphviz's `dot` program; tests/conftest.py fails a CI run that skips them
+DOT_MISSING = "Graphviz's dot is not installed (apt-get install graphviz; CI installs it)"
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason=DOT_MISSING)
 
 # Few, fast examples: the whole tests/microtensor suite must stay well under a minute.
 FEW_EXAMPLES = settings(max_examples=25, deadline=None)

@@ -3,6 +3,7 @@ outputs (CI runs them all with nbclient)."""
 import pathlib
 
 import pytest
+from mt_testing import needs_dot
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -35,7 +36,14 @@ def test_every_course_section_the_gpt_walkthrough_and_the_encoder_decoder_have_a
         f"{missing}; have {stems}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def _marked(path):
+    """A notebook that shows a computation graph needs Graphviz's dot to render it."""
+    draws = any(name in path.read_text(encoding="utf-8")
+                for name in ("viz.draw_graph", "viz.backprop_frames"))
+    return pytest.param(path, marks=needs_dot) if draws else path
+
+
+@pytest.mark.parametrize("path", [_marked(p) for p in NOTEBOOKS], ids=lambda p: p.stem)
 def test_the_notebook_runs_top_to_bottom_without_an_error(path, kernel):
     nb = nbformat.read(path, as_version=4)
     stored = [i for i, c in enumerate(nb.cells)

@@ -1,19 +1,16 @@
 """Backprop step by step (one frame per graph node, in backward's order) and the node overlays
 (FLOPs and saved bytes equal to microtensor.profile()'s, gradients on edges)."""
 import re
-import shutil
 
 import numpy as np
 import pytest
+from mt_testing import needs_dot
 
 import microtensor as mt
 import nn
 import viz
 from viz.overlay import node_records
 from viz.style import fmt_count
-
-needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
-                               reason="Graphviz's dot is not installed (CI installs it)")
 
 
 def mlp_step():

@@ -3,18 +3,15 @@ argparse parsers as `microtensor` runs them."""
 import argparse
 import json
 import re
-import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
+from mt_testing import needs_dot
 
 import models.cli.attention
 import models.cli.gradflow
 import models.cli.graph
 import models.cli.plot_loss
-
-needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
-                               reason="Graphviz's dot is not installed (CI installs it)")
 
 
 def run(module, argv):
@@ -203,6 +200,7 @@ def test_plot_loss_names_a_missing_metrics_file(tmp_path):
                             str(tmp_path / "l.png")])
 
 
+@needs_dot
 def test_graph_animate_writes_one_frame_per_backward_node_of_the_focused_module(tmp_path, capsys):
     from PIL import Image
 

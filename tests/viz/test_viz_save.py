@@ -1,16 +1,13 @@
 """viz.save writes SVG, PNG and PDF through Graphviz's dot; without dot it still writes the .dot
 source and says how to install Graphviz."""
 import os
-import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
+from mt_testing import needs_dot
 
 import microtensor as mt
 import viz
-
-needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
-                               reason="Graphviz's dot is not installed (CI installs it)")
 
 
 @pytest.fixture

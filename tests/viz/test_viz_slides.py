@@ -2,10 +2,10 @@
 arrow direction, folded repeated blocks, page size and the landscape attention layout."""
 import json
 import re
-import shutil
 import subprocess
 
 import pytest
+from mt_testing import needs_dot
 
 import microtensor as mt
 import viz
@@ -13,9 +13,6 @@ from viz.fold import FoldedNode, fold_repeats
 from viz.save import page_size
 from viz.style import MIN_WIDTH, fmt_count, fmt_number
 from viz.trace import Edge, Node
-
-needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
-                               reason="Graphviz's dot is not installed (CI installs it)")
 
 
 def backward(loss):
