@@ -3,8 +3,8 @@
 #   bash docs/gallery/make_gallery.sh
 # Needs the package installed (`pip install -e .`) and Graphviz's `dot`. Every picture is
 # made for a 16:9 slide (--size 16:9; PNGs at 144 dpi are 1920 pixels wide). The tiny
-# training run, gradflow --steps 300 and the translation model's training take a minute or two
-# each on a quiet laptop CPU; the rest, seconds.
+# training run (~20 s), gradflow --steps 300 (~1 min) and the translation model's training
+# (1-2 min) on a quiet laptop CPU; the rest, seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 g=docs/gallery
