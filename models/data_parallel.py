@@ -110,14 +110,15 @@ class DataParallel:
             optimizer.step()
 
     model: its parameters (float arrays) receive the gradients; loss_of(x, y) returns the mean
-    loss of rows x, y [n, T] as a scalar Tensor. processes: 1 computes everything here (no
-    worker, nothing shared); N > 1 forks N - 1 workers on entering, once the model and the
-    optimizer's state are what training starts from (a resume has loaded them). While
-    inside, every parameter's `data` is a view of shared memory: update it in place only
-    (AdamW does; reassigning p.data would leave the workers on the old values). Every
-    process runs one BLAS thread. reseed: the loss draws random numbers (dropout): each
-    step the parent draws a seed per worker from the package generator, and each worker
-    reseeds its own from it, so a run repeats (and resumes) bit for bit.
+    loss of rows x, y [n, T] as a scalar Tensor, and must give every parameter a gradient.
+    processes: 1 computes everything here (no worker, nothing shared); N > 1 forks N - 1
+    workers on entering, once the model and the optimizer's state are what training starts
+    from (a resume has loaded them). While inside (and after), every parameter's `data` is
+    a view of shared memory: update it in place only (AdamW does; reassigning p.data would
+    leave the workers on the old values). Every process runs one BLAS thread. reseed: the
+    loss draws random numbers (dropout): each step the parent draws a seed per worker from
+    the package generator, and each worker reseeds its own from it, so a run repeats (and
+    resumes) bit for bit.
 
     Workers ignore SIGINT/SIGTERM (the training loop stops at a step boundary and leaves
     the block), and exit when the block is left, by any exit. Raises ValueError for a count
@@ -126,14 +127,13 @@ class DataParallel:
     """
 
     def __init__(self, model, loss_of, processes, batch_shape, reseed=False):
-        self.batch_size, block_size = batch_shape
+        self.batch_size, self.block_size = batch_shape
         self.sizes = share_sizes(self.batch_size, processes)
         self.params, self.loss_of, self.reseed = model.parameters(), loss_of, reseed
         if processes > 1 and "fork" not in multiprocessing.get_all_start_methods():
             raise ValueError(f"--processes {processes} needs the 'fork' start method, which "
                              "this platform lacks; use --processes 1")
         self.workers, self._exit = [], ExitStack()  # workers: (process, conn, grads, x, y)
-        self._block_size = block_size
 
     def __enter__(self):
         if len(self.sizes) == 1:
@@ -167,7 +167,7 @@ class DataParallel:
 
     def _start_worker(self, rows):
         grads_x_y = shared_arrays([(p.shape, p.dtype) for p in self.params]
-                                  + [((rows, self._block_size), np.int64)] * 2)
+                                  + [((rows, self.block_size), np.int64)] * 2)
         grads, x, y = grads_x_y[:-2], grads_x_y[-2], grads_x_y[-1]
         context = multiprocessing.get_context("fork")
         conn, child_conn = context.Pipe()
@@ -191,9 +191,9 @@ class DataParallel:
         was there, as backward() does): this process's share first, then the workers' in
         order. Raises RuntimeError naming the worker that failed or died.
         """
-        if x.shape != (self.batch_size, self._block_size) or y.shape != x.shape:
+        if x.shape != (self.batch_size, self.block_size) or y.shape != x.shape:
             raise ValueError(f"forward_backward: x and y must be [{self.batch_size}, "
-                             f"{self._block_size}]; got {x.shape} and {y.shape}")
+                             f"{self.block_size}]; got {x.shape} and {y.shape}")
         seeds = (microtensor.random.generator().integers(0, 2**63, size=len(self.workers))
                  if self.reseed else [0] * len(self.workers))
         start = self.sizes[0]

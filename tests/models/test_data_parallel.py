@@ -7,6 +7,10 @@ for bit, and leaves no process behind however it ends.
 import json
 import os
 import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +25,7 @@ from models.presets import TrainConfig
 from models.run import Interrupted, NonFiniteLoss
 from models.train import train
 
+ROOT = Path(__file__).resolve().parents[2]
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40
 
 
@@ -186,3 +191,40 @@ def test_invalid_processes_are_refused_naming_the_flag(tmp_path, capsys, flags, 
     assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists(), "expected nothing written"
 
+
+
+def test_ctrl_c_to_the_process_group_stops_at_a_step_leaves_no_process_and_resumes(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT, encoding="utf-8")
+    command = [sys.executable, "-m", "models", "train", "--out", str(tmp_path / "run"),
+               "--data", str(corpus), "--n-layer", "1", "--n-head", "2", "--n-embd", "16",
+               "--block-size", "16", "--batch-size", "4", "--eval-interval", "5",
+               "--eval-iters", "2", "--max-iters", "100000", "--quiet", "--processes", "2"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True,  # a group of its own, as a shell
+                               env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    try:
+        for line in process.stdout:
+            if line.startswith("iter 5:"):
+                break
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: every process
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, f"expected exit 130; stderr: {err}"
+    assert "Traceback" not in err and "--resume" in err, f"expected one message; got {err}"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # the workers leave once the parent's pipes close
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("expected no process of the run's group to remain")
+    stopped = json.loads((tmp_path / "run" / "config.json").read_text())["latest"]["iter"]
+    # another count resumes too: the same math (float32 sums in another order)
+    assert main(["train", "--out", str(tmp_path / "run"), "--resume", "--max-iters",
+                 str(stopped + 2), "--quiet", "--processes", "1"]) == 0
+    manifest = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert (manifest["latest"]["iter"], manifest["info"]["processes"]) == (stopped + 2, 1)
