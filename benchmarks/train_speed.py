@@ -14,7 +14,8 @@ Noise: each framework runs in its own worker process (its own BLAS threads and p
 the parent alternates chunks of steps between them (A B B A ...) so load that comes and
 goes hits both, and reports medians and the median of the per-chunk ratios.
 With --processes N, our row is the data-parallel step (models/data_parallel.py), its RSS the
-parent's alone. GEMM floor: the matrix-product FLOPs `microtensor.profile()` counts for the forward, times 3
+parent's alone.
+GEMM floor: the matrix-product FLOPs `microtensor.profile()` counts for the forward, times 3
 (each product has two of the same size in backward), over the rate numpy's sgemm reaches on
 those same shapes (timed in our worker between chunks): what the step would cost if nothing
 but its matrix products took time.
