@@ -17,8 +17,9 @@ How (everything on one machine, started by fork):
   AdamW update is what every worker reads at the next step (no copies, no messages);
 - each worker has a shared buffer for its rows of the batch and one for its gradients;
 - a step is one small message each way per worker over a Pipe: the parent writes the rows,
-  sends a seed, computes its own share, then adds the workers' gradients in worker order
-  (a fixed order: the same bits every run).
+  sends a task (a seed, its mode), computes its own share, then adds the workers' gradients
+  in worker order (a fixed order: the same bits every run). Evaluation batches are split
+  the same way, forward only.
 """
 import atexit
 import mmap
@@ -33,7 +34,9 @@ from threadpoolctl import threadpool_limits
 
 import microtensor
 
-SEED = struct.Struct("<Q")   # parent -> worker: "compute your share", the seed of its random draws
+# parent -> worker: "compute your share": the seed of its random draws, the parent's mode
+# (model.training) and whether to backpropagate (no: an evaluation, without a graph)
+TASK = struct.Struct("<Q??")
 LOSS = struct.Struct("<d")   # worker -> parent: its share's term (n_i / B) · L_i
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -71,8 +74,9 @@ def _share_loss(loss_of, x, y, batch_size):
     return loss if len(x) == batch_size else loss * (len(x) / batch_size)
 
 
-def _worker(conn, inherited, loss_of, params, grads, x, y, batch_size):
-    """A worker's life: wait for a seed, compute its share's gradients, reply; until EOF."""
+def _worker(conn, inherited, model, loss_of, grads, x, y, batch_size):
+    """A worker's life: wait for a task, compute its share's loss (and gradients), reply;
+    until EOF."""
     for signum in STOP_SIGNALS:  # the parent stops the run at a step boundary, then us
         signal.signal(signum, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
@@ -84,13 +88,18 @@ def _worker(conn, inherited, loss_of, params, grads, x, y, batch_size):
         except EOFError:  # the parent closed its end (or died): nothing more to do
             return
         try:
-            microtensor.manual_seed(SEED.unpack(message)[0])
-            for p in params:
-                p.grad = None
-            loss = _share_loss(loss_of, x, y, batch_size)
-            loss.backward()
-            for p, g in zip(params, grads):
-                g[...] = p.grad
+            seed, training, backward = TASK.unpack(message)
+            microtensor.manual_seed(seed)
+            model.train(training)
+            if backward:
+                model.zero_grad()
+                loss = _share_loss(loss_of, x, y, batch_size)
+                loss.backward()
+                for p, g in zip(model.parameters(), grads):
+                    g[...] = p.grad
+            else:
+                with microtensor.no_grad():
+                    loss = _share_loss(loss_of, x, y, batch_size)
             reply = b"L" + LOSS.pack(loss.item())
         except Exception:  # reported to the parent, which raises it; we wait for EOF
             reply = b"E" + traceback.format_exc().encode("utf-8", "replace")
@@ -108,6 +117,8 @@ class DataParallel:
             optimizer.zero_grad()
             loss = parallel.forward_backward(x, y)   # x, y int arrays [B, T]; a float
             optimizer.step()
+            model.eval()
+            val_loss = parallel.loss(x_val, y_val)   # no graph; a float
 
     model: its parameters (float arrays) receive the gradients; loss_of(x, y) returns the mean
     loss of rows x, y [n, T] as a scalar Tensor, and must give every parameter a gradient.
@@ -129,7 +140,8 @@ class DataParallel:
     def __init__(self, model, loss_of, processes, batch_shape, reseed=False):
         self.batch_size, self.block_size = batch_shape
         self.sizes = share_sizes(self.batch_size, processes)
-        self.params, self.loss_of, self.reseed = model.parameters(), loss_of, reseed
+        self.model, self.params = model, model.parameters()
+        self.loss_of, self.reseed = loss_of, reseed
         if processes > 1 and "fork" not in multiprocessing.get_all_start_methods():
             raise ValueError(f"--processes {processes} needs the 'fork' start method, which "
                              "this platform lacks; use --processes 1")
@@ -173,7 +185,7 @@ class DataParallel:
         conn, child_conn = context.Pipe()
         inherited = [conn] + [w[1] for w in self.workers]
         process = context.Process(target=_worker, daemon=True, name="microtensor-data-parallel",
-                                  args=(child_conn, inherited, self.loss_of, self.params,
+                                  args=(child_conn, inherited, self.model, self.loss_of,
                                         grads, x, y, self.batch_size))
         # a Ctrl-C between fork and the worker's SIG_IGN would kill it: blocked until then
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
@@ -191,21 +203,9 @@ class DataParallel:
         was there, as backward() does): this process's share first, then the workers' in
         order. Raises RuntimeError naming the worker that failed or died.
         """
-        if x.shape != (self.batch_size, self.block_size) or y.shape != x.shape:
-            raise ValueError(f"forward_backward: x and y must be [{self.batch_size}, "
-                             f"{self.block_size}]; got {x.shape} and {y.shape}")
         seeds = (microtensor.random.generator().integers(0, 2**63, size=len(self.workers))
                  if self.reseed else [0] * len(self.workers))
-        start = self.sizes[0]
-        for i, ((_, conn, _, x_share, y_share), n, seed) in enumerate(
-                zip(self.workers, self.sizes[1:], seeds), start=1):
-            x_share[...], y_share[...] = x[start:start + n], y[start:start + n]
-            try:
-                conn.send_bytes(SEED.pack(int(seed)))
-            except OSError:  # its end is closed: it died
-                raise self._died(i) from None
-            start += n
-        loss = _share_loss(self.loss_of, x[:self.sizes[0]], y[:self.sizes[0]], self.batch_size)
+        loss = self._share_out(x, y, seeds, backward=True)
         loss.backward()
         total = loss.item()
         for i, (_, _, grads, _, _) in enumerate(self.workers, start=1):
@@ -213,6 +213,31 @@ class DataParallel:
             for p, g in zip(self.params, grads):
                 p.grad += g
         return total
+
+    def loss(self, x, y):
+        """The mean loss of the batch x, y [B, T] without a graph (a float), in the model's
+        current mode (an evaluation: model.eval()), the batch split as in forward_backward."""
+        with microtensor.no_grad():
+            total = self._share_out(x, y, [0] * len(self.workers), backward=False).item()
+        for i in range(1, len(self.workers) + 1):
+            total += self._receive(i)
+        return total
+
+    def _share_out(self, x, y, seeds, backward):
+        """Give each worker its rows and its task; return this process's term (a Tensor)."""
+        if x.shape != (self.batch_size, self.block_size) or y.shape != x.shape:
+            raise ValueError(f"x and y must be [{self.batch_size}, {self.block_size}]; got "
+                             f"{x.shape} and {y.shape}")
+        start = self.sizes[0]
+        for i, ((_, conn, _, x_share, y_share), n, seed) in enumerate(
+                zip(self.workers, self.sizes[1:], seeds), start=1):
+            x_share[...], y_share[...] = x[start:start + n], y[start:start + n]
+            try:
+                conn.send_bytes(TASK.pack(int(seed), self.model.training, backward))
+            except OSError:  # its end is closed: it died
+                raise self._died(i) from None
+            start += n
+        return _share_loss(self.loss_of, x[:self.sizes[0]], y[:self.sizes[0]], self.batch_size)
 
     def _receive(self, i):
         """The loss term worker i sends, or RuntimeError with what went wrong there."""

@@ -25,20 +25,24 @@ from .presets import TrainConfig, check_same_settings
 from .run import TrainingRun
 
 
-def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0):
+def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, batch_loss=None):
     """{split name: mean loss over eval_iters random batches}, in eval mode without a graph.
+
+    batch_loss(x, y) gives a batch's loss as a float (default: the model's; train passes
+    DataParallel.loss, which splits the batch over its processes).
 
     The batches come from a generator of their own, seeded with `seed`: every evaluation
     sees the same batches (so the points of a loss curve compare like with like), and
     evaluating does not consume the training run's random numbers (so changing
     --eval-interval does not change what is trained, and resuming needs no state for it).
     """
+    batch_loss = batch_loss or (lambda x, y: model(x, y)[1].item())
     model.eval()
     out = {}
     with microtensor.no_grad():
         for name, ids in splits.items():
             generator = np.random.default_rng(seed)
-            losses = [model(*get_batch(ids, batch_size, block_size, generator))[1].item()
+            losses = [batch_loss(*get_batch(ids, batch_size, block_size, generator))
                       for _ in range(eval_iters)]
             out[name] = float(np.mean(losses))
     model.train()
@@ -151,7 +155,8 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
 
     def evaluate(it):
         losses = estimate_loss(model, {"train": train_ids, "val": val_ids}, config.eval_iters,
-                               config.batch_size, config.block_size, seed=config.seed + 1)
+                               config.batch_size, config.block_size, seed=config.seed + 1,
+                               batch_loss=parallel.loss)
         for split, value in losses.items():
             run.check_finite(value, it, f"{split} loss")
         last = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],

@@ -36,9 +36,10 @@ def config(**overrides):
     return TrainConfig(**kwargs)
 
 
-def float64_gpt():
+def float64_gpt(dropout=0.0):
     microtensor.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=16))
+    model = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=16,
+                          dropout=dropout))
     for p in model.parameters():
         p.data = p.data.astype(np.float64)
     return model
@@ -96,6 +97,17 @@ def test_summed_shares_give_the_full_batch_loss_and_gradient(processes, batch_si
     for name, p in model.named_parameters():
         np.testing.assert_allclose(p.grad, expected[name], rtol=1e-12, atol=1e-15,
                                    err_msg=f"{name}: expected the full batch's gradient")
+
+
+def test_an_evaluation_split_over_processes_gives_the_batch_loss_in_eval_mode():
+    model = float64_gpt(dropout=0.5)  # a worker left in training mode would drop half
+    x, y = (np.random.default_rng(2).integers(0, 11, (7, 8)) for _ in range(2))
+    model.eval()
+    expected = model(x, y)[1].item()
+    with DataParallel(model, lambda a, b: model(a, b)[1], 3, (7, 8)) as parallel:
+        value = parallel.loss(x, y)
+    assert value == pytest.approx(expected, rel=1e-12), f"expected {expected}; got {value}"
+    assert all(p.grad is None for p in model.parameters()), "expected no gradient"
 
 
 def test_training_on_two_processes_follows_training_on_one(tmp_path):
