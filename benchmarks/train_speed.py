@@ -3,6 +3,8 @@
     python benchmarks/train_speed.py                      # 1 and 2 threads, 60 timed steps each
     python benchmarks/train_speed.py --steps 1000 --threads 1   # is RSS flat over 1000 steps?
     python benchmarks/train_speed.py --busy               # with one busy process beside
+    python benchmarks/train_speed.py --threads 2 --processes 1 2   # ours on 2 threads, and
+                                  # on 2 processes of 1 thread each (models/data_parallel.py)
 
 One step, as `microtensor train` runs it: forward with cross-entropy, zero_grad, backward,
 clip the global gradient norm, AdamW. The model is nanoGPT's baby config (`--preset baby`:
@@ -11,6 +13,8 @@ nanoGPT writes it (fused QKV projection, scaled_dot_product_attention).
 Noise: each framework runs in its own worker process (its own BLAS threads and peak RSS);
 the parent alternates chunks of steps between them (A B B A ...) so load that comes and
 goes hits both, and reports medians and the median of the per-chunk ratios.
+With --processes N, our row is the data-parallel step (models/data_parallel.py), its RSS the
+parent's alone.
 GEMM floor: the matrix-product FLOPs `microtensor.profile()` counts for the forward, times 3
 (each product has two of the same size in backward), over the rate numpy's sgemm reaches on
 those same shapes (timed in our worker between chunks): what the step would cost if nothing
@@ -81,12 +85,14 @@ def gemm_floor_seconds(shapes, repeats=5):
     return total
 
 
-def microtensor_worker(threads, cfg):
-    """A step function for our GPT and, per chunk, the GEMM floor measured at the same threads."""
+def microtensor_worker(threads, cfg, processes=1):
+    """A step function for our GPT and, per chunk, the GEMM floor measured at the same threads
+    (processes > 1: data parallel, one BLAS thread per process, the floor too)."""
     import microtensor
     import nn
     from microtensor.hooks import register_forward_hook
     from models import GPT, GPTConfig
+    from models.data_parallel import DataParallel
     from models.train import configure_optimizer
 
     microtensor.memory.keep_freed_memory()  # as the train command does
@@ -94,14 +100,15 @@ def microtensor_worker(threads, cfg):
                           n_head=cfg.n_head, n_embd=cfg.n_embd, bias=cfg.bias))
     optimizer = configure_optimizer(model, cfg)
     params = model.parameters()
+    parallel = DataParallel(model, lambda x, y: model(x, y)[1], processes,
+                            (cfg.batch_size, cfg.block_size)).__enter__()  # closed at exit
 
     def step(x, y):
-        _, loss = model(x, y)
         optimizer.zero_grad()
-        loss.backward()
+        loss = parallel.forward_backward(x, y)
         nn.utils.clip_grad_norm_(params, cfg.grad_clip)
         optimizer.step()
-        return loss.item()
+        return loss
 
     def floor(x, y):
         shapes = []
@@ -114,7 +121,7 @@ def microtensor_worker(threads, cfg):
             model(x, y)
         return 3 * prof.flops(op="matmul"), gemm_floor_seconds(shapes)
 
-    return step, floor, "microtensor"
+    return step, floor, "microtensor" + (f" x{processes} proc" if processes > 1 else "")
 
 
 def torch_worker(threads, c):
@@ -177,7 +184,7 @@ def torch_worker(threads, c):
     return step, None, f"torch {torch.__version__}"
 
 
-def serve(name, threads, batches_path):
+def serve(name, threads, batches_path, processes):
     """Worker loop: 'run K' answers the times of K steps (and the floor), 'quit' the peak RSS."""
     from threadpoolctl import threadpool_limits
 
@@ -185,7 +192,10 @@ def serve(name, threads, batches_path):
     batches = np.load(batches_path)
     xs, ys = batches["x"], batches["y"]
     cfg = argparse.Namespace(**json.loads(str(batches["cfg"])))  # the preset's settings
-    step, floor, label = (microtensor_worker if name == "ours" else torch_worker)(threads, cfg)
+    if name == "ours":
+        step, floor, label = microtensor_worker(threads, cfg, processes)
+    else:
+        step, floor, label = torch_worker(threads, cfg)
     print(json.dumps({"label": label}), flush=True)
     i = 0
     for line in sys.stdin:
@@ -205,11 +215,12 @@ def serve(name, threads, batches_path):
 
 
 class Worker:
-    def __init__(self, name, threads, batches_path):
+    def __init__(self, name, threads, batches_path, processes=1):
         env = dict(os.environ, PYTHONPATH=ROOT)
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", name, "--threads", str(threads),
-             "--batches", batches_path], env=env, text=True, cwd=ROOT,
+             "--processes", str(processes), "--batches", batches_path], env=env, text=True,
+            cwd=ROOT,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.label = self.ask(None)["label"]
         self.times, self.chunks, self.rss, self.floors = [], [], [], []
@@ -231,14 +242,15 @@ class Worker:
 
 
 def compare(threads, args, batches_path):
-    workers = [Worker("ours", threads, batches_path), Worker("torch", threads, batches_path)]
+    workers = [Worker("ours", threads, batches_path, n) for n in args.processes]
+    workers.append(Worker("torch", threads, batches_path))
     for w in workers:
         w.run(args.warmup, record=False)
     for i in range(math.ceil(args.steps / args.chunk)):
-        for w in workers if i % 2 == 0 else workers[::-1]:  # A B | B A | A B ...
+        for w in workers if i % 2 == 0 else workers[::-1]:  # A B C | C B A | A B C ...
             w.run(args.chunk)
     peaks = [w.ask("quit")["peak_rss"] for w in workers]
-    ours, torch = workers
+    ours, torch = workers[0], workers[-1]
     flops = ours.floors[0][0]
     floor = statistics.median(f for _, f in ours.floors)
     print(f"\n{threads} thread(s): {len(ours.times)} steps each, chunks of {args.chunk}")
@@ -250,9 +262,11 @@ def compare(threads, args, batches_path):
         print(f"  {w.label:<18}{med:>10.1f}{ms[len(ms) // 10]:>7.1f}{ms[-len(ms) // 10 - 1]:>7.1f}"
               f"{peak:>7.0f} MiB{w.rss[0]:>14.1f} -> {w.rss[-1]:.1f} MiB"
               f"{med / 1000 / floor:>8.2f}x")
-    paired = statistics.median(a / b for a, b in zip(ours.chunks, torch.chunks))
-    ratio = statistics.median(ours.times) / statistics.median(torch.times)
-    print(f"  ratio microtensor / torch: {ratio:.2f}x (median of per-chunk ratios {paired:.2f}x)")
+    for w in workers[:-1]:
+        paired = statistics.median(a / b for a, b in zip(w.chunks, torch.chunks))
+        ratio = statistics.median(w.times) / statistics.median(torch.times)
+        print(f"  ratio {w.label} / torch: {ratio:.2f}x (median of per-chunk ratios "
+              f"{paired:.2f}x)")
     print(f"  GEMM floor: {flops / 1e9:.2f} GFLOP at {flops / floor / 1e9:.0f} GFLOP/s "
           f"(numpy sgemm on the step's shapes) = {1000 * floor:.1f} ms")
 
@@ -265,12 +279,15 @@ def main():
     ap.add_argument("--chunk", type=int, default=10, help="steps per turn")
     ap.add_argument("--warmup", type=int, default=5,
                     help="untimed steps per framework first (caches, allocator)")
+    ap.add_argument("--processes", type=int, nargs="+", default=[1],
+                    help="microtensor's training processes (data parallel), one worker each, "
+                         "measured side by side (default: 1; PyTorch stays at --threads)")
     ap.add_argument("--busy", action="store_true", help="run one busy process beside")
     ap.add_argument("--worker", choices=("ours", "torch"), help=argparse.SUPPRESS)
     ap.add_argument("--batches", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        return serve(args.worker, args.threads[0], args.batches)
+        return serve(args.worker, args.threads[0], args.batches, args.processes[0])
 
     sys.path.insert(0, ROOT)
     from models.data import get_batch

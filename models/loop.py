@@ -20,6 +20,17 @@ import nn
 SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
 
+def backward_of(batch_loss):
+    """The `forward_backward` of the loop from batch_loss(), which returns a batch's loss (a
+    scalar Tensor): it backpropagates that loss and returns its value (models/data_parallel.py
+    makes another, which splits the batch over processes)."""
+    def forward_backward():
+        loss = batch_loss()
+        loss.backward()
+        return loss.item()
+    return forward_backward
+
+
 class Interrupted(KeyboardInterrupt):
     """Training stopped by a signal after saving its latest state.
 
@@ -71,12 +82,13 @@ class TrainingLoop:
         return Interrupted(self.stop_signal, f"{name} at iter {it}: latest state saved in "
                                              f"{self.out_dir}; continue with --resume")
 
-    def step(self, it, config, batch_loss, after_backward=None):
+    def step(self, it, config, forward_backward, after_backward=None):
         """One AdamW step at iteration `it`; returns (the loss before it, the learning rate).
 
         The rate follows nn.optim.warmup_cosine_lr over config.lr_decay_iters (default
-        config.max_iters); batch_loss() draws a batch and returns its loss (a scalar
-        Tensor); after_backward(), when given, sees the gradients before clipping to
+        config.max_iters); forward_backward() draws a batch, computes its loss and the
+        gradients, and returns the loss (a float; `backward_of` makes one);
+        after_backward(), when given, sees the gradients before clipping to
         config.grad_clip (0: off). A non-finite loss raises NonFiniteLoss before the step
         spoils the weights.
         """
@@ -85,11 +97,9 @@ class TrainingLoop:
                                        config.lr_decay_iters or config.max_iters)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        loss = batch_loss()
-        loss_value = loss.item()
-        self.check_finite(loss_value, it, "training loss")
         self.optimizer.zero_grad()
-        loss.backward()
+        loss_value = forward_backward()
+        self.check_finite(loss_value, it, "training loss")
         if after_backward is not None:
             after_backward()
         if config.grad_clip > 0:
@@ -97,8 +107,8 @@ class TrainingLoop:
         self.optimizer.step()
         return loss_value, lr
 
-    def loop(self, it, config, batch_loss, evaluate, desc, progress=True, tokens_per_step=None,
-             after_backward=None):
+    def loop(self, it, config, forward_backward, evaluate, desc, progress=True,
+             tokens_per_step=None, after_backward=None):
         """Train from iteration `it` to config.max_iters, one `step` at a time, with a tqdm bar.
 
         evaluate(it) runs at iteration 0, every config.eval_interval and at the end (not
@@ -126,7 +136,7 @@ class TrainingLoop:
                         bar.close()
                         raise self.interrupted(it)
                     step_start = time.perf_counter()
-                    loss_value, lr = self.step(it, config, batch_loss, after_backward)
+                    loss_value, lr = self.step(it, config, forward_backward, after_backward)
                     it += 1
                     postfix = {"loss": f"{loss_value:.4f}", "lr": f"{lr:.2e}"}
                     if tokens_per_step is not None:

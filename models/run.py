@@ -13,7 +13,8 @@ encoder-decoder):
     ... build the model and optimizer ...
     it = run.start(model, optimizer, info)                 # 0, or the restored iteration
     def evaluate(it): ... run.record_evaluation(record)    # logs, then saves latest (+ best)
-    return run.loop(it, config, batch_loss, evaluate, ...)  # batch_loss() -> loss of a batch
+    forward_backward = backward_of(batch_loss)   # loop.py's; batch_loss() -> a batch's loss
+    return run.loop(it, config, forward_backward, evaluate, ...)
 
 A signal stops the loop at a step boundary after saving (loop.py says how); `run.Interrupted`
 is what the caller catches.

@@ -19,25 +19,30 @@ import microtensor
 import nn
 
 from .data import encode_text, get_batch, split_ids
+from .data_parallel import DataParallel
 from .gpt import GPT
 from .presets import TrainConfig, check_same_settings
 from .run import TrainingRun
 
 
-def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0):
+def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, batch_loss=None):
     """{split name: mean loss over eval_iters random batches}, in eval mode without a graph.
+
+    batch_loss(x, y) gives a batch's loss as a float (default: the model's; train passes
+    DataParallel.loss, which splits the batch over its processes).
 
     The batches come from a generator of their own, seeded with `seed`: every evaluation
     sees the same batches (so the points of a loss curve compare like with like), and
     evaluating does not consume the training run's random numbers (so changing
     --eval-interval does not change what is trained, and resuming needs no state for it).
     """
+    batch_loss = batch_loss or (lambda x, y: model(x, y)[1].item())
     model.eval()
     out = {}
     with microtensor.no_grad():
         for name, ids in splits.items():
             generator = np.random.default_rng(seed)
-            losses = [model(*get_batch(ids, batch_size, block_size, generator))[1].item()
+            losses = [batch_loss(*get_batch(ids, batch_size, block_size, generator))
                       for _ in range(eval_iters)]
             out[name] = float(np.mean(losses))
     model.train()
@@ -82,7 +87,7 @@ def _corpus_sha256(tokenizer, ids):
 
 
 def train(config, text, out_dir, source="the text", progress=True, resume=False,
-          overwrite=False, data_path=None, log_grad_norms=False):
+          overwrite=False, data_path=None, log_grad_norms=False, processes=1):
     """Train a GPT on `text` as configured by `config` (a TrainConfig); checkpoints go to out_dir.
 
     `text` is a str or the (tokenizer, ids) pair of models.data.load_corpus.
@@ -95,6 +100,12 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     loss is the best so far). `source` names the text in messages; `data_path` (the file
     it came from) is recorded so that a resume can find it again.
 
+    processes > 1 splits each batch's rows over that many processes, one BLAS thread each
+    (models/data_parallel.py): the same gradient up to float32 rounding. It is how the run
+    is computed, not what is trained: it is recorded as info["processes"] of the
+    checkpoint, and a resume may use another count (the same math, other float32
+    rounding, and with dropout other random masks).
+
     resume=True continues the latest state in out_dir (config must equal its settings
     but for max_iters, and text must be the same text); overwrite=True replaces a
     checkpoint there; with neither, a checkpoint in out_dir is refused before anything
@@ -103,7 +114,8 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
 
     Returns {"iter", "train_loss", "val_loss", "best_val_loss", "elapsed_s"} of the last
     evaluation. Raises ValueError for invalid settings, a text too short for block_size,
-    a resume with other settings or text, or `run.CheckpointExists`.
+    a resume with other settings or text, processes outside [1, batch_size], or
+    `run.CheckpointExists`.
     """
     run = TrainingRun(out_dir, resume=resume, overwrite=overwrite)
     config = run.settings(config, resumed_config)
@@ -119,8 +131,11 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     model = GPT(config.gpt_config(tokenizer.vocab_size))
     model.train()
     optimizer = configure_optimizer(model, config)
-    info = {"vocab": tokenizer.chars, "train_config": config.to_dict(), "data": data}
-    it = run.start(model, optimizer, info)
+    parallel = DataParallel(model, lambda x, y: model(x, y)[1], processes,
+                            (config.batch_size, config.block_size), reseed=config.dropout > 0)
+    info = {"vocab": tokenizer.chars, "train_config": config.to_dict(), "data": data,
+            "processes": processes}
+    it = run.start(model, optimizer, info)  # loaded before the workers fork (`with` below)
 
     say = tqdm.write if progress else print
     resuming = f"resuming at iter {it}: " if resume else ""
@@ -128,9 +143,9 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
         f"({len(train_ids):,} train / {len(val_ids):,} val characters, "
         f"vocabulary {tokenizer.vocab_size})", file=sys.stdout)
 
-    def batch_loss():
+    def forward_backward():
         x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T]
-        return model(x, y)[1]
+        return parallel.forward_backward(x, y)
 
     grad_norms = None  # of the latest step, when log_grad_norms
 
@@ -140,7 +155,8 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
 
     def evaluate(it):
         losses = estimate_loss(model, {"train": train_ids, "val": val_ids}, config.eval_iters,
-                               config.batch_size, config.block_size, seed=config.seed + 1)
+                               config.batch_size, config.block_size, seed=config.seed + 1,
+                               batch_loss=parallel.loss)
         for split, value in losses.items():
             run.check_finite(value, it, f"{split} loss")
         last = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
@@ -149,6 +165,7 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
             f"val loss {last['val_loss']:.4f}", file=sys.stdout)
         run.record_evaluation(last, dict(last, grad_norms=grad_norms) if grad_norms else None)
 
-    return run.loop(it, config, batch_loss, evaluate, "train", progress,
-                    tokens_per_step=config.batch_size * config.block_size,
-                    after_backward=keep_grad_norms if log_grad_norms else None)
+    with parallel:  # workers (if any) live until the loop ends, however it ends
+        return run.loop(it, config, forward_backward, evaluate, "train", progress,
+                        tokens_per_step=config.batch_size * config.block_size,
+                        after_backward=keep_grad_norms if log_grad_norms else None)

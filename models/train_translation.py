@@ -23,6 +23,7 @@ from .checkpoint import (
     load_model,
     register_model,
 )
+from .loop import backward_of
 from .presets import Settings, check_same_settings, check_settings
 from .run import TrainingRun
 from .seq2seq import Seq2SeqConfig, Seq2SeqTransformer
@@ -190,4 +191,4 @@ def train_translation(config, out_dir, progress=True, resume=False, overwrite=Fa
             f"exact match {last['exact_match']:.1%}", file=sys.stdout)
         run.record_evaluation(last)
 
-    return run.loop(it, config, batch_loss, evaluate_at, "translate", progress)
+    return run.loop(it, config, backward_of(batch_loss), evaluate_at, "translate", progress)

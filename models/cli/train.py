@@ -15,6 +15,7 @@ from .checks import (
     add_out_flag,
     add_resume_flags,
     add_settings_flags,
+    count,
     file_path,
     given_settings,
 )
@@ -51,6 +52,10 @@ def add_parser(subparsers):
     p.add_argument("--preset", choices=sorted(PRESETS), default=None,
                    help="starting settings, each overridable by its flag (default: baby)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--processes", metavar="N", type=count(1), default=1,
+                   help="training processes that split each batch (data parallel), one core "
+                        "each; BLAS runs 1 thread in each (default: %(default)s; faster only "
+                        "on free cores; a resume may change it)")
     p.add_argument("--log-grad-norms", action="store_true",
                    help="add each module's gradient norm (of the last step before each "
                         "evaluation) to metrics.jsonl; `microtensor plot-loss` draws them")
@@ -60,6 +65,16 @@ def add_parser(subparsers):
             for name, text in HELP.items()}
     add_settings_flags(settings, TrainConfig, help, choices={"activation": ["gelu", "relu"]})
     p.set_defaults(run=run)
+
+
+def check_processes(processes, threads, batch_size):
+    """ValueError unless --processes fits the batch and comes without several --threads."""
+    from models.data_parallel import share_sizes
+
+    share_sizes(batch_size, processes)  # raises for more processes than rows
+    if processes > 1 and threads > 1:
+        raise ValueError(f"--processes {processes} runs one BLAS thread in each process; "
+                         f"drop --threads {threads}")
 
 
 def run(args):
@@ -91,6 +106,7 @@ def run(args):
         config = get_preset(args.preset or "baby", **given)
         data_path = args.data
     config.validate()
+    check_processes(args.processes, args.threads, config.batch_size)
     corpus = load_corpus(data_path)  # (tokenizer, ids), ids read from the prepared id file
     source = f"data file {data_path!r}" if data_path else DEFAULT_CORPUS_NAME
     keep_freed_memory()  # a training step frees and reallocates the same large buffers
@@ -98,7 +114,7 @@ def run(args):
         result = train(config, corpus, args.out, source=source, progress=not args.quiet,
                        resume=args.resume, overwrite=args.overwrite,
                        data_path=os.path.abspath(data_path) if data_path else None,
-                       log_grad_norms=args.log_grad_norms)
+                       log_grad_norms=args.log_grad_norms, processes=args.processes)
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return stop.exit_status
