@@ -1,10 +1,9 @@
 """Time the baby training step in microtensor and, side by side, in PyTorch eager: the same GPT.
 
-    python benchmarks/train_speed.py                      # 1 and 2 threads, 60 timed steps each
+    python benchmarks/train_speed.py                      # 1 and 2 threads, 60 timed steps each;
+                                  # at 2, also ours on 2 processes (models/data_parallel.py)
     python benchmarks/train_speed.py --steps 1000 --threads 1   # is RSS flat over 1000 steps?
     python benchmarks/train_speed.py --busy               # with one busy process beside
-    python benchmarks/train_speed.py --threads 2 --processes 1 2   # ours on 2 threads, and
-                                  # on 2 processes of 1 thread each (models/data_parallel.py)
 
 One step, as `microtensor train` runs it: forward with cross-entropy, zero_grad, backward,
 clip the global gradient norm, AdamW. The model is nanoGPT's baby config (`--preset baby`:
@@ -242,7 +241,9 @@ class Worker:
 
 
 def compare(threads, args, batches_path):
-    workers = [Worker("ours", threads, batches_path, n) for n in args.processes]
+    # N processes of one thread each use N cores: compared only with PyTorch on as many threads
+    counts = [n for n in args.processes if n == 1 or n <= threads]
+    workers = [Worker("ours", threads, batches_path, n) for n in counts]
     workers.append(Worker("torch", threads, batches_path))
     for w in workers:
         w.run(args.warmup, record=False)
@@ -279,9 +280,10 @@ def main():
     ap.add_argument("--chunk", type=int, default=10, help="steps per turn")
     ap.add_argument("--warmup", type=int, default=5,
                     help="untimed steps per framework first (caches, allocator)")
-    ap.add_argument("--processes", type=int, nargs="+", default=[1],
+    ap.add_argument("--processes", type=int, nargs="+", default=[1, 2],
                     help="microtensor's training processes (data parallel), one worker each, "
-                         "measured side by side (default: 1; PyTorch stays at --threads)")
+                         "measured side by side where --threads gives PyTorch as many cores "
+                         "(default: 1 2; PyTorch stays at --threads)")
     ap.add_argument("--busy", action="store_true", help="run one busy process beside")
     ap.add_argument("--worker", choices=("ours", "torch"), help=argparse.SUPPRESS)
     ap.add_argument("--batches", help=argparse.SUPPRESS)
