@@ -123,9 +123,12 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     data = {"source": source, "path": data_path, "sha256": _corpus_sha256(tokenizer, ids),
             "characters": len(ids)}
     if resume and run.manifest["info"]["data"]["sha256"] != data["sha256"]:
-        raise ValueError(f"{source} is not the text the checkpoint in {out_dir} was trained on "
-                         f"({run.manifest['info']['data']['source']}); a resumed run needs "
-                         "the same data (--data)")
+        trained_on = run.manifest["info"]["data"]["source"]
+        what = (f"{source} has changed since the checkpoint in {out_dir} was trained on it"
+                if trained_on == source else
+                f"{source} is not the text the checkpoint in {out_dir} was trained on "
+                f"({trained_on})")
+        raise ValueError(f"{what}; a resumed run needs the same data (--data)")
     microtensor.manual_seed(config.seed)
     train_ids, val_ids = split_ids(ids, config.block_size, source)
     model = GPT(config.gpt_config(tokenizer.vocab_size))

@@ -81,7 +81,7 @@ def run(args):
     from microtensor.memory import keep_freed_memory
     from models.checkpoint_format import CONFIG_FILE, CheckpointError
     from models.data import DEFAULT_CORPUS_NAME, load_corpus
-    from models.presets import TrainConfig, get_preset
+    from models.presets import TrainConfig, check_same_settings, get_preset
     from models.run import Interrupted, TrainingRun
     from models.train import train
 
@@ -89,14 +89,16 @@ def run(args):
     # Refuse (or find what to resume) before the data is read: nothing in --out changes.
     run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite)
     if args.resume:
-        if args.preset is not None:
-            raise ValueError(f"--preset {args.preset}: a resumed run keeps the settings saved "
-                             f"in {args.out}")
         config_path = os.path.join(args.out, CONFIG_FILE)
         try:
             saved = TrainConfig.from_dict(run.manifest["info"]["train_config"])
         except ValueError as error:
             raise CheckpointError(f"--resume: {config_path}: info.train_config: {error}") from None
+        if args.preset is not None:  # the first command again, plus --resume: fine if it matches
+            try:
+                check_same_settings(saved, get_preset(args.preset, **given))
+            except ValueError as error:
+                raise ValueError(f"--preset {args.preset}: {error}") from None
         config = dataclasses.replace(saved, **given)
         data_path = args.data or run.manifest["info"]["data"].get("path")
         if not isinstance(data_path, (str, type(None))):

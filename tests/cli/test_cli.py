@@ -138,7 +138,7 @@ def test_resume_continues_and_overwrite_starts_afresh(corpus, tmp_path):
 @pytest.mark.parametrize("flags, message", [
     (["--n-embd", "32"], "--n-embd 32 differs from the checkpoint's 16"),
     (["--learning-rate", "0.5"], "--learning-rate 0.5 differs"),
-    (["--preset", "baby"], "--preset baby"),
+    (["--preset", "baby"], "--preset baby: --n-layer 4 differs from the checkpoint's 1"),
     (["--max-iters", "4"], "--max-iters 4: the checkpoint"),
 ])
 def test_resume_refuses_a_flag_that_would_change_the_run(capsys, checkpoint, flags, message):
@@ -147,6 +147,27 @@ def test_resume_refuses_a_flag_that_would_change_the_run(capsys, checkpoint, fla
                          + flags)
     assert code == 1 and message in err, err
     assert snapshot(checkpoint) == before
+
+
+def test_resume_accepts_the_first_command_again_with_the_same_preset(corpus, tmp_path):
+    out = str(tmp_path)
+    assert main(["train", "--data", str(corpus), "--out", out] + FAST) == 0
+    i = FAST.index("--max-iters") + 1
+    again = FAST[:i] + ["6"] + FAST[i + 1:]  # the same flags, --max-iters 4 -> 6
+    assert main(["train", "--data", str(corpus), "--out", out, "--resume"] + again) == 0
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in records] == [0, 2, 4, 6], "expected the run continued to 6"
+
+
+def test_resume_names_a_changed_data_file(capsys, corpus, tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text(corpus.read_text(encoding="utf-8"), encoding="utf-8")
+    out = str(tmp_path / "out")
+    assert main(["train", "--data", str(text), "--out", out] + FAST) == 0
+    text.write_text(corpus.read_text(encoding="utf-8") + " and more", encoding="utf-8")
+    code, err = error_of(capsys, ["train", "--out", out, "--resume", "--max-iters", "6"])
+    assert code == 1 and "has changed since the checkpoint" in err, err
+    assert err.count(str(text)) == 1, f"expected the path once; got {err!r}"
 
 
 def test_resume_refuses_other_data(capsys, checkpoint, tmp_path):
