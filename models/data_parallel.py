@@ -44,11 +44,12 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 def share_sizes(batch_size, processes):
     """The rows of each process: contiguous shares whose sizes differ by at most 1, larger first.
 
-    share_sizes(11, 3) == [4, 4, 3]. Raises ValueError unless 1 <= processes <= batch_size.
+    share_sizes(11, 3) == [4, 4, 3]. Raises ValueError unless processes is an int in
+    [1, batch_size].
     """
-    if not 1 <= processes <= batch_size:
-        raise ValueError(f"--processes must be between 1 and --batch-size {batch_size} (each "
-                         f"process needs a row of the batch); got {processes}")
+    if not isinstance(processes, (int, np.integer)) or not 1 <= processes <= batch_size:
+        raise ValueError(f"--processes must be an int between 1 and --batch-size {batch_size} "
+                         f"(each process needs a row of the batch); got {processes}")
     return [batch_size // processes + (i < batch_size % processes) for i in range(processes)]
 
 
@@ -85,8 +86,8 @@ def _worker(conn, inherited, model, loss_of, grads, x, y, batch_size):
     while True:
         try:
             message = conn.recv_bytes()  # blocks in the kernel: an idle worker takes no CPU
-        except EOFError:  # the parent closed its end (or died): nothing more to do
-            return
+        except (EOFError, OSError):  # the parent closed its end or died (with a reply unread
+            return                   # in the pipe, Linux says ECONNRESET, not EOF): done
         try:
             seed, training, backward = TASK.unpack(message)
             microtensor.manual_seed(seed)

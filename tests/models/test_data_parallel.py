@@ -75,8 +75,8 @@ def test_shares_are_contiguous_and_differ_by_at_most_one_row():
     assert share_sizes(11, 3) == [4, 4, 3]
     assert share_sizes(12, 2) == [6, 6]
     assert share_sizes(4, 1) == [4]
-    for processes in (0, 5):
-        with pytest.raises(ValueError, match=f"--processes must be between 1 and --batch-size "
+    for processes in (0, 5, 2.5):
+        with pytest.raises(ValueError, match=f"--processes must be an int between 1 and --batch-size "
                                              f"4 .*; got {processes}"):
             share_sizes(4, processes)
 
@@ -194,7 +194,7 @@ def test_a_killed_worker_is_reported(worker_pids):
 @pytest.mark.parametrize("flags, status, message", [
     (["--processes", "0"], 2, "argument --processes: must be an integer >= 1; got '0'"),
     (["--processes", "two"], 2, "argument --processes: must be an integer >= 1; got 'two'"),
-    (["--processes", "13"], 1, "--processes must be between 1 and --batch-size 12"),
+    (["--processes", "13"], 1, "--processes must be an int between 1 and --batch-size 12"),
     (["--processes", "2", "--threads", "2"], 1, "--processes 2 runs one BLAS thread in each "
                                                 "process; drop --threads 2"),
 ])
