@@ -76,8 +76,8 @@ def test_shares_are_contiguous_and_differ_by_at_most_one_row():
     assert share_sizes(12, 2) == [6, 6]
     assert share_sizes(4, 1) == [4]
     for processes in (0, 5, 2.5):
-        with pytest.raises(ValueError, match=f"--processes must be an int between 1 and --batch-size "
-                                             f"4 .*; got {processes}"):
+        with pytest.raises(ValueError, match=f"--processes must be an int between 1 and "
+                                             f"--batch-size 4 .*; got {processes}"):
             share_sizes(4, processes)
 
 
