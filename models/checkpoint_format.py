@@ -28,6 +28,11 @@ import zipfile
 
 import numpy as np
 
+try:
+    import fcntl  # POSIX file locks, for lock_directory
+except ImportError:  # Windows: runs into one --out are not kept apart
+    fcntl = None
+
 CONFIG_FILE = "config.json"
 FORMAT = "microtensor-checkpoint"
 VERSION = 2
@@ -39,6 +44,27 @@ class CheckpointError(ValueError):
 
 
 # --- writing -----------------------------------------------------------------------------
+
+def lock_directory(directory):
+    """Create `directory` if needed and lock it for this process: returns the lock's file
+    descriptor (close it to release), or None where POSIX locks do not exist (Windows).
+
+    A second run into the same --out stops at its first write instead of mixing its files
+    with ours. The lock (flock on the directory) dies with the process that holds it, so a
+    crash never leaves a stale one. Raises CheckpointError when another process holds it.
+    """
+    os.makedirs(directory, exist_ok=True)
+    if fcntl is None:
+        return None
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise CheckpointError(f"{directory}: another training run is writing there; wait for "
+                              "it to end or choose another --out") from None
+    return fd
+
 
 def atomic_write(path, write):
     """Call write(file) on a temporary file next to `path`, then rename it onto `path`.

@@ -39,6 +39,7 @@ from .checkpoint_format import (
     CheckpointError,
     atomic_write,
     load_snapshot,
+    lock_directory,
     read_manifest,
 )
 from .loop import Interrupted, TrainingLoop
@@ -124,6 +125,7 @@ class TrainingRun(TrainingLoop):
         # save starts the checkpoint afresh, the first line replaces metrics.jsonl.
         self._fresh = not resume
         self._new_metrics = not resume
+        self._lock = None  # held from the first write on: see _claim
         self._started = time.perf_counter()
         self._elapsed_before = self.manifest["latest"].get("elapsed_s", 0.0) if resume else 0.0
 
@@ -185,9 +187,28 @@ class TrainingRun(TrainingLoop):
         text = "".join(kept).encode("utf-8")
         atomic_write(self.metrics_path, lambda f: f.write(text))
 
+    def _claim(self):
+        """Before the first write: make --out and lock it until the loop ends (`release`)."""
+        if self._lock is None:
+            fd = lock_directory(self.out_dir)
+            self._lock = -1 if fd is None else fd  # -1: this system has no such locks
+
+    def release(self):
+        """Let another run write into --out (the loop calls this however it ends)."""
+        if self._lock is not None and self._lock >= 0:
+            os.close(self._lock)
+        self._lock = None
+
+    def loop(self, *args, **kwargs):
+        """TrainingLoop.loop (loop.py), then the lock on --out released, however it ends."""
+        try:
+            return super().loop(*args, **kwargs)
+        finally:
+            self.release()
+
     def log(self, record):
         """Append one JSON line to metrics.jsonl (the first line of a new run replaces the file)."""
-        os.makedirs(self.out_dir, exist_ok=True)
+        self._claim()
         with open(self.metrics_path, "w" if self._new_metrics else "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
         self._new_metrics = False
@@ -216,6 +237,7 @@ class TrainingRun(TrainingLoop):
         """
         latest = Snapshot(it, val_loss, latest_arrays, dict(latest_state, elapsed_s=self.elapsed()))
         best = None if best_arrays is None else Snapshot(it, val_loss, best_arrays)
+        self._claim()
         save_checkpoint(self.out_dir, model, info, best=best, latest=latest, replace=self._fresh)
         self._fresh = False
         self.saved_iter = it

@@ -244,3 +244,19 @@ def test_another_model_kind_uses_the_same_checkpoints_and_run_policy(tmp_path, m
         load_checkpoint(tmp_path)
     with pytest.raises(CheckpointError, match="holds a 'toy' model; this command continues 'gpt'"):
         TrainingRun(tmp_path, resume=True)
+
+
+def test_a_second_run_into_the_same_out_stops_at_its_first_write_until_the_first_ends(tmp_path):
+    pytest.importorskip("fcntl")  # POSIX locks (Windows has none)
+    model = Toy(ToyConfig(3))
+    first, second = TrainingRun(tmp_path / "out"), TrainingRun(tmp_path / "out")
+    first.log({"iter": 0})
+    with pytest.raises(CheckpointError, match="another training run is writing there"):
+        second.log({"iter": 0})
+    with pytest.raises(CheckpointError, match="another training run is writing there"):
+        second.save(model, {"vocab": None}, 0, 1.0, ckpt.model_arrays(model), {})
+    lines = (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
+    assert lines == ['{"iter": 0}'], f"expected only the first run's line; got {lines}"
+    first.release()
+    second.log({"iter": 1})  # the first run has ended: the directory is free
+    second.release()
