@@ -95,8 +95,11 @@ def run(args):
         except ValueError as error:
             raise CheckpointError(f"--resume: {config_path}: info.train_config: {error}") from None
         if args.preset is not None:  # the first command again, plus --resume: fine if it matches
+            first = get_preset(args.preset, **given)
+            if "lr_decay_iters" not in given:  # an extended run keeps its first decay length
+                first = dataclasses.replace(first, lr_decay_iters=saved.lr_decay_iters)
             try:
-                check_same_settings(saved, get_preset(args.preset, **given))
+                check_same_settings(saved, first)
             except ValueError as error:
                 raise ValueError(f"--preset {args.preset}: {error}") from None
         config = dataclasses.replace(saved, **given)
@@ -120,7 +123,8 @@ def run(args):
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return stop.exit_status
-    print(f"done in {result['elapsed_s']:.1f} s: train loss {result['train_loss']:.4f}, "
+    in_all = " in all" if args.resume else ""  # elapsed_s counts the run before the resume too
+    print(f"done in {result['elapsed_s']:.1f} s{in_all}: train loss {result['train_loss']:.4f}, "
           f"val loss {result['val_loss']:.4f} (best {result['best_val_loss']:.4f}); "
           f"checkpoint in {args.out}")
     return 0

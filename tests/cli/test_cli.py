@@ -157,6 +157,10 @@ def test_resume_accepts_the_first_command_again_with_the_same_preset(corpus, tmp
     assert main(["train", "--data", str(corpus), "--out", out, "--resume"] + again) == 0
     records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["iter"] for r in records] == [0, 2, 4, 6], "expected the run continued to 6"
+    again[i] = "8"  # and once more: the extension fixed the decay length, not the preset
+    assert main(["train", "--data", str(corpus), "--out", out, "--resume"] + again) == 0
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in records] == [0, 2, 4, 6, 8], "expected the run continued to 8"
 
 
 def test_resume_names_a_changed_data_file(capsys, corpus, tmp_path):
