@@ -50,8 +50,9 @@ def lock_directory(directory):
     descriptor (close it to release), or None where POSIX locks do not exist (Windows).
 
     A second run into the same --out stops at its first write instead of mixing its files
-    with ours. The lock (flock on the directory) dies with the process that holds it, so a
-    crash never leaves a stale one. Raises CheckpointError when another process holds it.
+    with ours. The lock (flock on the directory) lasts while any process holds the descriptor
+    (forked children included) and goes when the last one closes it or exits, so a crash
+    never leaves a stale one. Raises CheckpointError when another process holds it.
     """
     os.makedirs(directory, exist_ok=True)
     if fcntl is None:
@@ -64,6 +65,12 @@ def lock_directory(directory):
         raise CheckpointError(f"{directory}: another training run is writing there; wait for "
                               "it to end or choose another --out") from None
     return fd
+
+
+def unlock_directory(fd):
+    """Release what lock_directory returned (None: nothing to release)."""
+    if fd is not None:
+        os.close(fd)
 
 
 def atomic_write(path, write):

@@ -2,9 +2,9 @@
 batch's rows, the gradients are summed, one optimizer step follows (Li et al. 2020, "PyTorch
 Distributed: Experiences on Accelerating Data Parallel Training", torch's DistributedDataParallel).
 
-Why processes: a step's elementwise numpy work runs on one core however many threads there
-are (Python holds the GIL between numpy calls), so on a machine with free cores only more
-processes make it faster. Why the result is the full batch's: the mean cross-entropy over
+Why processes: numpy runs each elementwise operation on one thread, and Python threads that
+call it serialize on the GIL for everything in between, so on a machine with free cores only
+more processes make a step faster. Why the result is the full batch's: the mean cross-entropy over
 B rows is a weighted sum of the shares' means,
 
     L = (1/B) Σ_b ℓ_b = Σ_i (n_i / B) · L_i,    so    ∂L/∂θ = Σ_i ∂[(n_i / B) · L_i]/∂θ,
@@ -61,7 +61,7 @@ def shared_arrays(specs):
     """
     offsets, end = [], 0
     for shape, dtype in specs:
-        start = -(-end // 64) * 64  # each array on its own cache line: no false sharing
+        start = -(-end // 64) * 64  # 64-byte aligned, as numpy's own allocations
         offsets.append(start)
         end = start + int(np.prod(shape)) * np.dtype(dtype).itemsize
     buffer = mmap.mmap(-1, max(end, 1))
@@ -121,16 +121,17 @@ class DataParallel:
             model.eval()
             val_loss = parallel.loss(x_val, y_val)   # no graph; a float
 
-    model: its parameters (float arrays) receive the gradients; loss_of(x, y) returns the mean
-    loss of rows x, y [n, T] as a scalar Tensor, and must give every parameter a gradient.
-    processes: 1 computes everything here (no worker, nothing shared); N > 1 forks N - 1
-    workers on entering, once the model and the optimizer's state are what training starts
-    from (a resume has loaded them). While inside (and after), every parameter's `data` is
-    a view of shared memory: update it in place only (AdamW does; reassigning p.data would
-    leave the workers on the old values). Every process runs one BLAS thread. reseed: the
-    loss draws random numbers (dropout): each step the parent draws a seed per worker from
-    the package generator, and each worker reseeds its own from it, so a run repeats (and
-    resumes) bit for bit.
+    model: each parameter's `.grad` receives the full batch's gradient; loss_of(x, y) returns
+    the mean loss of rows x, y [n, T] as a scalar Tensor, and must give every parameter a
+    gradient. processes: 1 computes everything here (no worker, nothing shared); N > 1 forks
+    N - 1 workers on entering, which read the parameters from shared memory: while inside
+    (and after), every parameter's `data` is a view of it, so update it in place only (AdamW
+    and load_state_dict do; reassigning p.data would leave the workers on the old values).
+    With N > 1 every process runs one BLAS thread. reseed: the loss draws random numbers
+    (dropout): each step the parent draws a seed per worker from the package generator, and
+    each worker reseeds its own from it, so a run repeats, and resumes with the same
+    `processes`, bit for bit. Off (no dropout), nothing is drawn, so the batches do not
+    depend on `processes`.
 
     Workers ignore SIGINT/SIGTERM (the training loop stops at a step boundary and leaves
     the block), and exit when the block is left, by any exit. Raises ValueError for a count
@@ -157,10 +158,11 @@ class DataParallel:
             self._share_parameters()
             for n in self.sizes[1:]:
                 self._start_worker(n)
-            # Left open until exit, the pipes would keep the workers waiting while
-            # multiprocessing's exit handler waits for them (its SIGTERM is ignored): close
-            # first. atexit runs the last registered first, and multiprocessing registered
-            # its handler by the first fork at the latest.
+            # For a DataParallel entered without `with` (benchmarks/train_speed.py) and alive
+            # at exit: open pipes would keep the workers waiting while multiprocessing's exit
+            # handler waits for them (its SIGTERM is ignored), so close them first. atexit
+            # runs the last registered first, and multiprocessing registered its handler by
+            # the first fork at the latest.
             atexit.register(self.close)
             self._exit.callback(atexit.unregister, self.close)
         except BaseException:
@@ -202,7 +204,8 @@ class DataParallel:
 
         Afterwards each parameter's .grad holds the full batch's gradient (added to what
         was there, as backward() does): this process's share first, then the workers' in
-        order. Raises RuntimeError naming the worker that failed or died.
+        order. Raises RuntimeError naming the worker that failed or died; after it the
+        DataParallel cannot be used again (replies may be left unread): leave the block.
         """
         seeds = (microtensor.random.generator().integers(0, 2**63, size=len(self.workers))
                  if self.reseed else [0] * len(self.workers))
@@ -217,7 +220,8 @@ class DataParallel:
 
     def loss(self, x, y):
         """The mean loss of the batch x, y [B, T] without a graph (a float), in the model's
-        current mode (an evaluation: model.eval()), the batch split as in forward_backward."""
+        current mode (call model.eval() first for an evaluation), the batch split as in
+        forward_backward."""
         with microtensor.no_grad():
             total = self._share_out(x, y, [0] * len(self.workers), backward=False).item()
         for i in range(1, len(self.workers) + 1):

@@ -112,10 +112,11 @@ class TrainingLoop:
         """Train from iteration `it` to config.max_iters, one `step` at a time, with a tqdm bar.
 
         evaluate(it) runs at iteration 0, every config.eval_interval and at the end (not
-        again for the state a resume starts from) and ends in record_evaluation. A signal
-        stops the loop at the next step boundary: the state is saved and run.Interrupted
-        raised. tokens_per_step adds a smoothed tokens/s to the bar. Returns the last
-        evaluation's record with "best_val_loss" and the total "elapsed_s".
+        again for the state a resume starts from) and must end by calling
+        self.record_evaluation (which logs the line and saves). A signal stops the loop at
+        the next step boundary: the state is saved and run.Interrupted raised. tokens_per_step
+        adds a smoothed tokens/s to the bar. Returns the last evaluation's record with
+        "best_val_loss" and the total "elapsed_s".
         """
         bar = tqdm(total=config.max_iters, initial=it, desc=desc, unit="it",
                    disable=not progress, dynamic_ncols=True)

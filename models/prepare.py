@@ -129,11 +129,13 @@ def read_text_chunks(path, chunk_size=CHUNK_SIZE):
 class IdFile:
     """The ids [N] of an id file, read from it window by window when asked for.
 
-    Why not np.memmap, as nanoGPT: every page of a mapping that batches touch counts in the
-    process's RSS until it is unmapped, and random windows soon touch them all, so a long run
-    holds the whole corpus (2 bytes a character for uint16 ids). Reading each window (a seek
-    and a read) into a small array instead leaves the corpus in the OS page cache, which is
-    shared and which the OS reclaims under pressure: the process holds only its windows.
+    Why not a long-lived np.memmap: every page a mapping touches counts in the process's RSS
+    while it stays mapped (nanoGPT re-creates its memmap for each batch to avoid this), and
+    random windows soon touch them all, so a long run would hold the whole corpus (2 bytes a
+    character for uint16 ids). Reading each window (a seek and a read) into a small array
+    keeps the corpus in the OS page cache, shared and reclaimable: the process holds only its
+    windows. Only the training process reads batches (data-parallel workers get their rows
+    from it), so nothing else moves the file's offset between a seek and its read.
 
     len(ids) is N and ids.dtype uint8 or uint16; ids[a:b] is an IdFile of those ids (a view,
     nothing is read); ids.windows(starts, size) reads the windows of a batch; np.asarray(ids)

@@ -14,6 +14,7 @@ encoder-decoder):
     it = run.start(model, optimizer, info)                 # 0, or the restored iteration
     def evaluate(it): ... run.record_evaluation(record)    # logs, then saves latest (+ best)
     forward_backward = backward_of(batch_loss)   # loop.py's; batch_loss() -> a batch's loss
+                                  # (models/train.py passes DataParallel.forward_backward)
     return run.loop(it, config, forward_backward, evaluate, ...)
 
 A signal stops the loop at a step boundary after saving (loop.py says how); `run.Interrupted`
@@ -23,6 +24,7 @@ import json
 import math
 import os
 import time
+import weakref
 
 import microtensor
 
@@ -41,6 +43,7 @@ from .checkpoint_format import (
     load_snapshot,
     lock_directory,
     read_manifest,
+    unlock_directory,
 )
 from .loop import Interrupted, TrainingLoop
 
@@ -125,7 +128,7 @@ class TrainingRun(TrainingLoop):
         # save starts the checkpoint afresh, the first line replaces metrics.jsonl.
         self._fresh = not resume
         self._new_metrics = not resume
-        self._lock = None  # held from the first write on: see _claim
+        self._claimed, self._lock_fd = False, None  # the lock on --out: see _claim
         self._started = time.perf_counter()
         self._elapsed_before = self.manifest["latest"].get("elapsed_s", 0.0) if resume else 0.0
 
@@ -173,6 +176,7 @@ class TrainingRun(TrainingLoop):
         """
         if not self.resuming or not os.path.exists(self.metrics_path):
             return
+        self._claim()  # this rewrites metrics.jsonl: the first write of a resumed run
         last = self.manifest["latest"]["iter"]
         kept = []
         with open(self.metrics_path, encoding="utf-8", errors="replace") as f:
@@ -189,15 +193,17 @@ class TrainingRun(TrainingLoop):
 
     def _claim(self):
         """Before the first write: make --out and lock it until the loop ends (`release`)."""
-        if self._lock is None:
-            fd = lock_directory(self.out_dir)
-            self._lock = -1 if fd is None else fd  # -1: this system has no such locks
+        if not self._claimed:
+            self._lock_fd = lock_directory(self.out_dir)  # None where there are no locks
+            self._claimed = True
+            # a run that never reaches the loop's end lets go when it is garbage-collected
+            self._unlock = weakref.finalize(self, unlock_directory, self._lock_fd)
 
     def release(self):
         """Let another run write into --out (the loop calls this however it ends)."""
-        if self._lock is not None and self._lock >= 0:
-            os.close(self._lock)
-        self._lock = None
+        if self._claimed:
+            self._unlock()
+        self._claimed, self._lock_fd = False, None
 
     def loop(self, *args, **kwargs):
         """TrainingLoop.loop (loop.py), then the lock on --out released, however it ends."""

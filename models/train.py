@@ -104,7 +104,8 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     (models/data_parallel.py): the same gradient up to float32 rounding. It is how the run
     is computed, not what is trained: it is recorded as info["processes"] of the
     checkpoint, and a resume may use another count (the same math, other float32
-    rounding, and with dropout other random masks).
+    rounding; with dropout, other random masks and, from the second step on, other batches:
+    the workers' seeds and the parent's masks come from the generator that draws batches).
 
     resume=True continues the latest state in out_dir (config must equal its settings
     but for max_iters, and text must be the same text); overwrite=True replaces a

@@ -260,3 +260,21 @@ def test_a_second_run_into_the_same_out_stops_at_its_first_write_until_the_first
     first.release()
     second.log({"iter": 1})  # the first run has ended: the directory is free
     second.release()
+
+
+def test_a_resume_into_a_locked_out_changes_nothing(tmp_path, monkeypatch):
+    pytest.importorskip("fcntl")
+    monkeypatch.setattr(ckpt, "_MODELS", dict(ckpt._MODELS))
+    ckpt.register_model("toy", Toy, ToyConfig)
+    model = Toy(ToyConfig(3))
+    running = TrainingRun(tmp_path)
+    running.save(model, {"vocab": None}, 5, 0.25, ckpt.model_arrays(model), {"custom": []},
+                 best_arrays=ckpt.model_arrays(model))
+    running.log({"iter": 5})
+    running.log({"iter": 8})  # the running job is past its latest save
+    resumed = TrainingRun(tmp_path, resume=True, kind="toy", required={"latest": ("custom",)})
+    with pytest.raises(CheckpointError, match="another training run is writing there"):
+        resumed.start_metrics()  # would drop the lines after the latest state (iter 5)
+    lines = (tmp_path / "metrics.jsonl").read_text().splitlines()
+    assert lines == ['{"iter": 5}', '{"iter": 8}'], f"expected metrics.jsonl untouched; got {lines}"
+    running.release()
