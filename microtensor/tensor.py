@@ -183,11 +183,10 @@ class Tensor:
     # ---- arithmetic (numpy broadcasting; scalars and arrays on either side) ----------
     def _lift(self, other, dtype=None):
         """`other` as a Tensor of `dtype` (a constant is cast; one that requires grad is not)."""
-        if isinstance(other, Tensor):
-            pass  # the common case, asked first: the Number check below is a slower ABC check
-        elif isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
-            return Tensor._make(np.asarray(other, dtype=dtype))  # straight to dtype: no rounding
-        else:
+        # a Tensor, the common case, is asked about first: the Number check is a slower ABC check
+        if not isinstance(other, Tensor):
+            if isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
+                return Tensor._make(np.asarray(other, dtype=dtype))  # to dtype at once: no rounding
             other = Tensor._make(np.asarray(other) if isinstance(other, np.ndarray)
                                  else as_array(other, None))
         # a tensor that requires grad keeps its dtype: a cast would cut it off the graph
