@@ -10,6 +10,8 @@ measurement to finish in about a minute on a 2-core CPU.
 import math
 from dataclasses import asdict, dataclass, fields, replace
 
+from nn import check_attention
+
 from .gpt import GPTConfig
 
 
@@ -59,6 +61,8 @@ def check_same_settings(saved, config):
 class Settings:
     """What the settings dataclasses of the trainers share: to_dict and its checked inverse."""
 
+    LATER = ("attention",)  # settings added after checkpoints were first written: default if absent
+
     def to_dict(self):
         return asdict(self)
 
@@ -69,6 +73,7 @@ class Settings:
         if not isinstance(d, dict):
             raise ValueError(f"{cls.__name__}: expected a dict of settings; got {d!r}")
         names = {f.name for f in fields(cls)}
+        d = {**{f.name: f.default for f in fields(cls) if f.name in cls.LATER}, **d}
         if set(d) != names:
             raise ValueError(f"{cls.__name__}: unknown settings {sorted(set(d) - names)}, "
                              f"missing {sorted(names - set(d))}")
@@ -101,6 +106,7 @@ class TrainConfig(Settings):
     bias: bool = False
     activation: str = "gelu"
     norm_first: bool = True
+    attention: str = "ordinary"
     # optimisation
     batch_size: int = 12
     max_iters: int = 2000
@@ -133,6 +139,7 @@ class TrainConfig(Settings):
             raise ValueError(f"--n-embd {self.n_embd} must be divisible by --n-head {self.n_head}")
         if self.activation not in ("gelu", "relu"):
             raise ValueError(f"--activation must be 'gelu' or 'relu'; got {self.activation!r}")
+        check_attention(self.attention, "--attention")
         return self
 
     def gpt_config(self, vocab_size):
@@ -140,7 +147,7 @@ class TrainConfig(Settings):
         return GPTConfig(vocab_size=vocab_size, block_size=self.block_size,
                          n_layer=self.n_layer, n_head=self.n_head, n_embd=self.n_embd,
                          dropout=self.dropout, bias=self.bias, norm_first=self.norm_first,
-                         activation=self.activation)
+                         activation=self.activation, attention=self.attention)
 
 
 PRESETS = {

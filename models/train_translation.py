@@ -49,6 +49,7 @@ class TranslateConfig(Settings):
     d_ff: int = 128
     dropout: float = 0.0
     norm_first: bool = False
+    attention: str = "ordinary"
     # optimisation
     batch_size: int = 64
     max_iters: int = 1500
@@ -83,7 +84,8 @@ class TranslateConfig(Settings):
     def model_config(self, src_vocab_size, tgt_vocab_size):
         return Seq2SeqConfig(src_vocab_size, tgt_vocab_size, task.MAX_LEN, self.d_model,
                              self.n_heads, self.n_encoder_layers, self.n_decoder_layers,
-                             self.d_ff, dropout=self.dropout, norm_first=self.norm_first)
+                             self.d_ff, dropout=self.dropout, norm_first=self.norm_first,
+                             attention=self.attention)
 
 
 def evaluate(model, pairs, src_tokenizer, tgt_tokenizer, label_smoothing=0.0, exact=True,

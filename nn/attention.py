@@ -16,6 +16,7 @@ from microtensor import Tensor
 
 from .layers import Linear
 from .module import Module
+from .tiled_attention import check_attention, tiled_attention
 
 
 def causal_mask(t_q, t_k, offset=0):
@@ -58,7 +59,8 @@ def _role(tensor, role):
         tensor.grad_fn.role = role
 
 
-def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0):
+def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0,
+                                 attention="ordinary"):
     """Attention of queries over keys: returns (out, weights).
 
     Shapes: q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]
@@ -69,11 +71,16 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     A query whose keys are all blocked gets zero weights and a zero output, never NaN.
     Raises ValueError when the shapes do not fit together, TypeError for an attn_mask of
     another dtype (integers, say).
+    attention="tiled" computes Z in tiles with an online softmax (nn/tiled_attention.py,
+    notes 3.8): the same Z, one graph node, and weights None (they are never formed).
 
     Backward needs no code here: each primitive's runs in turn (notes 3.8): Z = AV gives
     ∂L/∂V = AᵀG and ∂L/∂A = GVᵀ; softmax gives ds = a ⊙ (da − Σ a ⊙ da); the scale
     multiplies by 1/√d_k; then QKᵀ sends the gradient back to Q and K.
     """
+    if attention != "ordinary":
+        check_attention(attention, "scaled_dot_product_attention")
+        return tiled_attention(q, k, v, attn_mask, is_causal, dropout_p), None
     d_k = q.shape[-1]
     if k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: need "
@@ -170,10 +177,11 @@ class MultiHeadAttention(Module):
 
     Sub-layers q_proj, k_proj, v_proj, out_proj: Linear(D, D) each, so 4D² weights
     (+4D biases) whatever H is; each head has width d = D / H.
-    `last_attention` keeps the weights [B, H, T_q, T_k] of the last call (a detached Tensor).
+    `last_attention` keeps the weights [B, H, T_q, T_k] of the last call (a detached Tensor;
+    None with attention="tiled", which never forms them: nn/tiled_attention.py, notes 3.8).
     """
 
-    def __init__(self, d_model, n_heads, dropout=0.0, bias=True):
+    def __init__(self, d_model, n_heads, dropout=0.0, bias=True, attention="ordinary"):
         super().__init__()
         if d_model % n_heads:
             raise ValueError(f"MultiHeadAttention: d_model={d_model} is not divisible by "
@@ -183,6 +191,8 @@ class MultiHeadAttention(Module):
                              f"got {dropout!r}")
         self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
         self.dropout = dropout
+        check_attention(attention, "MultiHeadAttention")
+        self.attention = attention  # "ordinary" or "tiled": same values, O(T²) or O(T) memory
         self.q_proj = Linear(d_model, d_model, bias)
         self.k_proj = Linear(d_model, d_model, bias)
         self.v_proj = Linear(d_model, d_model, bias)
@@ -229,10 +239,15 @@ class MultiHeadAttention(Module):
             if kv_cache is not None:
                 k, v = kv_cache.append(k, v)                # [B, H, T_past + T_q, d]
         t_k = k.shape[2]                                    # cached keys plus this call's
-        mask = self._combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, is_causal)
         dropout_p = self.dropout if self.training else 0.0
-        z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-        self.last_attention = weights.detach()              # [B, H, T_q, T_k]
+        if self.attention == "tiled":  # causal as a rule, not a mask: tiles past it are skipped
+            mask = self._combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, False)
+            z = tiled_attention(q, k, v, mask, is_causal, dropout_p, causal_offset=t_k - t_q)
+            self.last_attention = None
+        else:
+            mask = self._combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, is_causal)
+            z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+            self.last_attention = weights.detach()          # [B, H, T_q, T_k]
         # heads back next to each other per position before merging: reshaping [B, H, T, d]
         # straight to [B, T, D] would mix heads with positions
         z = z.transpose(1, 2)                               # [B, T_q, H, d]
