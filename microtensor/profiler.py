@@ -14,6 +14,7 @@ output and saved arrays, and the engine knows nothing about it. Saved bytes are 
 backward would keep, so they are 0 for ops run under `no_grad()`.
 """
 import contextlib
+import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -33,6 +34,14 @@ class OpRecord:
     # {name: (shape, nbytes, id(array))} kept for backward; the id finds an array that two
     # ops keep, so that saved_bytes() counts it once
     saved: dict = field(default_factory=dict)
+    node: weakref.ref = None  # the op's graph node, while it lives
+
+    @property
+    def role(self):
+        """The role its code gave the node ("A", "Z (tiled)", ...; notes 3.8), read when asked:
+        attention names its steps after they ran. None once the graph is gone."""
+        node = self.node() if self.node is not None else None
+        return None if node is None else node.role
 
 
 def matmul_flops(a_shape, b_shape):
@@ -55,7 +64,7 @@ class Profile:
         flops = (matmul_flops(inputs[0].shape, inputs[1].shape) if fn.op == "matmul"
                  else int(out.size))
         saved = {k: (np.shape(v), int(getattr(v, "nbytes", 0)), id(v)) for k, v in fn.saved.items()}
-        self.records.append(OpRecord(fn.op, fn.module, flops, out.shape, saved))
+        self.records.append(OpRecord(fn.op, fn.module, flops, out.shape, saved, weakref.ref(fn)))
 
     def flops(self, op=None, module=None, where=None):
         """Total FLOPs, optionally only of one op name, of modules under a path prefix, or
@@ -64,7 +73,8 @@ class Profile:
 
     def saved_bytes(self, op=None, module=None, where=None):
         """Bytes of the arrays kept for backward by the selected records, each array counted
-        once (softmax and the AV matmul both keep A: it is stored once)."""
+        once (softmax and the AV matmul both keep A: it is stored once). Attention's own steps
+        (QKᵀ … Z, or the one tiled node) are the records with a role other than "residual"."""
         unique = {}
         for r in self._select(op, module, where):
             for _, nbytes, key in r.saved.values():

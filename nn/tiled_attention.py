@@ -17,7 +17,8 @@ from microtensor.ops.tiled_attention import TiledAttention
 from microtensor.tensor import apply
 
 ATTENTIONS = ("ordinary", "tiled")  # what GPTConfig(attention=...) and the CLI's --attention take
-TILE_SIZE = 64  # queries and keys per tile: the fastest of 32–256 at T = 1024 (docs/tiled-attention.md)
+# queries and keys per tile: the fastest of 32–256 at T = 1024 here (docs/tiled-attention.md)
+TILE_SIZE = 64
 
 
 def check_attention(attention, where):

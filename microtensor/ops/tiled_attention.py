@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from ..autograd import Function
+from .rows import row_dot, row_max, row_sum
 
 
 class TiledAttention(Function):
@@ -99,29 +100,30 @@ class TiledAttention(Function):
     def forward(self, q, k, v):
         q, k, v = self._prepare(q, k, v)
         t_q, t_k = q.shape[-2], k.shape[-2]
-        z = np.empty(q.shape[:-1] + v.shape[-1:], dtype=q.dtype)   # [..., T_q, d_v]
-        lse = np.empty(q.shape[:-1] + (1,), dtype=q.dtype)          # [..., T_q, 1]   L
-        for i0 in range(0, t_q, self.tile_q):
+        z = np.empty(q.shape[:-1] + v.shape[-1:], q.dtype)        # [..., T_q, d_v]  Z
+        lse = np.empty(q.shape[:-1] + (1,), q.dtype)               # [..., T_q, 1]    L
+        for i0 in range(0, t_q, self.tile_q):                      # row tiles of queries
             i1 = min(i0 + self.tile_q, t_q)
-            q_i = q[..., i0:i1, :]                                  # [..., B_r, d_k]
-            m = np.full(q_i.shape[:-1] + (1,), -np.inf, q.dtype)    # [..., B_r, 1]   running max
-            l = np.zeros_like(m)                                    # [..., B_r, 1]   running sum
-            o = np.zeros(q_i.shape[:-1] + v.shape[-1:], q.dtype)    # [..., B_r, d_v] running output
-            for j0, j1 in self._key_tiles(i0, i1, t_k):
-                s = self._scores(q_i, k[..., j0:j1, :], i0, j0)     # [..., B_r, B_c]  S⁽ʲ⁾
-                m_new = np.maximum(m, s.max(axis=-1, keepdims=True))  # m⁽ʲ⁾ = max(m⁽ʲ⁻¹⁾, rowmax S⁽ʲ⁾)
-                shift = np.where(np.isneginf(m_new), 0, m_new)      # no key seen yet: −∞ − (−∞) is NaN
-                p = np.exp(s - shift, out=s)                        # [..., B_r, B_c]  P̃⁽ʲ⁾
-                alpha = np.exp(m - shift)                           # [..., B_r, 1]    e^(m⁽ʲ⁻¹⁾ − m⁽ʲ⁾)
-                l = alpha * l + p.sum(axis=-1, keepdims=True)       # l⁽ʲ⁾
+            q_i = q[..., i0:i1, :]                                 # [..., B_r, d_k]
+            m_i = np.full(q_i.shape[:-1] + (1,), -np.inf, q.dtype) # [..., B_r, 1]    running max
+            l_i = np.zeros_like(m_i)                               # [..., B_r, 1]    running sum
+            o_i = np.zeros(q_i.shape[:-1] + v.shape[-1:], q.dtype) # [..., B_r, d_v]  running O
+            for j0, j1 in self._key_tiles(i0, i1, t_k):            # column tiles of keys
+                s = self._scores(q_i, k[..., j0:j1, :], i0, j0)    # [..., B_r, B_c]  S⁽ʲ⁾
+                m_new = np.maximum(m_i, row_max(s))                # m⁽ʲ⁾ = max(m⁽ʲ⁻¹⁾, rowmax S⁽ʲ⁾)
+                shift = np.where(np.isneginf(m_new), 0, m_new)     # no key yet: −∞ − (−∞) is NaN
+                p = np.exp(s - shift, out=s)                       # [..., B_r, B_c]  P̃⁽ʲ⁾
+                alpha = np.exp(m_i - shift)                        # [..., B_r, 1]  e^(m⁽ʲ⁻¹⁾−m⁽ʲ⁾)
+                l_i = alpha * l_i + row_sum(p)                     # l⁽ʲ⁾
                 keep = self._keep(p.shape, i0, j0)
                 if keep is not None:
-                    p *= keep                                       # dropout on the weights only
-                o = alpha * o + p @ v[..., j0:j1, :]                # [..., B_r, d_v]  O⁽ʲ⁾
-                m = m_new
-            empty = l == 0                                          # every key blocked
-            z[..., i0:i1, :] = o / np.where(empty, 1, l)            # Z = O/l (zero where empty)
-            lse[..., i0:i1, :] = np.where(empty, np.inf, m + np.log(np.where(empty, 1, l)))
+                    p *= keep                                      # dropout on the weights only
+                o_i = alpha * o_i + p @ v[..., j0:j1, :]           # [..., B_r, d_v]  O⁽ʲ⁾
+                m_i = m_new
+            empty = l_i == 0                                       # every key blocked
+            l_i[empty] = 1                                         # so that Z = O/1 = 0 there
+            z[..., i0:i1, :] = o_i / l_i                           # Z = O⁽ᴺ⁾ / l⁽ᴺ⁾
+            lse[..., i0:i1, :] = np.where(empty, np.inf, m_i + np.log(l_i))  # L = m + log l
         self.save(q=q, k=k, v=v, z=z, lse=lse)
         return z
 
@@ -129,23 +131,23 @@ class TiledAttention(Function):
         q, k, v, z, lse = (self.saved[name] for name in ("q", "k", "v", "z", "lse"))
         t_q, t_k = q.shape[-2], k.shape[-2]
         scale = 1.0 / math.sqrt(q.shape[-1])
-        d = np.sum(dz * z, axis=-1, keepdims=True)                  # [..., T_q, 1]  D = rowsum(dZ ⊙ Z)
-        dq, dk, dv = np.zeros(q.shape, q.dtype), np.zeros(k.shape, k.dtype), np.zeros(v.shape, v.dtype)
+        d = row_dot(dz, z)                                         # [..., T_q, 1]  D = Σ dZ⊙Z
+        dq, dk, dv = (np.zeros(x.shape, x.dtype) for x in (q, k, v))
         for i0 in range(0, t_q, self.tile_q):
             i1 = min(i0 + self.tile_q, t_q)
-            q_i, dz_i = q[..., i0:i1, :], dz[..., i0:i1, :]         # [..., B_r, d_k], [..., B_r, d_v]
+            q_i, dz_i = q[..., i0:i1, :], dz[..., i0:i1, :]        # [..., B_r, d_k | d_v]
             for j0, j1 in self._key_tiles(i0, i1, t_k):
-                k_j, v_j = k[..., j0:j1, :], v[..., j0:j1, :]       # [..., B_c, d_k], [..., B_c, d_v]
-                s = self._scores(q_i, k_j, i0, j0)                  # [..., B_r, B_c]  S again
-                a = np.exp(s - lse[..., i0:i1, :], out=s)           # [..., B_r, B_c]  A = exp(S − L)
-                da = dz_i @ np.swapaxes(v_j, -1, -2)                # [..., B_r, B_c]  dA = dZ Vᵀ
+                k_j, v_j = k[..., j0:j1, :], v[..., j0:j1, :]      # [..., B_c, d_k | d_v]
+                s = self._scores(q_i, k_j, i0, j0)                 # [..., B_r, B_c]  S, again
+                a = np.exp(s - lse[..., i0:i1, :], out=s)          # [..., B_r, B_c]  A = exp(S − L)
+                da = dz_i @ np.swapaxes(v_j, -1, -2)               # [..., B_r, B_c]  dA = dZ Vᵀ
                 keep = self._keep(a.shape, i0, j0)
-                a_kept = a if keep is None else a * keep            # the weights Z was made of
-                dv[..., j0:j1, :] += np.swapaxes(a_kept, -1, -2) @ dz_i  # dV = Aᵀ dZ
+                a_kept = a if keep is None else a * keep           # the weights Z was made of
+                dv[..., j0:j1, :] += np.swapaxes(a_kept, -1, -2) @ dz_i   # dV = Aᵀ dZ
                 if keep is not None:
-                    da *= keep                                      # back through the dropout
-                ds = a * (da - d[..., i0:i1, :])                    # [..., B_r, B_c]  dS = A ⊙ (dA − D)
-                dq[..., i0:i1, :] += (ds @ k_j) * scale             # dQ = dS K /√d_k
+                    da *= keep                                     # back through the dropout
+                ds = a * (da - d[..., i0:i1, :])                   # [..., B_r, B_c]  dS = A⊙(dA − D)
+                dq[..., i0:i1, :] += (ds @ k_j) * scale            # dQ = dS K /√d_k
                 dk[..., j0:j1, :] += (np.swapaxes(ds, -1, -2) @ q_i) * scale  # dK = dSᵀ Q /√d_k
         need_q, need_k, need_v = self.needs_input_grad
         return dq if need_q else None, dk if need_k else None, dv if need_v else None
