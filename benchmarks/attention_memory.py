@@ -1,0 +1,223 @@
+"""Memory and time of one training step against block size, ordinary vs tiled attention (notes 3.8).
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/attention_memory.py
+    ... --sizes 64 256 1024 --repeats 3 --steps 2 --tiles 32 64 128 256
+
+The model is the baby GPT (`--preset baby`: 4 layers, 4 heads, width 128, no biases, batch
+12) at each block size T; one step is forward with cross-entropy, backward, AdamW, as
+`microtensor train` runs it. Each (T, attention) point runs in a fresh subprocess, so that its
+peak RSS (ru_maxrss: the process's most resident memory) is its own; the points are
+interleaved (every size and both attentions, then again) so that load from other processes
+hits both, and the table quotes medians over the repeats. Saved bytes: what attention's own
+graph nodes keep for backward in one forward, as `microtensor.profile()` counts them (the
+nodes with an attention role: QKᵀ, S, A, Z, or the one tiled node). `--tiles` also times the
+tiled step at the largest size for each tile size. Writes docs/results/attention_memory.json,
+.md and .png (matplotlib).
+"""
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+RESULTS = os.path.join(ROOT, "docs", "results")
+VOCAB, BATCH = 65, 12  # tinyshakespeare's characters; the baby preset's batch
+
+
+def worker(attention, block_size, steps, tile_size):
+    """Run in the subprocess: one untimed step under profile(), then `steps` timed steps."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    import microtensor
+    import nn
+    import nn.tiled_attention
+    from models import GPT, GPTConfig
+
+    threadpool_limits(1)  # as `train --threads 1`, the default
+    microtensor.memory.keep_freed_memory()  # as the train command does
+    nn.tiled_attention.TILE_SIZE = tile_size
+    microtensor.manual_seed(0)
+    model = GPT(GPTConfig(VOCAB, block_size, n_layer=4, n_head=4, n_embd=128, bias=False,
+                          attention=attention))
+    optimizer = nn.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.99), weight_decay=0.1)
+    rng = np.random.default_rng(0)
+
+    def batch():
+        x = rng.integers(0, VOCAB, size=(BATCH, block_size))
+        return x, np.roll(x, -1, axis=1)
+
+    def step(x, y):
+        optimizer.zero_grad()
+        _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+
+    with microtensor.profile() as prof:  # the first step, untimed, is the one counted
+        _, loss = model(*batch())
+    attention_bytes = prof.saved_bytes(where=lambda r: r.role not in (None, "residual"))
+    all_bytes = prof.saved_bytes()
+    loss.backward()
+    del prof, loss
+    times = []
+    for _ in range(steps):
+        x, y = batch()
+        t0 = time.perf_counter()
+        step(x, y)
+        times.append(time.perf_counter() - t0)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    return {"attention": attention, "block_size": block_size, "tile_size": tile_size,
+            "step_s": statistics.median(times), "peak_rss": peak,
+            "attention_saved": attention_bytes, "all_saved": all_bytes}
+
+
+def point(attention, block_size, steps, tile_size):
+    """One measurement in a fresh Python process; None if it ran out of memory or failed."""
+    code = (f"import json, sys; sys.path.insert(0, {ROOT!r}); sys.path.insert(0, {HERE!r}); "
+            f"import attention_memory as b; "
+            f"print(json.dumps(b.worker({attention!r}, {block_size}, {steps}, {tile_size})))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    if run.returncode != 0:
+        print(f"  {attention} T={block_size}: failed ({run.stderr.strip().splitlines()[-1:]})")
+        return None
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def machine():
+    """The processor, Python, numpy and the BLAS kernel numpy runs (threadpoolctl)."""
+    import numpy as np
+    from threadpoolctl import threadpool_info
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    blas = [f"{i.get('internal_api')} {i.get('version')} ({i.get('architecture')} kernel, "
+            f"{i.get('num_threads')} threads)" for i in threadpool_info()
+            if i.get("user_api") == "blas"]
+    return {"processor": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__, "blas": "; ".join(blas) or "unknown",
+            "load_average": os.getloadavg()}
+
+
+def median_rows(points):
+    """{(T, attention): medians of step_s and peak_rss, and the saved bytes} over repeats."""
+    rows = {}
+    for p in points:
+        rows.setdefault((p["block_size"], p["attention"]), []).append(p)
+    return {key: {"step_s": statistics.median(p["step_s"] for p in ps),
+                  "peak_rss": statistics.median(p["peak_rss"] for p in ps),
+                  "attention_saved": ps[0]["attention_saved"], "all_saved": ps[0]["all_saved"],
+                  "runs": len(ps)}
+            for key, ps in sorted(rows.items())}
+
+
+def table(rows, sizes):
+    mb = 1e6
+    lines = ["| T | attention saved, ordinary → tiled (MB) | fewer | peak RSS, ordinary → tiled "
+             "(MB) | lower | step, ordinary → tiled (s) | tiled/ordinary |",
+             "|---|---|---|---|---|---|---|"]
+    for t in sizes:
+        o, ti = rows.get((t, "ordinary")), rows.get((t, "tiled"))
+        if ti is None:
+            continue
+        if o is None:
+            lines.append(f"| {t} | — → {ti['attention_saved'] / mb:.1f} | | — → "
+                         f"{ti['peak_rss'] / mb:.0f} | | — → {ti['step_s']:.2f} | |")
+            continue
+        lines.append(
+            f"| {t} | {o['attention_saved'] / mb:.1f} → {ti['attention_saved'] / mb:.1f} | "
+            f"{o['attention_saved'] / ti['attention_saved']:.1f}× | {o['peak_rss'] / mb:.0f} → "
+            f"{ti['peak_rss'] / mb:.0f} | {o['peak_rss'] / ti['peak_rss']:.2f}× | "
+            f"{o['step_s']:.2f} → {ti['step_s']:.2f} | {ti['step_s'] / o['step_s']:.2f} |")
+    return "\n".join(lines)
+
+
+def figure(rows, sizes, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    for attention, style in (("ordinary", "o-"), ("tiled", "s-")):
+        ts = [t for t in sizes if (t, attention) in rows]
+        r = [rows[(t, attention)] for t in ts]
+        axes[0].plot(ts, [x["attention_saved"] / 1e6 for x in r], style, label=attention)
+        axes[1].plot(ts, [x["peak_rss"] / 1e6 for x in r], style, label=attention)
+        axes[2].plot(ts, [x["step_s"] for x in r], style, label=attention)
+    titles = ("attention's bytes kept for backward (MB)", "peak RSS of a step (MB)",
+              "time of a step (s, median)")
+    for ax, title in zip(axes, titles):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("block size T")
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle("baby GPT (4 layers, 4 heads, width 128, batch 12): ordinary vs tiled attention")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256, 512, 1024, 2048])
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds (default: 3)")
+    parser.add_argument("--steps", type=int, default=2, help="timed steps per point (default: 2)")
+    parser.add_argument("--tile-size", type=int, default=64, help="tiles of the main table")
+    parser.add_argument("--tiles", type=int, nargs="*", default=[32, 64, 128, 256],
+                        help="tile sizes also timed at the largest size (none: skip)")
+    parser.add_argument("--tile-size-at", type=int, default=1024,
+                        help="the block size of the tile-size sweep (default: %(default)s)")
+    parser.add_argument("--out", default=RESULTS, help="folder of the .json, .md and .png")
+    args = parser.parse_args(argv)
+    info = machine()
+    print(f"processor: {info['processor']} ({info['cores']} cores); numpy {info['numpy']}; "
+          f"BLAS: {info['blas']}; load average {info['load_average']}")
+    points, tile_points = [], []
+    for round_ in range(args.repeats):
+        for t in args.sizes:
+            for attention in (("ordinary", "tiled") if round_ % 2 == 0 else ("tiled", "ordinary")):
+                p = point(attention, t, args.steps, args.tile_size)
+                if p is not None:
+                    points.append(p)
+                    print(f"  round {round_ + 1}: T={t} {attention}: step {p['step_s']:.2f} s, "
+                          f"peak RSS {p['peak_rss'] / 1e6:.0f} MB, attention saved "
+                          f"{p['attention_saved'] / 1e6:.1f} MB", flush=True)
+        for tile in args.tiles:
+            p = point("tiled", args.tile_size_at, args.steps, tile)
+            if p is not None:
+                tile_points.append(p)
+                print(f"  round {round_ + 1}: T={args.tile_size_at} tiled, tiles of {tile}: "
+                      f"step {p['step_s']:.2f} s", flush=True)
+    rows = median_rows(points)
+    tiles = {tile: statistics.median(p["step_s"] for p in tile_points if p["tile_size"] == tile)
+             for tile in args.tiles if any(p["tile_size"] == tile for p in tile_points)}
+    text = table(rows, args.sizes)
+    if tiles:
+        text += (f"\n\nTiled step at T = {args.tile_size_at} by tile size (median s): "
+                 + ", ".join(f"{tile}: {s:.2f}" for tile, s in tiles.items()))
+    print(text)
+    os.makedirs(args.out, exist_ok=True)
+    base = os.path.join(args.out, "attention_memory")
+    with open(base + ".json", "w") as f:
+        json.dump({"machine": info, "args": vars(args), "points": points,
+                   "tile_points": tile_points}, f, indent=1)
+    with open(base + ".md", "w") as f:
+        f.write(f"Machine: {info['processor']}, {info['cores']} cores, numpy {info['numpy']}, "
+                f"BLAS {info['blas']}; load average at start {info['load_average']}.\n\n"
+                + text + "\n")
+    figure(rows, args.sizes, base + ".png")
+    print(f"wrote {base}.json, .md and .png")
+
+
+if __name__ == "__main__":
+    main()
