@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 from nn import check_attention
 
-from .gpt import GPTConfig
+from ..gpt import GPTConfig
 
 
 def flag_name(name):
