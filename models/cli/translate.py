@@ -155,10 +155,12 @@ def cross_attention_weights(model, src_tokenizer, text):
     import numpy as np
 
     import microtensor
+    import nn
 
     src = np.array([src_tokenizer.encode(text)])                         # [1, T_src]
     out = model.generate(src, model.config.max_len)[0]                   # [T_out], eos last
     tgt_in = np.concatenate([[model.config.bos_id], out[:-1]])[None]     # [1, T_out]
+    nn.use_attention(model, "ordinary")  # a tiled model never forms the weights drawn here
     with microtensor.no_grad():
         model(src, tgt_in)
     weights = np.stack([layer.multihead_attn.last_attention.data[0] for layer in model.decoder])
