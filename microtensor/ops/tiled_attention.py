@@ -146,7 +146,7 @@ class TiledAttention(Function):
                 dv[..., j0:j1, :] += np.swapaxes(a_kept, -1, -2) @ dz_i   # dV = Aᵀ dZ
                 if keep is not None:
                     da *= keep                                     # back through the dropout
-                ds = a * (da - d[..., i0:i1, :])                   # [..., B_r, B_c]  dS = A⊙(dA − D)
+                ds = a * (da - d[..., i0:i1, :])                   # [..., B_r, B_c]  dS = A⊙(dA−D)
                 dq[..., i0:i1, :] += (ds @ k_j) * scale            # dQ = dS K /√d_k
                 dk[..., j0:j1, :] += (np.swapaxes(ds, -1, -2) @ q_i) * scale  # dK = dSᵀ Q /√d_k
         need_q, need_k, need_v = self.needs_input_grad

@@ -28,7 +28,6 @@ def attention_weights(model, ids):
     import numpy as np
 
     import microtensor
-
     import nn
 
     model.eval()
