@@ -65,15 +65,17 @@ def worker(attention, block_size, steps, tile_size):
     all_bytes = prof.saved_bytes()
     loss.backward()
     del prof, loss
-    times = []
+    times, cpu_times = [], []
     for _ in range(steps):
         x, y = batch()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         step(x, y)
         times.append(time.perf_counter() - t0)
+        cpu_times.append(time.process_time() - c0)  # one BLAS thread: the work, less the waits
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     return {"attention": attention, "block_size": block_size, "tile_size": tile_size,
-            "step_s": statistics.median(times), "peak_rss": peak,
+            "step_s": statistics.median(times), "cpu_s": statistics.median(cpu_times),
+            "peak_rss": peak,
             "attention_saved": attention_bytes, "all_saved": all_bytes}
 
 
@@ -113,7 +115,10 @@ def median_rows(points):
     rows = {}
     for p in points:
         rows.setdefault((p["block_size"], p["attention"]), []).append(p)
-    return {key: {"step_s": statistics.median(p["step_s"] for p in ps),
+    def cpu(ps):  # older result files lack it
+        return statistics.median(p["cpu_s"] for p in ps) if all("cpu_s" in p for p in ps) else None
+
+    return {key: {"step_s": statistics.median(p["step_s"] for p in ps), "cpu_s": cpu(ps),
                   "peak_rss": statistics.median(p["peak_rss"] for p in ps),
                   "attention_saved": ps[0]["attention_saved"], "all_saved": ps[0]["all_saved"],
                   "runs": len(ps)}
@@ -121,23 +126,25 @@ def median_rows(points):
 
 
 def table(rows, sizes):
-    mb = 1e6
-    lines = ["| T | attention saved, ordinary → tiled (MB) | fewer | peak RSS, ordinary → tiled "
-             "(MB) | lower | step, ordinary → tiled (s) | tiled/ordinary |",
-             "|---|---|---|---|---|---|---|"]
+    """A markdown table: per T, ordinary → tiled and the ratio of each measure."""
+    def cell(o, t, key, scale, fmt, ratio_of_tiled):
+        if o is None or o.get(key) is None or t.get(key) is None:
+            value = "—" if t.get(key) is None else format(t[key] / scale, fmt)
+            return f"— → {value} | | "
+        ratio = t[key] / o[key] if ratio_of_tiled else o[key] / t[key]
+        return f"{format(o[key] / scale, fmt)} → {format(t[key] / scale, fmt)} | {ratio:.2f}× | "
+
+    lines = ["| T | attention's saved bytes (MB) | fewer | peak RSS (MB) | lower | step, wall (s) "
+             "| tiled/ordinary | step, CPU (s) | tiled/ordinary |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for t in sizes:
         o, ti = rows.get((t, "ordinary")), rows.get((t, "tiled"))
         if ti is None:
             continue
-        if o is None:
-            lines.append(f"| {t} | — → {ti['attention_saved'] / mb:.1f} | | — → "
-                         f"{ti['peak_rss'] / mb:.0f} | | — → {ti['step_s']:.2f} | |")
-            continue
-        lines.append(
-            f"| {t} | {o['attention_saved'] / mb:.1f} → {ti['attention_saved'] / mb:.1f} | "
-            f"{o['attention_saved'] / ti['attention_saved']:.1f}× | {o['peak_rss'] / mb:.0f} → "
-            f"{ti['peak_rss'] / mb:.0f} | {o['peak_rss'] / ti['peak_rss']:.2f}× | "
-            f"{o['step_s']:.2f} → {ti['step_s']:.2f} | {ti['step_s'] / o['step_s']:.2f} |")
+        lines.append(f"| {t} | " + cell(o, ti, "attention_saved", 1e6, ".1f", False)
+                     + cell(o, ti, "peak_rss", 1e6, ".0f", False)
+                     + cell(o, ti, "step_s", 1, ".2f", True)
+                     + cell(o, ti, "cpu_s", 1, ".2f", True).rstrip())
     return "\n".join(lines)
 
 
@@ -178,7 +185,14 @@ def main(argv=None):
     parser.add_argument("--tile-size-at", type=int, default=1024,
                         help="the block size of the tile-size sweep (default: %(default)s)")
     parser.add_argument("--out", default=RESULTS, help="folder of the .json, .md and .png")
+    parser.add_argument("--replot", metavar="JSON",
+                        help="measure nothing: write the table and figure of a saved result")
     args = parser.parse_args(argv)
+    if args.replot:
+        with open(args.replot) as f:
+            saved = json.load(f)
+        return write(args.out, saved["machine"], saved["args"], saved["points"],
+                     saved["tile_points"])
     info = machine()
     print(f"processor: {info['processor']} ({info['cores']} cores); numpy {info['numpy']}; "
           f"BLAS: {info['blas']}; load average {info['load_average']}")
@@ -198,24 +212,36 @@ def main(argv=None):
                 tile_points.append(p)
                 print(f"  round {round_ + 1}: T={args.tile_size_at} tiled, tiles of {tile}: "
                       f"step {p['step_s']:.2f} s", flush=True)
+    write(args.out, info, vars(args), points, tile_points)
+
+
+def write(out, info, args, points, tile_points):
+    """Print the table; write it (.md), the points (.json) and the figure (.png) under `out`."""
+    sizes = sorted({p["block_size"] for p in points})
     rows = median_rows(points)
-    tiles = {tile: statistics.median(p["step_s"] for p in tile_points if p["tile_size"] == tile)
-             for tile in args.tiles if any(p["tile_size"] == tile for p in tile_points)}
-    text = table(rows, args.sizes)
+    tile_sizes = sorted({p["tile_size"] for p in tile_points})
+    by_tile = {tile: [p for p in tile_points if p["tile_size"] == tile] for tile in tile_sizes}
+    tiles = {tile: statistics.median(p["step_s"] for p in ps) for tile, ps in by_tile.items()}
+    text = table(rows, sizes)
     if tiles:
-        text += (f"\n\nTiled step at T = {args.tile_size_at} by tile size (median s): "
+        at = tile_points[0]["block_size"]
+        text += (f"\n\nTiled step at T = {at} by tile size (median wall s): "
                  + ", ".join(f"{tile}: {s:.2f}" for tile, s in tiles.items()))
+        if all("cpu_s" in p for p in tile_points):
+            text += "; CPU s: " + ", ".join(
+                f"{tile}: {statistics.median(p['cpu_s'] for p in ps):.2f}"
+                for tile, ps in by_tile.items())
     print(text)
-    os.makedirs(args.out, exist_ok=True)
-    base = os.path.join(args.out, "attention_memory")
+    os.makedirs(out, exist_ok=True)
+    base = os.path.join(out, "attention_memory")
     with open(base + ".json", "w") as f:
-        json.dump({"machine": info, "args": vars(args), "points": points,
+        json.dump({"machine": info, "args": args, "points": points,
                    "tile_points": tile_points}, f, indent=1)
     with open(base + ".md", "w") as f:
         f.write(f"Machine: {info['processor']}, {info['cores']} cores, numpy {info['numpy']}, "
                 f"BLAS {info['blas']}; load average at start {info['load_average']}.\n\n"
                 + text + "\n")
-    figure(rows, args.sizes, base + ".png")
+    figure(rows, sizes, base + ".png")
     print(f"wrote {base}.json, .md and .png")
 
 
