@@ -205,7 +205,8 @@ def main(argv=None):
                 p = point(attention, t, args.steps, args.tile_size)
                 if p is not None:
                     points.append(p)
-                    print(f"  round {round_ + 1}: T={t} {attention}: step {p['step_s']:.2f} s, "
+                    print(f"  round {round_ + 1}: T={t} {attention}: step {p['step_s']:.2f} s "
+                          f"({p['cpu_s']:.2f} s CPU), "
                           f"peak RSS {p['peak_rss'] / 1e6:.0f} MB, attention saved "
                           f"{p['attention_saved'] / 1e6:.1f} MB", flush=True)
         for tile in args.tiles if round_ == 0 else ():  # the sweep once: it is a side note
@@ -213,8 +214,9 @@ def main(argv=None):
             if p is not None:
                 tile_points.append(p)
                 print(f"  round {round_ + 1}: T={args.tile_size_at} tiled, tiles of {tile}: "
-                      f"step {p['step_s']:.2f} s", flush=True)
-    write(args.out, info, vars(args), points, tile_points)
+                      f"step {p['step_s']:.2f} s ({p['cpu_s']:.2f} s CPU)", flush=True)
+        write(args.out, info, vars(args), points, tile_points)  # after each round: a long
+        # run stopped early keeps the rounds it finished
 
 
 def write(out, info, args, points, tile_points):
