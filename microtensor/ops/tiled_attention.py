@@ -91,9 +91,9 @@ class TiledAttention(Function):
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2],
                                     () if self.mask is None else self.mask.shape[:-2])
         if self.mask is not None:
-            self.mask = np.broadcast_to(self.mask, batch + (t_q, t_k))
-            if self.mask.dtype != np.bool_:
+            if self.mask.dtype != np.bool_:  # cast before broadcasting: a view stays a view
                 self.mask = self.mask.astype(q.dtype, copy=False)
+            self.mask = np.broadcast_to(self.mask, batch + (t_q, t_k))
         return (np.broadcast_to(q, batch + q.shape[-2:]), np.broadcast_to(k, batch + k.shape[-2:]),
                 np.broadcast_to(v, batch + v.shape[-2:]))
 

@@ -240,3 +240,12 @@ def test_a_tiled_seq2seq_gives_the_default_loss_with_padding_masks():
 def test_bad_input_names_the_argument(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+@pytest.mark.parametrize("t_q, t_k", [(0, 5), (4, 0)])
+def test_zero_queries_or_zero_keys_give_ordinary_attentions_result(t_q, t_k):
+    arrays = _qkv((2,), t_q, t_k, 3, 2, np.float64)
+    upstream = np.ones((2, t_q, 2))
+    ordinary, tiled = (_run(a, arrays, upstream) for a in ("ordinary", "tiled"))
+    for name, expected in ordinary.items():
+        check_close(tiled[name], expected, f"{name} with T_q={t_q}, T_k={t_k}", atol=0)
