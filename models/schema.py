@@ -145,12 +145,6 @@ class Nullable:
     """null, or a value of `spec`."""
     spec: object
 
-    def expected(self):
-        return f"null or {self.spec.expected()}"
-
-    def accepts(self, v):
-        return v is None or self.spec.accepts(v)
-
 
 @dataclass(frozen=True)
 class Optional:
@@ -187,10 +181,16 @@ def check(value, spec, file, field=""):
     file: the name in the error message; field: where `value` sits in the file ('' for the
     whole file). Raises FileError naming both for the first thing that does not fit.
     """
+    if isinstance(spec, Nullable):
+        if value is None:
+            return None
+        spec = spec.spec
+        if not isinstance(spec, (Object, Array, Map)) and not spec.accepts(value):
+            raise fail(file, field, value, f"null or {spec.expected()}")
     if isinstance(spec, Object):
         if type(value) is not dict:
             raise fail(file, field, value, "an object")
-        out = {}
+        out = dict(value)  # other keys kept as they are, unchecked
         for name, sub in spec.fields.items():
             inner = f"{field}.{name}" if field else name
             if name not in value:

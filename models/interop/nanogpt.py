@@ -40,6 +40,7 @@ from ..schema import (
     shown,
 )
 from ..tokenizer import CharTokenizer
+from .char_tokenizer_json import MAX_VOCAB
 from .hf import check_gpt2_block
 from .names import LINEAR_WEIGHTS, gpt2_parameter_names, load_gpt2_state, to_gpt2
 from .optional import require
@@ -231,7 +232,6 @@ def _bin_splits(tokenizer, text, block_size):
 
 
 # What we read from meta.pkl and ckpt.pt (models/schema.py); other keys are not looked at.
-MAX_VOCAB = 0x110000  # one token per Unicode code point at most
 META = Object({"vocab_size": Optional(Int(1, MAX_VOCAB)),
                "itos": Map(Int(0, MAX_VOCAB - 1), Str(length=1), max_items=MAX_VOCAB),
                "stoi": Optional(Map(Str(length=1), Int(0, MAX_VOCAB - 1)))})
