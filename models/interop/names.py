@@ -13,6 +13,7 @@ References: Radford et al. 2019 (GPT-2); Karpathy, nanoGPT `model.py` (its
 import numpy as np
 
 from ..gpt import GPT
+from ..schema import FileError
 
 # Per block i (ours -> GPT-2, without the `transformer.` prefix); q/k/v fuse into c_attn.
 BLOCK_NAMES = {
@@ -117,27 +118,27 @@ def load_gpt2_state(config, state, where):
     that asks for more than the file holds allocates nothing.
     """
     if config.n_layer > len(state):  # before listing n_layer blocks' names
-        raise ValueError(f"{where}: n_layer={config.n_layer} needs more parameters than the "
+        raise FileError(f"{where}: n_layer={config.n_layer} needs more parameters than the "
                          f"{len(state)} the file holds")
     shapes = gpt2_shapes(config)
     unexpected = sorted(set(state) - set(shapes))
     if unexpected:
-        raise ValueError(f"{where}: unexpected parameters {unexpected[:3]} for a GPT-2 with "
+        raise FileError(f"{where}: unexpected parameters {unexpected[:3]} for a GPT-2 with "
                          f"n_layer={config.n_layer}")
     for name, array in state.items():
         if array.shape != shapes[name]:
-            raise ValueError(f"{where}: {name} has shape {array.shape}; the config needs "
+            raise FileError(f"{where}: {name} has shape {array.shape}; the config needs "
                              f"{shapes[name]}")
         if not np.isfinite(array).all():
-            raise ValueError(f"{where}: {name} holds NaN or infinite values")
+            raise FileError(f"{where}: {name} holds NaN or infinite values")
     try:
         ours = from_gpt2(state, config.n_layer, bias=config.bias)
     except KeyError as error:
-        raise ValueError(f"{where}: {error.args[0]}") from None
+        raise FileError(f"{where}: {error.args[0]}") from None
     model = GPT(config)
     try:
         model.load_state_dict(ours)
     except (KeyError, ValueError) as error:
-        raise ValueError(f"{where}: {error.args[0]}") from None
+        raise FileError(f"{where}: {error.args[0]}") from None
     model.eval()
     return model
