@@ -21,9 +21,9 @@ import os
 
 import numpy as np
 
-from ..checkpoint_format import atomic_write
 from ..gpt import GPTConfig
 from ..schema import Bool, FileError, Int, Nullable, Number, Object, Optional, Str, read_json
+from ..training.checkpoint_format import atomic_write
 from .char_tokenizer_json import (
     MAX_VOCAB,
     TOKENIZER_CONFIG_FILE,

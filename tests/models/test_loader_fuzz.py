@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 import microtensor
 from models import GPT, CharTokenizer, GPTConfig
-from models.checkpoint import load_checkpoint, save_model
 from models.schema import FileError
+from models.training.checkpoint import load_checkpoint, save_model
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
@@ -83,7 +83,8 @@ def record(loader, result, where):
     outcome = result[0] if result[0] != "error" else "refused"
     COUNTS.setdefault(loader, {}).setdefault(outcome, 0)
     COUNTS[loader][outcome] += 1
-    assert result[0] in ("ok", "error"), f"{loader}: expected a result within {TIME_LIMIT} s, got {result}"
+    assert result[0] in ("ok", "error"), \
+        f"{loader}: expected a result within {TIME_LIMIT} s, got {result}"
     if result[0] == "error":
         _, cls, message, ours = result
         assert ours, f"{loader}: expected a FileError, got {cls}: {message}"
@@ -303,7 +304,7 @@ def test_our_checkpoint_loads_for_sample_or_says_what_is_wrong_in_one_line(origi
             mutate_tensors(arrays, data, numpy_arrays=True)
             np.savez(snapshot, **arrays)
         if data.draw(st.booleans(), label="consistent?"):  # config.json updated to match
-            from models.checkpoint_format import sha256
+            from models.training.checkpoint_format import sha256
             for which in ("best", "latest"):
                 manifest[which].update(bytes=os.path.getsize(snapshot), sha256=sha256(snapshot))
             (directory / "config.json").write_text(json.dumps(manifest), encoding="utf-8")
