@@ -3,9 +3,11 @@
 Each config is a dataclass that checks itself in `__post_init__` with these helpers, so a bad
 size fails where the config is made, with a message naming the config, the field and the value.
 """
-from dataclasses import asdict, fields
+from dataclasses import MISSING, asdict, fields
 
 import numpy as np
+
+from .schema import Bool, FileError, Int, Number, Object, Optional, Str, check
 
 ACTIVATIONS = ("gelu", "relu")
 
@@ -39,13 +41,40 @@ class ModelConfig:
     def to_dict(self):
         return asdict(self)
 
+    def num_elements(self):
+        """How many numbers a model of this config holds: its parameters and fixed tables.
+
+        A loader compares it with the file's arrays before it builds the model, so a config
+        edited to ask for more than the file holds allocates nothing.
+        """
+        raise NotImplementedError
+
     @classmethod
-    def from_dict(cls, d):
-        """Inverse of `to_dict`; raises ValueError naming unknown or missing fields."""
+    def schema(cls):
+        """The fields as models/schema.py specs, from their annotations (int, float, bool, str)."""
+        kinds = {int: Int(), float: Number(), bool: Bool(), str: Str()}
+        return Object({f.name: kinds[f.type] if f.default is MISSING
+                       else Optional(kinds[f.type], f.default) for f in fields(cls)})
+
+    @classmethod
+    def from_dict(cls, d, file=None, field=""):
+        """Inverse of `to_dict`: the JSON types are checked first (a bool is not an int,
+        "false" is not a bool), then the ranges (`__post_init__`).
+
+        file, field: where `d` was read, for the message. Raises ValueError naming unknown
+        or missing fields, or the field and its value (a FileError when it is a type).
+        """
+        where = file or cls.__name__
+        if not isinstance(d, dict):
+            raise FileError(f"{where}: {field or 'the config'} is a {type(d).__name__}; "
+                            "expected an object")
         unknown = sorted(set(d) - {f.name for f in fields(cls)})
         if unknown:
-            raise ValueError(f"{cls.__name__}: unknown fields {unknown}")
+            raise FileError(f"{where}: {field or cls.__name__} has unknown fields {unknown}")
         try:
-            return cls(**d)
-        except TypeError as error:  # a required field is missing
-            raise ValueError(f"{cls.__name__}: {error}") from None
+            return cls(**check(d, cls.schema(), where, field))
+        except FileError:
+            raise
+        except ValueError as error:  # a range, from __post_init__
+            raise FileError(f"{where}: {field}: {error}" if field else f"{where}: {error}"
+                            ) from None
