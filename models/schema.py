@@ -249,5 +249,5 @@ def read_json(path, spec=None, max_bytes=MAX_JSON_BYTES):
     except RecursionError:
         raise FileError(f"{path} nests arrays or objects deeper than can be read") from None
     except ValueError as error:  # JSONDecodeError, or an integer of over 4300 digits
-        raise FileError(f"{path} is not valid JSON ({error})") from None
+        raise FileError(f"{path} is not JSON ({error})") from None
     return value if spec is None else check(value, spec, path)

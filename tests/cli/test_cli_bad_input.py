@@ -96,8 +96,8 @@ RESUME_EDITS = {
                               "latest.elapsed_s is a str"),
     "a number for the data path": (lambda m: m["info"]["data"].update(path=5),
                                    "info.data.path is 5, not a file path"),
-    "iter True": (lambda m: m["latest"].update(iter=True), "expected an int >= 0"),
-    "a negative iter": (lambda m: m["best"].update(iter=-3), "expected an int >= 0"),
+    "iter True": (lambda m: m["latest"].update(iter=True), "expected an integer >= 0"),
+    "a negative iter": (lambda m: m["best"].update(iter=-3), "expected an integer >= 0"),
 }
 
 
@@ -155,7 +155,7 @@ def test_a_config_json_that_is_a_directory_is_one_line(capsys, copy):
     (copy / "config.json").unlink()
     (copy / "config.json").mkdir()
     err = one_line_error(capsys, ["sample", "--out", str(copy)])
-    assert "config.json cannot be read" in err, err
+    assert "config.json is a directory" in err, err
 
 
 def test_a_data_file_name_that_is_not_utf8_is_refused_before_training(capsys, tmp_path):
