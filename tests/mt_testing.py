@@ -1,12 +1,18 @@
 """The one helper module of the test suite, shared by every test folder.
 
 It holds float64 arrays, tensors and modules, gradchecks, closeness checks, graph walking,
-a numpy softmax and the `needs_dot` mark. Every test folder imports it
+a numpy softmax, the `needs_dot` mark, and `run_bounded` (a loader under a time limit). Every test folder imports it
 (`from mt_testing import ...`; tests/conftest.py puts this folder on sys.path). The
 distinctive name keeps it apart from any other `helpers` module.
 """
 import contextlib
+import os
+import pickle
+import resource
+import select
 import shutil
+import signal
+import time
 
 import numpy as np
 import pytest
@@ -184,3 +190,49 @@ def numerical_gradient(f, x, eps=1e-6):
         x[idx] = original
         grad[idx] = (f_plus - f_minus) / (2 * eps)
     return grad
+
+
+# Loader tests (tests/interop, tests/models/test_loader_fuzz.py): each hostile file is read
+# in a child process that is killed after TIME_LIMIT seconds and may add MEMORY_LIMIT bytes.
+TIME_LIMIT = 2.0
+MEMORY_LIMIT = 2 << 30
+
+
+def run_bounded(fn):
+    """fn() in a forked child under TIME_LIMIT seconds and MEMORY_LIMIT more bytes: ("ok",
+    its result), ("error", class name, message, whether it is a FileError or
+    FileNotFoundError), or ("timeout",) / ("crash", how) when the child did not report.
+
+    The loader tests run hostile files this way: a hang is killed and a crash is a result,
+    not a lost test run. POSIX only (os.fork)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report one result and leave without running pytest's exit
+        os.close(read)
+        try:
+            with open("/proc/self/statm") as f:
+                pages = int(f.read().split()[0])
+            size = pages * os.sysconf("SC_PAGE_SIZE") + MEMORY_LIMIT
+            resource.setrlimit(resource.RLIMIT_AS, (size, size))
+            result = ("ok", fn())
+        except BaseException as error:  # noqa: BLE001  (every exception is reported)
+            from models.schema import FileError
+            result = ("error", type(error).__name__, str(error),
+                      isinstance(error, (FileError, FileNotFoundError)))
+        os.write(write, pickle.dumps(result))
+        os._exit(0)
+    os.close(write)
+    deadline, data = time.monotonic() + TIME_LIMIT, b""
+    with os.fdopen(read, "rb") as pipe:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([pipe], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return ("timeout",)
+            chunk = os.read(pipe.fileno(), 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    _, status = os.waitpid(pid, 0)
+    return pickle.loads(data) if data else ("crash", f"status {status}")

@@ -115,8 +115,11 @@ def _check_before_writing(out_dir, model, kind, *snapshots):
                 snapshot.iter = int(snapshot.iter)
             if isinstance(snapshot.val_loss, np.floating):
                 snapshot.val_loss = float(snapshot.val_loss)
-            check({"iter": snapshot.iter, "val_loss": snapshot.val_loss},
-                  Object(SNAPSHOT_NOTES), path, which)
+            try:
+                check({"iter": snapshot.iter, "val_loss": snapshot.val_loss},
+                      Object(SNAPSHOT_NOTES), path, which)
+            except FileError as error:
+                raise CheckpointError(str(error)) from None
             check_model_arrays(model, snapshot.arrays, f"{path} ({which} snapshot)")
     _config_from_dict(_MODELS[kind][1], model.config.to_dict(), path)
 

@@ -12,21 +12,17 @@ import copy
 import json
 import os
 import pickle
-import resource
-import select
 import shutil
-import signal
 import sys
-import time
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mt_testing import TIME_LIMIT, run_bounded
 
 import microtensor
 from models import GPT, CharTokenizer, GPTConfig
-from models.schema import FileError
 from models.training.checkpoint import load_checkpoint, save_model
 
 torch = pytest.importorskip("torch")
@@ -35,47 +31,10 @@ pytest.importorskip("tokenizers")
 
 from models.interop import export_hf, export_nanogpt, import_hf, import_nanogpt  # noqa: E402
 
-TIME_LIMIT = 2.0                  # seconds per case, enforced by killing the child
-MEMORY_LIMIT = 2 << 30            # bytes of address space a case may add
 CASES = 60                        # hypothesis examples per file kind
 FUZZ = settings(max_examples=CASES, deadline=None, derandomize=True,
                 suppress_health_check=list(HealthCheck))
 COUNTS = {}                       # loader -> {outcome: cases}, printed at the end
-
-
-def run_bounded(fn):
-    """fn() in a forked child under TIME_LIMIT and MEMORY_LIMIT: ("ok", note) or ("error",
-    class name, message), or ("timeout",) / ("crash", how) when the child did not report."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report one result and leave without running pytest's exit
-        os.close(read)
-        try:
-            with open("/proc/self/statm") as f:
-                pages = int(f.read().split()[0])
-            size = pages * os.sysconf("SC_PAGE_SIZE") + MEMORY_LIMIT
-            resource.setrlimit(resource.RLIMIT_AS, (size, size))
-            result = ("ok", fn())
-        except BaseException as error:  # noqa: BLE001  (every exception is reported)
-            result = ("error", type(error).__name__, str(error),
-                      isinstance(error, (FileError, FileNotFoundError)))
-        os.write(write, pickle.dumps(result))
-        os._exit(0)
-    os.close(write)
-    deadline, data = time.monotonic() + TIME_LIMIT, b""
-    with os.fdopen(read, "rb") as pipe:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([pipe], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return ("timeout",)
-            chunk = os.read(pipe.fileno(), 1 << 16)
-            if not chunk:
-                break
-            data += chunk
-    _, status = os.waitpid(pid, 0)
-    return pickle.loads(data) if data else ("crash", f"status {status}")
 
 
 def record(loader, result, where):
@@ -316,9 +275,10 @@ def test_our_checkpoint_loads_for_sample_or_says_what_is_wrong_in_one_line(origi
     record("our checkpoint", run_bounded(load), str(directory))
 
 
-def test_zz_report_the_fuzz_counts(capsys):
-    """Prints the cases per loader and their outcomes (run with -s to see them)."""
-    with capsys.disabled():
-        for loader, counts in COUNTS.items():
-            print(f"\nloader fuzz: {loader}: {sum(counts.values())} cases within "
-                  f"{TIME_LIMIT} s each: {counts}")
+@pytest.fixture(scope="module", autouse=True)
+def report_the_counts():
+    """After the module: the cases per loader and their outcomes (seen with -s, or -rA)."""
+    yield
+    for loader, counts in COUNTS.items():
+        print(f"\nloader fuzz: {loader}: {sum(counts.values())} cases, each within "
+              f"{TIME_LIMIT} s: {counts}")
