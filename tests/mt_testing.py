@@ -1,8 +1,9 @@
 """The one helper module of the test suite, shared by every test folder.
 
 It holds float64 arrays, tensors and modules, gradchecks, closeness checks, graph walking,
-a numpy softmax, the `needs_dot` mark, and `run_bounded` (a loader under a time limit). Every test folder imports it
-(`from mt_testing import ...`; tests/conftest.py puts this folder on sys.path). The
+a numpy softmax, the `needs_dot` mark and `run_bounded` (a loader under a time limit).
+Every test folder imports it (`from mt_testing import ...`; tests/conftest.py puts this
+folder on sys.path). The
 distinctive name keeps it apart from any other `helpers` module.
 """
 import contextlib
