@@ -19,6 +19,7 @@ import reprlib
 from dataclasses import dataclass
 
 MAX_JSON_BYTES = 64 << 20  # a character vocabulary of a million entries is ~20 MB of JSON
+MAX_JSON_DEPTH = 64  # ours nest 4 deep, Hugging Face's tokenizer.json a few more
 
 _short = reprlib.Repr()  # bounded: nested or shared values print as [[...], ...], never hang
 _short.maxlevel, _short.maxlist, _short.maxdict, _short.maxstring, _short.maxother = 2, 4, 4, 40, 40
@@ -223,8 +224,8 @@ def check(value, spec, file, field=""):
 def read_json(path, spec=None, max_bytes=MAX_JSON_BYTES):
     """The JSON value in the file at `path`, checked against `spec` if given.
 
-    Bounded: a file over max_bytes is refused before it is read; nesting deeper than
-    Python's JSON reader allows is an error, not a crash. Raises FileError naming the file
+    Bounded: a file over max_bytes is refused before it is read; nesting more than
+    MAX_JSON_DEPTH deep is an error, not a RecursionError later. Raises FileError naming the file
     (not UTF-8, not JSON, too large, too deep, or not fitting `spec`), FileNotFoundError
     when it does not exist.
     """
@@ -250,4 +251,17 @@ def read_json(path, spec=None, max_bytes=MAX_JSON_BYTES):
         raise FileError(f"{path} nests arrays or objects deeper than can be read") from None
     except ValueError as error:  # JSONDecodeError, or an integer of over 4300 digits
         raise FileError(f"{path} is not JSON ({error})") from None
+    _check_depth(value, path)
     return value if spec is None else check(value, spec, path)
+
+
+def _check_depth(value, path, max_depth=MAX_JSON_DEPTH):
+    """FileError if `value` nests arrays or objects more than max_depth deep (a walk without
+    recursion): deeper values would make copy, repr or json.dumps recurse past Python's limit."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > max_depth:
+            raise FileError(f"{path} nests arrays or objects more than {max_depth} deep")
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
