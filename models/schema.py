@@ -208,8 +208,11 @@ def check(value, spec, file, field=""):
             raise fail(file, field, value, "an array" if kind is list else "an object")
         if len(value) < getattr(spec, "min_items", 0) or (
                 spec.max_items is not None and len(value) > spec.max_items):
+            low = getattr(spec, "min_items", 0)
+            expected = (f"at least {low}" if spec.max_items is None else
+                        f"{low}" if low == spec.max_items else f"{low} to {spec.max_items}")
             raise FileError(f"{file}: {field or 'the file'} has {len(value)} entries; expected "
-                            f"{getattr(spec, 'min_items', 0)} to {spec.max_items}")
+                            f"{expected}")
         if kind is list:
             return [check(v, spec.item, file, f"{field}[{i}]") for i, v in enumerate(value)]
         for k, v in value.items():
@@ -258,7 +261,7 @@ def read_json(path, spec=None, max_bytes=MAX_JSON_BYTES):
 def _check_depth(value, path, max_depth=MAX_JSON_DEPTH):
     """FileError if `value` nests arrays or objects more than max_depth deep (a walk without
     recursion): deeper values would make copy, repr or json.dumps recurse past Python's limit."""
-    stack = [(value, 1)]
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
     while stack:
         item, depth = stack.pop()
         if depth > max_depth:

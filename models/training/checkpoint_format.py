@@ -28,6 +28,7 @@ import zipfile
 import numpy as np
 
 from ..schema import (
+    Array,
     Const,
     FileError,
     Int,
@@ -62,6 +63,22 @@ class CheckpointError(FileError):
 SNAPSHOT_NOTES = {"iter": Int(0), "val_loss": Nullable(Number(0))}
 ENTRY = Object({**SNAPSHOT_NOTES, "file": Str(max_length=100), "bytes": Int(0),
                 "sha256": Str(length=64)})
+# The latest snapshot's training state, which `--resume` reads (run.py): the random
+# generator (numpy's PCG64 state), the optimizer's hyper-parameters, the last evaluation.
+U128 = Int(0, 2 ** 128 - 1)
+RNG_STATE = Object({"bit_generator": Const("PCG64"),
+                    "state": Object({"state": U128, "inc": U128}),
+                    "has_uint32": Int(0, 1), "uinteger": Int(0, 2 ** 32 - 1)})
+PARAM_GROUP = Object({"params": Array(Int(0)), "lr": Number(0),
+                      "weight_decay": Optional(Number(0)), "eps": Optional(Number(0)),
+                      "momentum": Optional(Number(0)),
+                      "betas": Optional(Array(Number(0, 1, high_open=True), max_items=2,
+                                                    min_items=2))})
+EVALUATION = Object({"iter": Int(0), "train_loss": Number(), "val_loss": Number(),
+                     "elapsed_s": Optional(Number(0))})
+TRAINING_STATE = {"rng": RNG_STATE, "param_groups": Array(PARAM_GROUP, min_items=1),
+                  "best_val_loss": Nullable(Number()), "last_eval": Nullable(EVALUATION),
+                  "elapsed_s": Number(0), "train_config": Object({}), "data": Object({})}
 MANIFEST = Object({"format": Const(FORMAT), "version": Const(VERSION), "save": Optional(Int(0), 0),
                    "kind": Str(max_length=100), "model_config": Object({}), "info": Object({}),
                    "best": ENTRY, "latest": ENTRY})

@@ -28,6 +28,7 @@ import weakref
 
 import microtensor
 
+from ..schema import FileError, check
 from .checkpoint import (
     Snapshot,
     load_model_arrays,
@@ -38,6 +39,7 @@ from .checkpoint import (
 )
 from .checkpoint_format import (
     CONFIG_FILE,
+    TRAINING_STATE,
     CheckpointError,
     atomic_write,
     load_snapshot,
@@ -77,10 +79,9 @@ RESUME_KEYS = {"info": ("train_config", "data"),
                "latest": ("rng", "param_groups", "best_val_loss", "last_eval", "elapsed_s")}
 
 
-# The JSON types of those entries: a hand-edited or foreign config.json is refused up front.
-STATE_TYPES = {"train_config": dict, "data": dict, "rng": dict, "param_groups": list,
-               "best_val_loss": (int, float, type(None)), "last_eval": (dict, type(None)),
-               "elapsed_s": (int, float)}
+# Their JSON types and ranges (models/schema.py specs): a hand-edited or foreign config.json
+# is refused up front.
+STATE_TYPES = TRAINING_STATE
 
 
 def _check_resumable(manifest, path, required):
@@ -91,11 +92,11 @@ def _check_resumable(manifest, path, required):
                 raise CheckpointError(f"--resume: {path} holds no training state to continue "
                                       f"({section}.{key} is missing): its model can be "
                                       "sampled, not resumed; start afresh with --overwrite")
-            value, kinds = manifest[section][key], STATE_TYPES.get(key)
-            if kinds is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
-                names = [k.__name__ for k in (kinds if isinstance(kinds, tuple) else (kinds,))]
-                raise CheckpointError(f"--resume: {path}: {section}.{key} is a "
-                                      f"{type(value).__name__}; expected {' or '.join(names)}")
+            if key in STATE_TYPES:
+                try:
+                    check(manifest[section][key], STATE_TYPES[key], path, f"{section}.{key}")
+                except FileError as error:
+                    raise CheckpointError(f"--resume: {error}") from None
 
 
 class TrainingRun(TrainingLoop):
