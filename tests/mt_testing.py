@@ -194,17 +194,20 @@ def numerical_gradient(f, x, eps=1e-6):
 
 
 # Loader tests (tests/interop, tests/models/test_loader_fuzz.py): each hostile file is read
-# in a child process that is killed after TIME_LIMIT seconds and may add MEMORY_LIMIT bytes.
-TIME_LIMIT = 2.0
+# in a child process limited to TIME_LIMIT seconds of CPU time (the kernel stops it: RLIMIT_CPU,
+# immune to a busy machine) and WALL_LIMIT seconds of waiting, and MEMORY_LIMIT more bytes.
+TIME_LIMIT = 2
+WALL_LIMIT = 10 * TIME_LIMIT
 MEMORY_LIMIT = 2 << 30
 
 
 def run_bounded(fn):
-    """fn() in a forked child under TIME_LIMIT seconds and MEMORY_LIMIT more bytes: ("ok",
-    its result), ("error", class name, message, whether it is a FileError or
-    FileNotFoundError), or ("timeout",) / ("crash", how) when the child did not report.
+    """fn() in a forked child under TIME_LIMIT CPU seconds, WALL_LIMIT seconds in all and
+    MEMORY_LIMIT more bytes: ("ok", its result), ("error", class name, message, whether it
+    is a FileError or FileNotFoundError), or ("timeout", how) / ("crash", how) when the
+    child did not report.
 
-    The loader tests run hostile files this way: a hang is killed and a crash is a result,
+    The loader tests run hostile files this way: a hang is stopped and a crash is a result,
     not a lost test run. POSIX only (os.fork)."""
     read, write = os.pipe()
     pid = os.fork()
@@ -215,6 +218,7 @@ def run_bounded(fn):
                 pages = int(f.read().split()[0])
             size = pages * os.sysconf("SC_PAGE_SIZE") + MEMORY_LIMIT
             resource.setrlimit(resource.RLIMIT_AS, (size, size))
+            resource.setrlimit(resource.RLIMIT_CPU, (TIME_LIMIT, TIME_LIMIT + 1))
             result = ("ok", fn())
         except BaseException as error:  # noqa: BLE001  (every exception is reported)
             from models.schema import FileError
@@ -223,17 +227,21 @@ def run_bounded(fn):
         os.write(write, pickle.dumps(result))
         os._exit(0)
     os.close(write)
-    deadline, data = time.monotonic() + TIME_LIMIT, b""
+    deadline, data = time.monotonic() + WALL_LIMIT, b""
     with os.fdopen(read, "rb") as pipe:
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([pipe], [], [], left)[0]:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                return ("timeout",)
+                return ("timeout", f"no result after {WALL_LIMIT} s")
             chunk = os.read(pipe.fileno(), 1 << 16)
             if not chunk:
                 break
             data += chunk
     _, status = os.waitpid(pid, 0)
-    return pickle.loads(data) if data else ("crash", f"status {status}")
+    if data:
+        return pickle.loads(data)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
+        return ("timeout", f"over {TIME_LIMIT} s of CPU time")
+    return ("crash", f"status {status}")

@@ -28,7 +28,7 @@ def tiny():
 
 
 def cli(argv, capfd):
-    """(exit status, stderr) of `microtensor argv` run in a child killed after 2 s."""
+    """(exit status, stderr) of `microtensor argv` run in a child stopped after 2 s of CPU."""
     result = run_bounded(lambda: main(argv))
     captured = capfd.readouterr()
     assert result[0] == "ok", f"expected an exit status within 2 s, got {result}"

@@ -4,8 +4,9 @@ model that passes the checks `sample` makes, or with one `FileError` line naming
 
 Loaders: our checkpoints (config.json + .npz), Hugging Face GPT-2 directories (config.json,
 tokenizer.json, model.safetensors) and nanoGPT (ckpt.pt + meta.pkl). Each case runs in a
-forked child, so the time limit is enforced (the child is killed at TIME_LIMIT) and a crash or
-a memory blow-up (the child's address space is capped) is a failure, not a lost test run.
+forked child (mt_testing.run_bounded), so the time limit is enforced (the kernel stops a child
+past TIME_LIMIT seconds of CPU time) and a crash or a memory blow-up (the child's address
+space is capped) is a failure, not a lost test run.
 """
 import contextlib
 import copy
@@ -43,7 +44,7 @@ def record(loader, result, where):
     COUNTS.setdefault(loader, {}).setdefault(outcome, 0)
     COUNTS[loader][outcome] += 1
     assert result[0] in ("ok", "error"), \
-        f"{loader}: expected a result within {TIME_LIMIT} s, got {result}"
+        f"{loader}: expected a result within {TIME_LIMIT} s of CPU time, got {result}"
     if result[0] == "error":
         _, cls, message, ours = result
         assert ours, f"{loader}: expected a FileError, got {cls}: {message}"
@@ -281,4 +282,4 @@ def report_the_counts():
     yield
     for loader, counts in COUNTS.items():
         print(f"\nloader fuzz: {loader}: {sum(counts.values())} cases, each within "
-              f"{TIME_LIMIT} s: {counts}")
+              f"{TIME_LIMIT} s of CPU time: {counts}")
