@@ -273,7 +273,8 @@ def load_model(out_dir, which="best", kind=None):
 
 
 # What a GPT checkpoint's info must hold for `sample`: its vocabulary, one character each.
-GPT_INFO = Object({"vocab": Array(Str(length=1), min_items=1)})
+VOCAB = Array(Str(length=1), min_items=1)
+GPT_INFO = Object({"vocab": VOCAB})
 
 
 def load_checkpoint(out_dir, which="best"):
