@@ -168,6 +168,7 @@ class Map:
     key: object
     value: object
     max_items: int = None
+    min_items: int = 0
 
 
 @dataclass(frozen=True)
@@ -206,9 +207,8 @@ def check(value, spec, file, field=""):
         kind = list if isinstance(spec, Array) else dict
         if type(value) is not kind:
             raise fail(file, field, value, "an array" if kind is list else "an object")
-        if len(value) < getattr(spec, "min_items", 0) or (
-                spec.max_items is not None and len(value) > spec.max_items):
-            low = getattr(spec, "min_items", 0)
+        low = spec.min_items
+        if len(value) < low or (spec.max_items is not None and len(value) > spec.max_items):
             expected = (f"at least {low}" if spec.max_items is None else
                         f"{low}" if low == spec.max_items else f"{low} to {spec.max_items}")
             raise FileError(f"{file}: {field or 'the file'} has {len(value)} entries; expected "
