@@ -12,6 +12,7 @@ import sys
 
 from . import (
     attention,
+    explore,
     export,
     flops,
     gradflow,
@@ -25,7 +26,7 @@ from . import (
 )
 from .checks import add_threads_flag
 
-COMMANDS = [train, sample, translate, graph, attention, gradflow, plot_loss, shapes, flops,
+COMMANDS = [train, sample, translate, graph, explore, attention, gradflow, plot_loss, shapes, flops,
             export, import_]
 
 
