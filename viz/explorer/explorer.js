@@ -15,12 +15,12 @@
   let svg = null, boxEls = {}, edgeEls = [], nodeBox = {}, vb = null, home = null;
 
   // ---- numbers -------------------------------------------------------------------------
-  function fmt(x) {
+  function fmt(x) { // viz.style.fmt_number: 3 significant digits, powers of ten outside 1e-3..1e3
     if (x === null || x === undefined) return "–";
     if (x === 0) return "0";
-    const a = Math.abs(x);
-    if (a >= 1e-3 && a < 1e4) return String(Number(x.toPrecision(3)));
-    return x.toExponential(2).replace("e+", "e");
+    const [m, e] = x.toExponential(2).split("e");
+    if (+e >= -3 && +e < 3) return String(Number(x.toPrecision(3)));
+    return m + "e" + (+e);
   }
   function count(n, unit) {
     for (const [p, s] of [["G", 1e9], ["M", 1e6], ["k", 1e3]]) {
