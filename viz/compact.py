@@ -18,15 +18,12 @@ MAX_GROUPS, MAX_ROWS, MAX_COLS = 4, 128, 512  # heads (or slices), rows and colu
 def stats(array):
     """{min, max, mean, norm, nan, inf, count} of the whole array, over its finite entries (the
     counts of NaN and ±inf say what was left out); norm is ‖a‖₂, as trace's gradient norms."""
-    a = np.asarray(array)
-    if a.dtype.kind not in "fc":
-        a = a.astype(np.float64)
+    a = np.asarray(array, dtype=np.float64)
     finite = np.isfinite(a)
-    values = a[finite].astype(np.float64) if not finite.all() else a.astype(np.float64).ravel()
-    flat = values.ravel()
-    empty = flat.size == 0
-    return {"min": None if empty else float(flat.min()), "max": None if empty else float(flat.max()),
-            "mean": None if empty else float(flat.mean()),
+    flat = a.ravel() if finite.all() else a[finite]
+    some = flat.size > 0
+    return {"min": float(flat.min()) if some else None, "max": float(flat.max()) if some else None,
+            "mean": float(flat.mean()) if some else None,
             "norm": float(np.sqrt(np.dot(flat, flat))),
             "nan": int(np.isnan(a).sum()), "inf": int(np.isinf(a).sum()), "count": int(a.size)}
 

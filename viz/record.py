@@ -1,5 +1,5 @@
-"""What the explorer replays: the order in which the engine ran each op forward and reached each node
-backward, with a compact copy of every value and gradient, noted by hooks while they run.
+"""What the explorer replays: the order in which the engine ran each op forward and reached each
+node backward, with a compact copy of every value and gradient, noted by hooks as they run.
 
     with viz.record_steps():        # forward and backward hooks (microtensor.hooks)
         _, loss = model(x, y)
@@ -8,9 +8,9 @@ backward, with a compact copy of every value and gradient, noted by hooks while 
 
 The graph keeps no tensors (autograd.py), so values and gradients are copied as the
 engine makes them: a forward hook sees each op's output, a backward hook each node's
-∂L/∂(output) (what it sends to each input is `record_grad_norms`'s). Only a slice of each is kept (viz.compact),
-so a whole GPT step fits in a few megabytes. Inside, it also records the costs of
-`viz.record_costs()` and the gradient norms of `viz.record_grad_norms()`.
+∂L/∂(output). Only a slice of each is kept (viz.compact), so a whole GPT step fits in a
+few megabytes. Inside, it also records the costs of `viz.record_costs()` and the norms
+of what each node sends to its inputs (`viz.record_grad_norms()`).
 """
 import contextlib
 import itertools

@@ -1,5 +1,5 @@
-"""`microtensor explore`: one training step (forward and backward) of a GPT as one self-contained HTML
-page that steps through it in the browser, offline (viz.explore; docs/explorer.md).
+"""`microtensor explore`: one training step (forward and backward) of a GPT as one self-contained
+HTML page that steps through it in the browser, offline (viz.explore; docs/explorer.md).
 
 The model comes from a preset (fresh weights) or a checkpoint of `microtensor train`
 (--out DIR), as for `microtensor graph`, whose focus, depth and layout flags it shares.
