@@ -1,5 +1,5 @@
 """viz: pictures of what microtensor computed: graphs of ops and gradient flow, backprop step by
-step, attention maps, training curves, and an HTML explorer that steps through a pass in a browser."""
+step, attention maps, training curves, and an HTML explorer that steps through a pass."""
 from .animate import backprop_frames, record_backward_order, save_animation
 from .explore import explore
 from .flow import module_input_grad_norms
