@@ -66,7 +66,7 @@
     });
     const b = svg.viewBox.baseVal;
     home = { x: b.x, y: b.y, w: b.width, h: b.height };
-    fit();
+    readable();
     crumbs();
     light();
   }
@@ -90,6 +90,20 @@
   // ---- pan and zoom: the SVG's viewBox ---------------------------------------------------
   function setBox(b) { vb = b; svg.setAttribute("viewBox", [b.x, b.y, b.w, b.h].join(" ")); }
   function fit() { if (svg) setBox(Object.assign({}, home)); }
+  const LECTURE_SCALE = 1.7; // screen pixels per point: Graphviz's 11 pt text reads 19 px
+  function readable(scale) { // a tall graph fitted whole has unreadable text: start at its top
+    const r = $("graph").getBoundingClientRect(), fits = Math.min(r.width / home.w, r.height / home.h);
+    if (!scale && fits >= 0.6) { fit(); return; }
+    const w = r.width / (scale || 0.9), h = r.height / (scale || 0.9); // 0.9: 11 pt text still reads
+    const wide = home.w / r.width > home.h / r.height; // rankdir LR: start at the left end
+    setBox({ x: wide ? home.x : home.x + home.w / 2 - w / 2, y: wide ? home.y + home.h / 2 - h / 2 : home.y, w: w, h: h });
+  }
+  function centre(el, scale) { // put a box in the middle of the window, at `scale` if given
+    const r = el.getBoundingClientRect(), g = $("graph").getBoundingClientRect();
+    const c = toSvg(r.left + r.width / 2, r.top + r.height / 2);
+    const w = scale ? g.width / scale : vb.w, h = scale ? g.height / scale : vb.h;
+    setBox({ x: c.x - w / 2, y: c.y - h / 2, w: w, h: h });
+  }
   function toSvg(cx, cy) {
     const p = svg.createSVGPoint(); p.x = cx; p.y = cy;
     return p.matrixTransform(svg.getScreenCTM().inverse());
@@ -110,11 +124,11 @@
     drag.x = e.clientX; drag.y = e.clientY;
   });
   window.addEventListener("mouseup", () => { drag = null; });
-  function reveal(el) { // pan (keeping the zoom) so that a lit box is on screen
+  function reveal(el) { // pan (keeping the zoom) when a lit box nears the window's edge
     const r = el.getBoundingClientRect(), g = $("graph").getBoundingClientRect();
-    if (r.left >= g.left && r.right <= g.right && r.top >= g.top && r.bottom <= g.bottom) return;
-    const c = toSvg(r.left + r.width / 2, r.top + r.height / 2);
-    setBox({ x: c.x - vb.w / 2, y: c.y - vb.h / 2, w: vb.w, h: vb.h });
+    const mx = g.width * 0.15, my = g.height * 0.15;
+    if (r.left >= g.left + mx && r.right <= g.right - mx && r.top >= g.top + my && r.bottom <= g.bottom - my) return;
+    centre(el);
   }
 
   // ---- steps ----------------------------------------------------------------------------
@@ -337,7 +351,10 @@
         document.documentElement.requestFullscreen().catch(() => {});
       } else if (!want && document.fullscreenElement) document.exitFullscreen().catch(() => {});
     } catch (e) { /* no full screen here: large text is still on */ }
-    setTimeout(fit, 50);
+    setTimeout(() => { // lecture: boxes as large as the text around them; else the usual view
+      const box = state.step >= 0 ? nodeBox[STEPS[state.step].node] : null;
+      if (box && want) centre(boxEls[box], LECTURE_SCALE); else readable(want ? LECTURE_SCALE : 0);
+    }, 100);
   }
   const KEYS = [["→ / ←", "next / previous step"], ["Home / End", "first / last step"], ["space", "play or pause"],
     ["+ / −", "zoom in / out"], ["F", "fit the graph to the window"], ["U", "up: back out of an opened module"],
@@ -376,7 +393,6 @@
   $("fit").addEventListener("click", fit);
   $("lecture").addEventListener("click", () => lecture());
   $("help").addEventListener("click", () => { $("keys").hidden = !$("keys").hidden; });
-  window.addEventListener("resize", () => { if (svg) fit(); });
 
   showView(0);
   intro();
