@@ -147,7 +147,8 @@ def explore(root, path, *, depth=None, focus=None, fold=True, rankdir="TB",
         path: the .html file to write (atomically: a temporary file, then renamed).
         depth, focus, fold, rankdir, direction, title: the first picture, as `draw_graph`'s;
             with `depth`, a module box opens (on a click) into the ops inside it, and a
-            folded run of blocks into its blocks.
+            folded run of blocks into its blocks. With `focus`, the steps are those of the
+            nodes inside that module, in the engine's order.
         curves: optional {"iter": [int], "modules": {path: [‖g‖]}}: gradient-norm curves
             over training, drawn under the graph (`microtensor train --explore`).
     Returns:
@@ -165,13 +166,21 @@ def explore(root, path, *, depth=None, focus=None, fold=True, rankdir="TB",
     if not any(t["forward"] is not None for t in table):
         raise ValueError("explore: no step of this graph was recorded; run the forward pass "
                          "(and backward) inside `with viz.record_steps():`")
-    forward = sorted((i for i, t in enumerate(table) if t["forward"] is not None),
+    # with `focus`, the steps are those of the nodes inside it (as `backprop_frames`'s frames)
+    shown = [not focus or inside(t["module"], focus) for t in table]
+    forward = sorted((i for i, t in enumerate(table) if t["forward"] is not None and shown[i]),
                      key=lambda i: table[i]["forward"])
-    backward = sorted((i for i, t in enumerate(table) if t["backward"] is not None),
+    backward = sorted((i for i, t in enumerate(table) if t["backward"] is not None and shown[i]),
                       key=lambda i: table[i]["backward"])
+    views = _views(root, keys, table, focus, depth, fold, rankdir, direction, title)
+    drawn = {i for view in views for members in view["boxes"].values() for i in members}
+    for i, t in enumerate(table):
+        if i not in drawn:  # outside every picture (a focused page): statistics only
+            for part in ("value", "grad"):
+                if t[part]:
+                    t[part] = {"stats": t[part]["stats"]}
     data = {"title": title or "microtensor explorer", "nodes": table, "formulas": formulas,
-            "forward": forward, "backward": backward, "curves": curves,
-            "views": _views(root, keys, table, focus, depth, fold, rankdir, direction, title)}
+            "forward": forward, "backward": backward, "curves": curves, "views": views}
     write_page(data, path)
     return path
 

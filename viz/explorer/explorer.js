@@ -126,7 +126,8 @@
   window.addEventListener("mouseup", () => { drag = null; });
   function reveal(el) { // pan (keeping the zoom) when a lit box nears the window's edge
     const r = el.getBoundingClientRect(), g = $("graph").getBoundingClientRect();
-    const mx = g.width * 0.15, my = g.height * 0.15;
+    const whole = vb.w >= home.w * 0.99 && vb.h >= home.h * 0.99; // the whole graph is on screen
+    const mx = whole ? 0 : g.width * 0.15, my = whole ? 0 : g.height * 0.15;
     if (r.left >= g.left + mx && r.right <= g.right - mx && r.top >= g.top + my && r.bottom <= g.bottom - my) return;
     centre(el);
   }
@@ -215,7 +216,7 @@
   }
   function drawHeat(canvas, heat, group, mask, readout) {
     const [, rows, cols] = heat.shape, c = codes(heat);
-    const cell = Math.max(1, Math.min(8, Math.floor(400 / cols), Math.floor(320 / rows)));
+    const cell = Math.max(1, Math.min(16, Math.floor(400 / cols), Math.floor(320 / rows)));
     canvas.width = cols * cell; canvas.height = rows * cell;
     const ctx = canvas.getContext("2d"), img = ctx.createImageData(canvas.width, canvas.height);
     const step = (heat.hi - heat.lo) / 250, base = group * rows * cols;
@@ -246,6 +247,7 @@
     const s = entry.stats, h = entry.heat;
     div.innerHTML = "<h3>" + title + "</h3><div class='stats'>min " + fmt(s.min) + " · max " + fmt(s.max) + " · mean " + fmt(s.mean) +
       "<br>norm " + fmt(s.norm) + " · NaN " + s.nan + " · inf " + s.inf + " · of " + s.count + "</div>";
+    if (!h) return div; // a node outside every picture keeps its statistics alone
     const heads = h.shape[0], ndim = NODES[i].shape.length;
     const pick = document.createElement("div");
     pick.className = "hint";
