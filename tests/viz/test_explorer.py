@@ -177,3 +177,42 @@ def test_explore_never_overwrites_a_file_it_did_not_write(tmp_path, capsys):
                    "--seq-len", "8", "--output", str(mine)])
     assert status == 1 and "refusing to overwrite" in capsys.readouterr().err
     assert mine.read_text(encoding="utf-8") == "<p>my notes</p>"
+
+
+def test_a_focused_page_steps_through_the_modules_nodes_in_the_engines_order(tmp_path, tiny_gpt):
+    model = tiny_gpt(n_layer=2)
+    x = np.random.default_rng(0).integers(0, 11, (2, 8))
+
+    def run():
+        _, loss = model(x, x)
+        loss.backward()
+        return loss
+
+    with viz.record_steps():
+        loss, forward, backward = engine_orders(run)
+    data = page_data_of(loss, tmp_path, focus="blocks.1.attn")
+    nodes, _ = viz.trace(loss)
+    keys = list(nodes)
+    inside = [k for k in forward if nodes[k].module.startswith("blocks.1.attn")]
+    assert [keys[i] for i in data["forward"]] == inside, "the module's ops, in the engine's order"
+    assert {nodes[keys[i]].module.split(".")[:3] == ["blocks", "1", "attn"]
+            for i in data["backward"]} == {True}
+    outside = [n for n in data["nodes"] if n["module"].startswith("blocks.0")]
+    assert all("heat" not in (n["value"] or {}) for n in outside), "no heatmap outside the picture"
+
+
+def test_ci_counts_a_skip_for_want_of_chromium_as_a_missing_dependency():
+    import importlib.util
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from mt_testing import CHROMIUM_MISSING
+
+    spec = importlib.util.spec_from_file_location(
+        "suite_conftest", Path(__file__).resolve().parents[1] / "conftest.py")
+    suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(suite)
+    report = SimpleNamespace(skipped=True, nodeid="t::browser",
+                             longrepr=("t.py", 1, f"Skipped: {CHROMIUM_MISSING}"))
+    suite._note_missing_import(report)
+    assert suite._missing == [f"t::browser: Skipped: {CHROMIUM_MISSING}"], suite._missing
