@@ -204,6 +204,19 @@ def _json(data):
     return text.replace("</", "<\\/")
 
 
+def check_page_path(path):
+    """ValueError unless `path` is free or holds a page viz.explore wrote (the one kind of file
+    it replaces)."""
+    if os.path.isdir(path):
+        raise ValueError(f"explore: {str(path)!r} is a directory; give a file name ending in .html")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(400)
+        if MARK not in head:
+            raise ValueError(f"explore: {str(path)!r} exists and is not a page viz.explore "
+                             "wrote; refusing to overwrite it")
+
+
 def write_page(data, path):
     """The page template with its style, script and `data` inlined, written atomically.
 
@@ -214,10 +227,7 @@ def write_page(data, path):
             .replace("/*TITLE*/", html.escape(data["title"]))
             .replace("/*DATA*/", _json(data))
             .replace("/*SCRIPT*/", (ASSETS / "explorer.js").read_text(encoding="utf-8")))
-    if os.path.exists(path) and MARK not in Path(path).read_text(encoding="utf-8",
-                                                                 errors="replace")[:400]:
-        raise ValueError(f"explore: {str(path)!r} exists and is not a page viz.explore wrote; "
-                         "refusing to overwrite it")
+    check_page_path(path)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     temp = f"{path}.tmp"
     with open(temp, "w", encoding="utf-8") as f:

@@ -88,3 +88,59 @@ def run(args):
     print(f"wrote {args.output}: {size / 1e6:.2f} MB; step {stepped - start:.2f} s, "
           f"page {time.perf_counter() - stepped:.2f} s; open it in a browser")
     return 0
+
+
+def grad_norm_curves(metrics_path):
+    """{"iter": [...], "modules": {module: [‖g‖, ...]}} from the "grad_norms" of metrics.jsonl
+    (written by `train --log-grad-norms`); a module missing at an evaluation reads None."""
+    import os
+
+    from viz import read_metrics
+
+    records = [r for r in (read_metrics(metrics_path) if os.path.exists(metrics_path) else [])
+               if isinstance(r.get("grad_norms"), dict)]
+    modules = list(dict.fromkeys(m for r in records for m in r["grad_norms"]))
+    return {"iter": [r["iter"] for r in records],
+            "modules": {m: [r["grad_norms"].get(m) for r in records] for m in modules}}
+
+
+def training_explorer(path, out_dir, ids, block_size, rows=4, seed=0):
+    """`on_evaluation(model, it)` for `train --explore`: rewrite the page at `path` (atomically)
+    with one forward and backward of the current weights on a fixed batch (rows windows of
+    `ids`, drawn once with a generator of its own) and the gradient-norm curves so far.
+
+    It leaves the model's gradients and the package's random state as it found them, so the
+    run trains exactly as without it. Raises ValueError at once when `path` holds a file
+    that is not an explorer page (it is never overwritten).
+    """
+    import os
+
+    import numpy as np
+
+    import microtensor
+    import viz
+    from viz.explore import check_page_path
+
+    check_page_path(path)
+    rng = np.random.default_rng(seed)
+    starts = rng.integers(0, len(ids) - block_size - 1, size=rows)
+    x = np.stack([ids[s:s + block_size] for s in starts]).astype(np.int64)  # [rows, T]
+    y = np.stack([ids[s + 1:s + block_size + 1] for s in starts]).astype(np.int64)
+
+    def write(model, it):
+        params = list(model.parameters())
+        grads, state = [p.grad for p in params], microtensor.random.get_rng_state()
+        for p in params:
+            p.grad = None
+        try:
+            with viz.record_steps():
+                _, loss = model(x, y)
+                loss.backward()
+            viz.explore(loss, path, title=f"a training step at iter {it}: loss {loss.item():.3f}",
+                        curves=grad_norm_curves(os.path.join(out_dir, "metrics.jsonl")))
+        finally:
+            for p, g in zip(params, grads):
+                p.grad = g
+            microtensor.random.set_rng_state(state)
+
+    return write

@@ -87,7 +87,8 @@ def _corpus_sha256(tokenizer, ids):
 
 
 def train(config, text, out_dir, source="the text", progress=True, resume=False,
-          overwrite=False, data_path=None, log_grad_norms=False, processes=1):
+          overwrite=False, data_path=None, log_grad_norms=False, processes=1,
+          on_evaluation=None):
     """Train a GPT on `text` as configured by `config` (a TrainConfig); checkpoints go to out_dir.
 
     `text` is a str or the (tokenizer, ids) pair of models.training.data.load_corpus.
@@ -98,7 +99,9 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     the last step before it, before clipping, per `nn.utils.grad_norms_by_module`; none at
     iter 0) and saves the latest state (and the model, when its validation
     loss is the best so far). `source` names the text in messages; `data_path` (the file
-    it came from) is recorded so that a resume can find it again.
+    it came from) is recorded so that a resume can find it again. `on_evaluation(model, it)`,
+    if given, is called after each evaluation is recorded (`train --explore` writes its
+    page there); it must leave the model, its gradients and the random state as it found them.
 
     processes > 1 splits each batch's rows over that many processes, one BLAS thread each
     (models/training/data_parallel.py): the same gradient up to float32 rounding. It is how the run
@@ -168,6 +171,8 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
         say(f"iter {it}: train loss {last['train_loss']:.4f}, "
             f"val loss {last['val_loss']:.4f}", file=sys.stdout)
         run.record_evaluation(last, dict(last, grad_norms=grad_norms) if grad_norms else None)
+        if on_evaluation is not None:
+            on_evaluation(model, it)
 
     with parallel:  # workers (if any) live until the loop ends, however it ends
         return run.loop(it, config, forward_backward, evaluate, "train", progress,

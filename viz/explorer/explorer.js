@@ -96,7 +96,8 @@
     if (!scale && fits >= 0.6) { fit(); return; }
     const w = r.width / (scale || 0.9), h = r.height / (scale || 0.9); // 0.9: 11 pt text still reads
     const wide = home.w / r.width > home.h / r.height; // rankdir LR: start at the left end
-    setBox({ x: wide ? home.x : home.x + home.w / 2 - w / 2, y: wide ? home.y + home.h / 2 - h / 2 : home.y, w: w, h: h });
+    const x = wide || home.w > w ? home.x : home.x + home.w / 2 - w / 2; // a wide graph: its left edge
+    setBox({ x: x, y: wide ? home.y + home.h / 2 - h / 2 : home.y, w: w, h: h });
   }
   function centre(el, scale) { // put a box in the middle of the window, at `scale` if given
     const r = el.getBoundingClientRect(), g = $("graph").getBoundingClientRect();
