@@ -133,6 +133,14 @@ def _views(root, keys, table, focus, depth, fold, rankdir, direction, title):
     return views
 
 
+class ExplorerPage(str):
+    """The path of a written page (a plain str), which Jupyter shows inline, in an iframe."""
+
+    def _repr_html_(self):
+        src = html.escape(os.path.relpath(self).replace(os.sep, "/"))
+        return f'<iframe src="{src}" width="100%" height="720" style="border:0"></iframe>'
+
+
 def explore(root, path, *, depth=None, focus=None, fold=True, rankdir="TB",
             direction="forward", title=None, curves=None):
     """Write the graph behind `root` as one HTML file that steps through forward and backward.
@@ -152,7 +160,8 @@ def explore(root, path, *, depth=None, focus=None, fold=True, rankdir="TB",
         curves: optional {"iter": [int], "modules": {path: [‖g‖]}}: gradient-norm curves
             over training, drawn under the graph (`microtensor train --explore`).
     Returns:
-        path. In Jupyter, `IPython.display.IFrame(path, 1000, 700)` shows it inline.
+        path, as an `ExplorerPage` (a str): the last line of a notebook cell shows the page
+        inline (an iframe of the file next to the notebook).
     Raises:
         ValueError: `path` does not end in .html, the graph's steps were not recorded
             (run forward and backward inside `viz.record_steps()`), or a bad depth/focus.
@@ -182,7 +191,7 @@ def explore(root, path, *, depth=None, focus=None, fold=True, rankdir="TB",
     data = {"title": title or "microtensor explorer", "nodes": table, "formulas": formulas,
             "forward": forward, "backward": backward, "curves": curves, "views": views}
     write_page(data, path)
-    return path
+    return ExplorerPage(path)
 
 
 def _finite(x):

@@ -216,3 +216,14 @@ def test_ci_counts_a_skip_for_want_of_chromium_as_a_missing_dependency():
                              longrepr=("t.py", 1, f"Skipped: {CHROMIUM_MISSING}"))
     suite._note_missing_import(report)
     assert suite._missing == [f"t::browser: Skipped: {CHROMIUM_MISSING}"], suite._missing
+
+
+def test_explore_returns_the_path_that_a_notebook_shows_inline(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    x = mt.Tensor(np.ones(3), requires_grad=True)
+    with viz.record_steps():
+        loss = (x * 2).sum()
+        loss.backward()
+    page = viz.explore(loss, "pages/p.html")
+    assert page == "pages/p.html" and (tmp_path / "pages" / "p.html").exists()
+    assert '<iframe src="pages/p.html"' in page._repr_html_()

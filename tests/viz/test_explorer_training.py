@@ -1,5 +1,5 @@
-"""`microtensor train --explore FILE`: the page is rewritten at every evaluation with that step's graph
-and the gradient-norm curves so far, and the run trains exactly as it would without it."""
+"""`microtensor train --explore FILE`: the page is rewritten at every evaluation with that step's
+graph and the gradient-norm curves so far, and the run trains exactly as it would without it."""
 import json
 import re
 
