@@ -144,3 +144,20 @@ def test_lecture_mode_toggles_with_large_text(page):
     page.keyboard.press("Escape")
     assert not page.evaluate("document.body.classList.contains('lecture')")
     assert page.errors == []
+
+
+def test_a_step_outside_the_opened_module_follows_into_the_picture_that_draws_it(page, explored):
+    _, keys, _, forward, _ = explored
+    page.locator("#graph g.node", has_text="TransformerBlock ×2").click()
+    page.locator("#graph g.node", has_text="blocks.1").click()  # open blocks.1 ...
+    first_in_block0 = next(k for k, key in enumerate(forward) if page.evaluate(
+        "i => JSON.parse(document.getElementById('mt-data').textContent).nodes[i].module",
+        keys.index(key)).startswith("blocks.0"))
+    for _ in range(first_in_block0 + 1):  # ... and step to the first op of blocks.0
+        page.keyboard.press("ArrowRight")
+    assert page.inner_text("#crumbs").split("▸")[-1].strip() == "blocks.0 · every op"
+    assert page.locator("g.node.mt-current").count() == 1
+    # the panel's step link jumps the stepper to that node's backward step
+    page.locator("#panel a[data-step]", has_text="backward").click()
+    assert "backward" in page.inner_text("#step-text")
+    assert page.errors == []

@@ -11,6 +11,14 @@
   DATA.forward.forEach((n, k) => { FWD_RANK[n] = k; });
   DATA.backward.forEach((n, k) => { BWD_RANK[n] = k; });
   const $ = (id) => document.getElementById(id);
+  const PARENT = {}; // view -> the view it first opens from (for the links at the top)
+  DATA.views.forEach((view, v) => Object.values(view.opens).forEach((w) => { if (!(w in PARENT) && w !== v && w !== 0) PARENT[w] = v; }));
+  function chain(v) { const out = [v]; while (v in PARENT && out.length < 50) { v = PARENT[v]; out.unshift(v); } return out; }
+  function ownBoxSize(v, i) { // how many nodes the smallest box drawing node i in view v stands for
+    let best = Infinity;
+    Object.values(DATA.views[v].boxes).forEach((m) => { if (m.length < best && m.indexOf(i) >= 0) best = m.length; });
+    return best;
+  }
   const state = { step: -1, view: 0, trail: [0], selected: null, timer: null };
   let svg = null, boxEls = {}, edgeEls = [], nodeBox = {}, vb = null, home = null;
 
@@ -43,7 +51,7 @@
     const view = DATA.views[v];
     if (!keepTrail) {
       const at = state.trail.indexOf(v);
-      state.trail = at >= 0 ? state.trail.slice(0, at + 1) : state.trail.concat([v]);
+      state.trail = at >= 0 ? state.trail.slice(0, at + 1) : keepTrail === false ? chain(v) : state.trail.concat([v]);
     }
     $("graph").innerHTML = view.svg;
     svg = $("graph").querySelector("svg");
@@ -177,12 +185,19 @@
       line += "<b>" + esc(nodeName(i)) + "</b>" + esc(where(i)) + ": ‖∂L/∂y‖ = " + fmt(n.grad && n.grad.stats.norm) + "; sends " +
         n.inputs.map((j, k2) => "‖g‖ " + fmt(n.sent[k2]) + " to " + esc(nodeName(j))).join(", ");
     }
-    if (!box) line += ' <span class="hint">(outside this picture: go back up with the links at the top)</span>';
+    if (!box) line += ' <span class="hint">(not drawn in this picture)</span>';
     text.innerHTML = line;
   }
   function go(k) {
     state.step = Math.max(-1, Math.min(STEPS.length - 1, k));
-    if (state.step >= 0) select(STEPS[state.step].node); else light();
+    if (state.step < 0) { light(); return; }
+    const i = STEPS[state.step].node;
+    if (!(i in nodeBox)) { // the step left this picture: follow it into the one that draws it best
+      let best = 0;
+      DATA.views.forEach((_, v) => { if (ownBoxSize(v, i) < ownBoxSize(best, i)) best = v; });
+      if (ownBoxSize(best, i) < Infinity) showView(best, false);
+    }
+    select(i);
   }
   function play() {
     if (state.timer) { clearInterval(state.timer); state.timer = null; $("play").textContent = "▶ play"; return; }
@@ -252,7 +267,7 @@
     const heads = h.shape[0], ndim = NODES[i].shape.length;
     const pick = document.createElement("div");
     pick.className = "hint";
-    let html = "showing " + esc(h.index) + (ndim >= 3 ? " (batch row 0)" : "");
+    let html = "showing " + esc(h.index) + (ndim >= 3 ? " (batch row 0)" : "") + ": " + h.shape[1] + " rows × " + h.shape[2] + " columns";
     if (heads > 1) {
       const isHead = ndim === 4 && NODES[i].shape[1] < NODES[i].shape[2]; // [B, H, T, ·]
       html += ' · <label>' + (isHead ? "head" : "index on axis " + (ndim - 3)) + ' <select>' +
@@ -285,7 +300,9 @@
       (Object.keys(n.saved).length ? row("saved for backward", Object.entries(n.saved).map(([k, v]) => esc(k) + " " + esc(shape(v))).join(", ")) : "") +
       (n.saved_bytes !== undefined ? row("saved bytes", count(n.saved_bytes, "B")) : "") +
       (n.flops !== undefined ? row("FLOPs", count(n.flops, "FLOP")) : "") +
-      row("step", (i in FWD_RANK ? "forward " + (FWD_RANK[i] + 1) : "") + (i in BWD_RANK ? (i in FWD_RANK ? ", " : "") + "backward " + (BWD_RANK[i] + 1) : "")) +
+      row("step", (i in FWD_RANK ? "<a class='node-link' data-step='" + FWD_RANK[i] + "'>forward " + (FWD_RANK[i] + 1) + "</a>" : "") +
+        (i in BWD_RANK ? (i in FWD_RANK ? ", " : "") + "<a class='node-link' data-step='" + (DATA.forward.length + BWD_RANK[i]) + "'>backward " + (BWD_RANK[i] + 1) + "</a>" : "") +
+        (i in FWD_RANK || i in BWD_RANK ? " <span class='hint'>(click: step there)</span>" : "")) +
       "</table>";
     if (f && (f[0] || f[1])) {
       html += "<h3>formulas (from the op's docstring)</h3>" +
@@ -299,7 +316,8 @@
     }
     p.innerHTML = html;
     p.append(tensorSection("value", i, n.value), tensorSection("gradient", i, n.grad));
-    p.querySelectorAll("a.node-link").forEach((a) => a.addEventListener("click", () => select(+a.dataset.node)));
+    p.querySelectorAll("a.node-link[data-node]").forEach((a) => a.addEventListener("click", () => select(+a.dataset.node)));
+    p.querySelectorAll("a.node-link[data-step]").forEach((a) => a.addEventListener("click", () => go(+a.dataset.step)));
     curves(p);
   }
   function showModule(members) {
