@@ -161,3 +161,14 @@ def test_a_step_outside_the_opened_module_follows_into_the_picture_that_draws_it
     page.locator("#panel a[data-step]", has_text="backward").click()
     assert "backward" in page.inner_text("#step-text")
     assert page.errors == []
+
+
+def test_a_backward_step_writes_the_gradient_it_sends_on_the_lit_edge(page, explored):
+    _, _, _, forward, _ = explored
+    for _ in range(len(forward) + 1):  # the first backward step: the loss's own op
+        page.keyboard.press("ArrowRight")
+    sent = page.evaluate("""() => {
+        const d = JSON.parse(document.getElementById('mt-data').textContent);
+        return d.nodes[+document.body.dataset.stepNode].sent; }""")
+    assert page.locator("g.edge.mt-on.back").count() >= 1
+    assert page.locator("text.mt-label").all_text_contents() == [f"‖g‖ {fmt_number(sent[0])}"]

@@ -121,6 +121,7 @@ function reveal(el) { // pan (keeping the zoom) when a lit box nears the window'
 function light() {
   Object.values(boxEls).forEach((g) => g.classList.remove("mt-current", "mt-input", "mt-waiting", "mt-selected"));
   edgeEls.forEach((e) => e.el.classList.remove("mt-on", "back"));
+  svg.querySelectorAll(".mt-label").forEach((t) => t.remove());
   if (state.selected !== null && nodeBox[state.selected]) boxEls[nodeBox[state.selected]].classList.add("mt-selected");
   const text = $("step-text");
   if (state.step < 0) {
@@ -140,12 +141,17 @@ function light() {
     if (!reached && members.length) boxEls[box].classList.add("mt-waiting");
   });
   const box = nodeBox[i];
-  n.inputs.forEach((j) => {
+  n.inputs.forEach((j, k) => {
     const b = nodeBox[j];
     if (b && b !== box) {
       boxEls[b].classList.add("mt-input");
       boxEls[b].classList.remove("mt-waiting");
-      edgeEls.forEach((e) => { if (e.src === b && e.dst === box) e.el.classList.add("mt-on"); if (e.src === b && e.dst === box && s.pass === "backward") e.el.classList.add("back"); });
+      edgeEls.filter((e) => e.src === b && e.dst === box).forEach((e, m) => {
+        e.el.classList.add("mt-on");
+        if (s.pass !== "backward") return;
+        e.el.classList.add("back");
+        if (m === 0 && n.sent[k] !== null) label(e.el, "‖g‖ " + fmt(n.sent[k])); // what it sends back
+      });
     }
   });
   if (box) { boxEls[box].classList.remove("mt-waiting"); boxEls[box].classList.add("mt-current"); reveal(boxEls[box]); }
@@ -163,6 +169,22 @@ function light() {
   }
   if (!box) line += ' <span class="hint">(not drawn in this picture)</span>';
   text.innerHTML = line;
+}
+function label(edge, text) { // a number at the middle of an edge, on a white ground
+  const path = edge.querySelector("path");
+  if (!path) return;
+  const length = path.getTotalLength(), ns = "http://www.w3.org/2000/svg";
+  const at = path.getPointAtLength(length / 2), a = path.getPointAtLength(0), b = path.getPointAtLength(length);
+  const across = Math.abs(b.x - a.x) > Math.abs(b.y - a.y); // a row (attention's steps): above the boxes
+  const t = document.createElementNS(ns, "text");
+  t.setAttribute("x", across ? at.x : at.x + 6); t.setAttribute("y", across ? at.y - 30 : at.y + 4);
+  t.setAttribute("text-anchor", across ? "middle" : "start"); t.setAttribute("class", "mt-label");
+  t.textContent = text;
+  edge.appendChild(t);
+  const r = t.getBBox(), bg = document.createElementNS(ns, "rect");
+  bg.setAttribute("x", r.x - 2); bg.setAttribute("y", r.y - 1); bg.setAttribute("width", r.width + 4); bg.setAttribute("height", r.height + 2);
+  bg.setAttribute("class", "mt-label");
+  edge.insertBefore(bg, t);
 }
 function go(k) {
   state.step = Math.max(-1, Math.min(STEPS.length - 1, k));
