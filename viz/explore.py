@@ -133,12 +133,26 @@ def _views(root, keys, table, focus, depth, fold, rankdir, direction, title):
     return views
 
 
+INLINE_LIMIT = 3_000_000  # bytes: a larger page is linked from a notebook, not copied into it
+
+
 class ExplorerPage(str):
-    """The path of a written page (a plain str), which Jupyter shows inline, in an iframe."""
+    """The path of a written page (a plain str), which Jupyter shows inline.
+
+    The page goes into the notebook's output as an iframe's `srcdoc` (a relative `src` does
+    not resolve the same way in Jupyter, JupyterLab and VS Code); a page above INLINE_LIMIT
+    bytes is linked instead, to keep the notebook small.
+    """
 
     def _repr_html_(self):
-        src = html.escape(os.path.relpath(self).replace(os.sep, "/"))
-        return f'<iframe src="{src}" width="100%" height="720" style="border:0"></iframe>'
+        link = html.escape(os.path.relpath(self).replace(os.sep, "/"))
+        if os.path.getsize(self) > INLINE_LIMIT:
+            return (f'<a href="{link}" target="_blank">{link}</a>: an explorer page too large to '
+                    "show in the notebook; open it in a browser tab")
+        with open(self, encoding="utf-8") as f:
+            page = html.escape(f.read())
+        return (f'<iframe srcdoc="{page}" width="100%" height="720" style="border:0" '
+                f'allowfullscreen></iframe><div><a href="{link}" target="_blank">{link}</a></div>')
 
 
 def explore(root, path, *, depth=None, focus=None, fold=True, rankdir="TB",

@@ -1,6 +1,7 @@
 """viz.explore and `microtensor explore` on the Python side: the page holds the engine's own forward
 and backward order, its values and gradient norms, the op docstrings' formulas; bad input
 gets one line. (tests/viz/test_explorer_browser.py drives the page in Chromium.)"""
+import html
 import json
 import re
 
@@ -226,4 +227,29 @@ def test_explore_returns_the_path_that_a_notebook_shows_inline(tmp_path, monkeyp
         loss.backward()
     page = viz.explore(loss, "pages/p.html")
     assert page == "pages/p.html" and (tmp_path / "pages" / "p.html").exists()
-    assert '<iframe src="pages/p.html"' in page._repr_html_()
+    shown = page._repr_html_()
+    srcdoc = html.unescape(re.search(r'srcdoc="([^"]*)"', shown).group(1))
+    assert srcdoc == (tmp_path / "pages" / "p.html").read_text(encoding="utf-8"), (
+        "the notebook shows the page itself")
+    assert 'href="pages/p.html"' in shown
+
+
+def test_explore_command_reads_a_checkpoint(tmp_path, capsys):
+    from models import GPT, CharTokenizer, GPTConfig
+    from models.training.checkpoint import save_model
+
+    tokenizer = CharTokenizer.from_text("hello world")
+    model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, block_size=8, n_layer=1, n_head=2,
+                          n_embd=12))
+    save_model(str(tmp_path / "ckpt"), model, tokenizer)
+    out = tmp_path / "trained.html"
+    assert main(["explore", "--out", str(tmp_path / "ckpt"), "--batch-size", "2",
+                 "--output", str(out)]) == 0
+    data = page_data(out)
+    (wte,) = [n for n in data["nodes"] if n["name"] == "wte.weight"]
+    assert wte["shape"] == [tokenizer.vocab_size, 12]
+    assert wte["value"]["stats"]["norm"] == pytest.approx(np.linalg.norm(
+        model.wte.weight.data.astype(np.float64)), rel=1e-6), "the checkpoint's weights"
+    assert main(["explore", "--out", str(tmp_path / "ckpt"), "--n-layer", "2",
+                 "--output", str(out)]) == 1
+    assert "--n-layer goes with --preset" in capsys.readouterr().err
