@@ -20,7 +20,8 @@ from microtensor.autograd import AccumulateGrad
 from .compact import summary
 from .fold import FoldedNode
 from .formulas import op_formulas
-from .graph import graph_view, render
+from .graph import _number_leaves, graph_view, render
+from .layout import forward_order
 from .overlay import node_records
 from .record import step_record
 from .trace import trace
@@ -46,6 +47,7 @@ def _graph_nodes(root):
 def _node_table(root):
     """(keys in table order, [node dict]) for every node the trace of `root` holds."""
     nodes, edges = trace(root)
+    _number_leaves(forward_order(nodes, edges))  # "input 1", "input 2", as graph_view numbers them
     fns = _graph_nodes(root)
     costs = node_records(root)
     keys = list(nodes)

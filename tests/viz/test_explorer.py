@@ -253,3 +253,17 @@ def test_explore_command_reads_a_checkpoint(tmp_path, capsys):
     assert main(["explore", "--out", str(tmp_path / "ckpt"), "--n-layer", "2",
                  "--output", str(out)]) == 1
     assert "--n-layer goes with --preset" in capsys.readouterr().err
+
+
+def test_the_panel_names_unnamed_inputs_as_the_picture_does(tmp_path, read_dot):
+    a, b = (mt.Tensor(np.full((2, 2), v), requires_grad=True) for v in (1.0, 2.0))
+    with viz.record_steps():
+        loss = (a * 3 + b).sum()
+        loss.backward()
+    data = page_data_of(loss, tmp_path)
+    names = {n["name"]: n["value"]["stats"]["mean"] for n in data["nodes"] if n["kind"] == "input"}
+    assert names == {"input 1": 1.0, "input 2": 2.0}, names  # a (all 1) is read first
+    dot = read_dot(viz.draw_graph(loss))
+    (first,) = dot.find("input 1 [2,2]")
+    (reader,) = [dst for src, dst, _ in dot.edges if src == first]
+    assert dot.nodes[reader]["label"].startswith("mul"), "the picture's input 1 is a, read by a*3"
