@@ -95,7 +95,9 @@ function tensorSection(title, i, entry) {
   }
   pick.innerHTML = html;
   const canvas = document.createElement("canvas"); canvas.className = "heat";
-  const readout = document.createElement("div"); readout.className = "hint"; readout.textContent = "point at a cell to read its value";
+  const readout = document.createElement("div"); readout.className = "hint";
+  readout.textContent = (h.lo >= 0 ? "white 0 → purple " + fmt(h.hi) : "blue −" + fmt(Math.max(-h.lo, h.hi)) + " · white 0 · red +" + fmt(Math.max(-h.lo, h.hi))) +
+    "; point at a cell to read its value";
   const mask = maskOf(i, h);
   const draw = (g) => drawHeat(canvas, h, g, mask, readout);
   const sel = pick.querySelector("select");
