@@ -257,4 +257,5 @@ $("help").addEventListener("click", () => { $("keys").hidden = !$("keys").hidden
 
 showView(0);
 intro();
+document.body.dataset.readyMs = performance.now().toFixed(0); // since navigation began
 document.body.dataset.ready = "1";
