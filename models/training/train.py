@@ -1,16 +1,14 @@
 """Training the character-level GPT: its optimizer groups, batches, evaluation and resume rules.
 
 The loop itself (AdamW with warmup + cosine decay and gradient clipping, periodic
-evaluation, best and latest checkpoints, exact resume, signals, metrics) is models/training/run.py's
-and models/training/loop.py's, shared with the encoder-decoder's trainer; this file gives it what is
-the GPT's.
+evaluation, best and latest checkpoints, exact resume, signals, metrics) is run.py's, shared
+with the encoder-decoder's trainer; this file gives it what is the GPT's.
 
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch);
 Loshchilov & Hutter 2019 (AdamW); Radford et al. 2019 (GPT-2).
 """
 import hashlib
 import sys
-from dataclasses import replace
 
 import numpy as np
 from tqdm import tqdm
@@ -22,7 +20,6 @@ from ..gpt import GPT
 from .data import encode_text, get_batch, split_ids
 from .data_parallel import DataParallel
 from .run import TrainingRun
-from .settings import TrainConfig, check_same_settings
 
 
 def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, batch_loss=None):
@@ -63,21 +60,6 @@ def configure_optimizer(model, config):
                           weight_decay=config.weight_decay)
 
 
-def resumed_config(saved, config):
-    """The settings a resumed run trains with: `saved` (a dict), with `config`'s max_iters.
-
-    Any other setting of `config` that differs from the saved one would change the model
-    or what it is trained on: ValueError naming its flag. When the run is extended and
-    its learning rate decayed over max_iters, the decay keeps the saved length (the extra
-    steps run at min_lr), so the steps already taken follow the same schedule.
-    """
-    saved = TrainConfig.from_dict(saved)
-    check_same_settings(saved, config)
-    if config.max_iters != saved.max_iters and saved.lr_decay_iters is None:
-        return replace(saved, max_iters=config.max_iters, lr_decay_iters=saved.max_iters)
-    return replace(saved, max_iters=config.max_iters)
-
-
 def _corpus_sha256(tokenizer, ids):
     """A fingerprint of the corpus as the model sees it: its vocabulary and every id."""
     digest = hashlib.sha256("".join(tokenizer.chars).encode("utf-8"))
@@ -88,7 +70,8 @@ def _corpus_sha256(tokenizer, ids):
 
 def train(config, text, out_dir, source="the text", progress=True, resume=False,
           overwrite=False, data_path=None, log_grad_norms=False, processes=1):
-    """Train a GPT on `text` as configured by `config` (a TrainConfig); checkpoints go to out_dir.
+    """Train a GPT on `text` as configured by `config` (a TrainConfig); checkpoints go to out_dir
+    (a path, or the TrainingRun that the command line made on it: one object per run).
 
     `text` is a str or the (tokenizer, ids) pair of models.training.data.load_corpus.
 
@@ -118,8 +101,9 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     a resume with other settings or text, processes outside [1, batch_size], or
     `run.CheckpointExists`.
     """
-    run = TrainingRun(out_dir, resume=resume, overwrite=overwrite)
-    config = run.settings(config, resumed_config)
+    run = (out_dir if isinstance(out_dir, TrainingRun)
+           else TrainingRun(out_dir, resume=resume, overwrite=overwrite))
+    config, resume, out_dir = run.settings(config), run.resuming, run.out_dir
     tokenizer, ids = encode_text(text) if isinstance(text, str) else text  # ids [N] uint8/16
     data = {"source": source, "path": data_path, "sha256": _corpus_sha256(tokenizer, ids),
             "characters": len(ids)}
@@ -147,10 +131,6 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
         f"({len(train_ids):,} train / {len(val_ids):,} val characters, "
         f"vocabulary {tokenizer.vocab_size})", file=sys.stdout)
 
-    def forward_backward():
-        x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T]
-        return parallel.forward_backward(x, y)
-
     grad_norms = None  # of the latest step, when log_grad_norms
 
     def keep_grad_norms():
@@ -170,6 +150,7 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
         run.record_evaluation(last, dict(last, grad_norms=grad_norms) if grad_norms else None)
 
     with parallel:  # workers (if any) live until the loop ends, however it ends
-        return run.loop(it, config, forward_backward, evaluate, "train", progress,
+        return run.loop(it, lambda: get_batch(train_ids, config.batch_size, config.block_size),
+                        parallel.forward_backward, evaluate, "train", progress,
                         tokens_per_step=config.batch_size * config.block_size,
                         after_backward=keep_grad_norms if log_grad_norms else None)

@@ -90,7 +90,8 @@ def test_missing_data_file(capsys, tmp_path):
 def test_bad_data_files(capsys, tmp_path, content, message):
     path = tmp_path / "bad.txt"
     path.write_bytes(content)
-    code, err = error_of(capsys, ["train", "--data", str(path), "--out", str(tmp_path)] + FAST)
+    code, err = error_of(capsys, ["train", "--data", str(path), "--out", str(tmp_path / "out")]
+                         + FAST)
     assert code == 1 and "bad.txt" in err and message in err
 
 
