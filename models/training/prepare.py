@@ -132,8 +132,9 @@ class IdFile:
     Why not np.memmap: a long-lived map keeps every page it touches in the process's RSS
     (random windows soon touch them all: 2.0 bytes a character for uint16 ids), and one map
     per batch as nanoGPT does costs ~9x the time of a seek and a read per window, with ~10x
-    the peak RSS (`python benchmarks/data_speed.py --sizes 50 --wide`, 2-core AMD EPYC: 1.1 ms
-    against 0.12 ms a batch, 0.26 against 0.02 bytes a character). Reading each window into a
+    the peak RSS (`python benchmarks/data_speed.py --sizes 50 --wide` on this class and on one
+    that maps per batch, 2-core AMD EPYC: 1.1 ms against 0.12 ms a batch, 0.26 against 0.02
+    bytes a character). Reading each window into a
     small array keeps the corpus in the OS page cache, shared and reclaimable. Only the
     training process reads batches (data-parallel workers get their rows from it), so nothing
     else moves the file's offset between a seek and its read.
