@@ -1,11 +1,10 @@
 """One training run (`microtensor train`, `translate train`): its --out directory, and the loop.
 
-The loop is nanoGPT's: at each iteration, evaluate when it is time (log the losses, save the
-latest state and, when its validation loss is the best so far, the model), then one step:
-batch -> forward -> backward -> clip -> AdamW step, at the learning rate of a warmup + cosine
-decay (Loshchilov & Hutter 2019; nn/optim/adamw.py, nn/optim/schedule.py). A model's trainer
-(train.py for the GPT, translate.py for the encoder-decoder) gives only what is its own: the
-model, its batches, its forward and backward, its evaluation:
+The loop is nanoGPT's: evaluate when it is time (log the losses, save the latest state and,
+when its validation loss is the best so far, the model), then one step: batch -> forward ->
+backward -> clip -> AdamW step at the rate of a warmup + cosine decay (Loshchilov & Hutter
+2019; nn/optim). A trainer (train.py for the GPT, translate.py for the encoder-decoder) gives
+what is its own: the model, its batches, its forward and backward, its evaluation:
 
     run = TrainingRun(out_dir, resume=..., overwrite=...)   # refuses before anything changes
     config = run.settings(config)                          # on resume: the saved settings
@@ -341,29 +340,22 @@ class TrainingRun:
             f.write(json.dumps(record) + "\n")
         self._new_metrics = False
 
-    def save(self, model, info, it, val_loss, latest_arrays, latest_state, best_arrays=None):
-        """Write the latest state (and, when given, a new best model) of iteration `it`.
-
-        latest_state: the JSON-safe part of the state (random generator, ...); the elapsed
-        time is added. best_arrays: the model's arrays when `val_loss` is a new best.
-        """
-        latest = Snapshot(it, val_loss, latest_arrays, dict(latest_state, elapsed_s=self.elapsed()))
-        best = None if best_arrays is None else Snapshot(it, val_loss, best_arrays)
-        self._claim()
-        save_checkpoint(self.out_dir, model, info, best=best, latest=latest, replace=self._fresh,
-                        files=[METRICS_FILE])
-        self._fresh = False
-        self.saved_iter = it
-
     def save_state(self, it, val_loss=None, new_best=False):
-        """Save the latest state of iteration `it` (and the model as best when new_best)."""
+        """Save the latest state of iteration `it` (model, optimizer, random generator, best
+        loss, last evaluation, elapsed time), and the model as best when new_best."""
         arrays, param_groups = optimizer_arrays(self.optimizer)
         best = self.best_val_loss
         state = {"rng": microtensor.random.get_rng_state(), "param_groups": param_groups,
                  "best_val_loss": best if math.isfinite(best) else None,
-                 "last_eval": self.last_eval}
-        self.save(self.model, self.info, it, val_loss, {**model_arrays(self.model), **arrays},
-                  state, best_arrays=model_arrays(self.model) if new_best else None)
+                 "last_eval": self.last_eval, "elapsed_s": self.elapsed()}
+        weights = model_arrays(self.model)
+        self._claim()
+        save_checkpoint(self.out_dir, self.model, self.info,
+                        best=Snapshot(it, val_loss, weights) if new_best else None,
+                        latest=Snapshot(it, val_loss, {**weights, **arrays}, state),
+                        replace=self._fresh, files=[METRICS_FILE])
+        self._fresh = False
+        self.saved_iter = it
 
     # --- the lock on --out ------------------------------------------------------------------
 

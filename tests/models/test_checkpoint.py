@@ -230,19 +230,23 @@ class Toy(nn.Module):
         self.proj = nn.Linear(config.n, 1)
 
 
-# what a resume needs in config.json (run.RESUME_STATE), for a toy run
-INFO = {"vocab": None, "train_config": {}, "data": {}}
-STATE = {"rng": {}, "param_groups": [], "best_val_loss": None, "last_eval": None}
+INFO = {"vocab": None, "train_config": {}, "data": {}}  # what a resume needs in config.json
+
+
+def started(run, model, it=5, val_loss=0.25):
+    """`run` with the toy model and an optimizer, as after an evaluation at iteration `it`."""
+    run.start(model, nn.optim.AdamW(model.parameters()), INFO)
+    run.last_eval, run.best_val_loss = {"iter": it, "val_loss": val_loss}, val_loss
+    return run
 
 
 def test_another_model_kind_uses_the_same_checkpoints_and_run_policy(tmp_path, monkeypatch):
     monkeypatch.setitem(ckpt.MODELS, "toy", Toy)
     model = Toy(ToyConfig(3))
     run = TrainingRun(tmp_path)
-    run.save(model, INFO, 5, 0.25, ckpt.model_arrays(model), dict(STATE, custom=[1, 2]),
-             best_arrays=ckpt.model_arrays(model))
+    started(run, model).save_state(5, 0.25, new_best=True)
     loaded, manifest = ckpt.load_model(tmp_path, kind="toy")
-    assert manifest["kind"] == "toy" and manifest["latest"]["custom"] == [1, 2]
+    assert manifest["kind"] == "toy" and manifest["latest"]["last_eval"]["iter"] == 5
     assert np.array_equal(loaded.proj.weight.data, model.proj.weight.data)
     with pytest.raises(CheckpointExists, match="latest iter 5 .val loss 0.2500."):
         TrainingRun(tmp_path)
@@ -262,7 +266,7 @@ def test_a_second_run_into_the_same_out_stops_at_its_first_write_until_the_first
     with pytest.raises(CheckpointError, match="another training run is writing there"):
         second.log({"iter": 0})
     with pytest.raises(CheckpointError, match="another training run is writing there"):
-        second.save(model, {"vocab": None}, 0, 1.0, ckpt.model_arrays(model), {})
+        started(second, model).save_state(0, 1.0, new_best=True)
     lines = (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
     assert lines == ['{"iter": 0}'], f"expected only the first run's line; got {lines}"
     first.release()
@@ -275,8 +279,7 @@ def test_a_resume_into_a_locked_out_changes_nothing(tmp_path, monkeypatch):
     monkeypatch.setitem(ckpt.MODELS, "toy", Toy)
     model = Toy(ToyConfig(3))
     running = TrainingRun(tmp_path)
-    running.save(model, INFO, 5, 0.25, ckpt.model_arrays(model), STATE,
-                 best_arrays=ckpt.model_arrays(model))
+    started(running, model).save_state(5, 0.25, new_best=True)
     running.log({"iter": 5})
     running.log({"iter": 8})  # the running job is past its latest save
     resumed = TrainingRun(tmp_path, resume=True, kind="toy")
