@@ -3,20 +3,16 @@
 The loop is nanoGPT's: evaluate when it is time (log the losses, save the latest state and,
 when its validation loss is the best so far, the model), then one step: batch -> forward ->
 backward -> clip -> AdamW step at the rate of a warmup + cosine decay (Loshchilov & Hutter
-2019; nn/optim). A trainer (train.py for the GPT, translate.py for the encoder-decoder) gives
-what is its own: the model, its batches, its forward and backward, its evaluation:
+2019; nn/optim). A trainer (train.py, translate.py) gives what is its own:
 
     run = TrainingRun(out_dir, resume=..., overwrite=...)   # refuses before anything changes
     config = run.settings(config)                          # on resume: the saved settings
-    ... build the model and optimizer ...
     it = run.start(model, optimizer, info)                 # 0, or the restored iteration
     def evaluate(it): ... run.record_evaluation(record)    # logs, then saves latest (+ best)
-    return run.loop(it, config, get_batch, forward_backward, evaluate, ...)
+    return run.loop(it, get_batch, forward_backward, evaluate, ...)
 
-SIGINT/SIGTERM only set `stop_signal`: the loop stops at the next step boundary and saves,
-so the saved state is one a run passes through, and resuming it gives the same weights as
-never stopping; `Interrupted` is what the caller catches. A second Ctrl-C stops at once
-without saving (the last checkpoint stays).
+SIGINT/SIGTERM only set `stop_signal`: the loop stops at the next step boundary and saves, so
+resuming gives the same weights as never stopping. A second Ctrl-C quits without saving.
 """
 import json
 import math
@@ -32,35 +28,15 @@ from tqdm import tqdm
 import microtensor
 import nn
 
-from .checkpoint import (
-    METRICS_FILE,
-    CheckpointExists,
-    Snapshot,
-    describe,
-    load_model_arrays,
-    load_optimizer,
-    model_arrays,
-    open_out_dir,
-    optimizer_arrays,
-    save_checkpoint,
-)
-from .checkpoint_format import (
-    CONFIG_FILE,
-    CheckpointError,
-    atomic_write,
-    load_snapshot,
-    lock_directory,
-    read_manifest,
-    unlock_directory,
-)
+from . import checkpoint as ckpt
+from . import checkpoint_format as fmt
+from .checkpoint import METRICS_FILE, CheckpointExists  # noqa: F401 (a caller's names)
+from .checkpoint_format import CONFIG_FILE, CheckpointError
 from .settings import resumed_settings
-
-__all__ = ["METRICS_FILE", "CheckpointExists", "Interrupted", "NonFiniteLoss", "TrainingRun"]
 
 SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
-# What a resume needs from config.json, and the JSON type of each entry: a hand-edited or
-# foreign config.json is refused up front.
+# What a resume needs from config.json, with its JSON type: a hand-edited one is refused up front
 RESUME_STATE = {("info", "train_config"): dict, ("info", "data"): dict, ("latest", "rng"): dict,
                 ("latest", "param_groups"): list,
                 ("latest", "best_val_loss"): (int, float, type(None)),
@@ -72,10 +48,7 @@ class NonFiniteLoss(RuntimeError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """Training stopped by a signal after saving its latest state.
-
-    exit_status is the shell's 128 + signal number: 130 for SIGINT, 143 for SIGTERM.
-    """
+    """Training stopped by a signal after saving; exit_status is 128 + the signal's number."""
 
     def __init__(self, signum, message):
         super().__init__(message)
@@ -83,69 +56,57 @@ class Interrupted(KeyboardInterrupt):
 
 
 class TrainingRun:
-    """One training run: its --out directory (what it holds, what is written to it, and when)
-    and, once `start` has its model and optimizer, its loop (`step`, `loop`).
+    """One training run: its --out directory, checked before anything is written
+    (checkpoint.open_out_dir: resume continues the checkpoint there, which must hold a model
+    of `kind` and RESUME_STATE; overwrite starts afresh over ours), and its loop.
 
-    The directory is checked first, before anything is written (checkpoint.open_out_dir):
-    resume=True continues the checkpoint in out_dir (`manifest` is its config.json), which
-    must hold a model of `kind` and the entries of RESUME_STATE; overwrite=True starts afresh
-    over ours; with neither, a checkpoint there is refused, and a file we did not write always.
-    Raises CheckpointExists (refused: nothing in out_dir changes), FileNotFoundError (resume
-    with no checkpoint), ValueError (out_dir is a file, or both flags), CheckpointError (a
-    broken checkpoint, files of someone else's).
+    Raises what open_out_dir raises, and CheckpointError for a resume without training state.
     """
 
     def __init__(self, out_dir, resume=False, overwrite=False, kind="gpt"):
         self.out_dir, self.resuming = os.fspath(out_dir), resume
-        self.manifest = open_out_dir(self.out_dir, resume, overwrite)
+        self.manifest = ckpt.open_out_dir(self.out_dir, resume, overwrite)
+        self.config_path = os.path.join(self.out_dir, CONFIG_FILE)
         if resume:
             self._check_resumable(kind)
         self.metrics_path = os.path.join(self.out_dir, METRICS_FILE)
-        self.config = None                # the run's settings, once `settings` has them
-        self.stop_signal = None           # the signal that asked the loop to stop
-        self.saved_iter = None            # the iteration of the last save of this process
-        self.best_val_loss, self.last_eval = math.inf, None  # the last evaluation's record
-        # Until the first save and the first metrics line, --out stays as it was: the first
-        # save starts the checkpoint afresh, the first line replaces metrics.jsonl.
+        self.config = self.stop_signal = self.saved_iter = self.last_eval = None
+        self.best_val_loss = math.inf
+        # --out stays as it was until the first write: the first save starts the checkpoint
+        # afresh, the first line replaces metrics.jsonl; the lock is taken then (_claim)
         self._fresh = self._new_metrics = not resume
-        self._claimed = False             # the lock on --out: see _claim
-        self._started = time.perf_counter()
+        self._claimed, self._started = False, time.perf_counter()
         self._elapsed_before = self.manifest["latest"].get("elapsed_s", 0.0) if resume else 0.0
 
     def _check_resumable(self, kind):
-        path = os.path.join(self.out_dir, CONFIG_FILE)
         if self.manifest["kind"] != kind:
-            raise CheckpointError(f"--resume: {path} holds a {self.manifest['kind']!r} model; "
-                                  f"this command continues {kind!r} models")
+            raise CheckpointError(f"--resume: {self.config_path} holds a "
+                                  f"{self.manifest['kind']!r} model; this command continues "
+                                  f"{kind!r} models")
         for (section, key), kinds in RESUME_STATE.items():
             entry = self.manifest[section]
             if not isinstance(entry, dict) or key not in entry:
-                raise CheckpointError(f"--resume: {path} holds no training state to continue "
-                                      f"({section}.{key} is missing): its model can be "
-                                      "sampled, not resumed; start afresh with --overwrite")
+                raise CheckpointError(f"--resume: {self.config_path} holds no training state to "
+                                      f"continue ({section}.{key} is missing): its model can "
+                                      "be sampled, not resumed; start afresh with --overwrite")
             if not isinstance(entry[key], kinds) or isinstance(entry[key], bool):
                 names = [k.__name__ for k in (kinds if isinstance(kinds, tuple) else (kinds,))]
-                raise CheckpointError(f"--resume: {path}: {section}.{key} is a "
+                raise CheckpointError(f"--resume: {self.config_path}: {section}.{key} is a "
                                       f"{type(entry[key]).__name__}; expected "
                                       f"{' or '.join(names)}")
-
-    # --- settings, start ----------------------------------------------------------------------
 
     def saved_settings(self, config_class):
         """The settings the checkpoint being resumed was trained with (a config_class)."""
         try:
             return config_class.from_dict(self.manifest["info"]["train_config"])
         except ValueError as error:
-            raise CheckpointError(f"--resume: {os.path.join(self.out_dir, CONFIG_FILE)}: "
-                                  f"info.train_config: {error}") from None
+            raise CheckpointError(f"--resume: {self.config_path}: info.train_config: "
+                                  f"{error}") from None
 
     def settings(self, config):
-        """The validated settings of this run: `config`, or on resume the saved settings
-        with config's max_iters (settings.resumed_settings: only that may change).
-
-        Raises ValueError for a setting out of range or changed, and on resume for a
-        --max-iters the checkpoint has reached already.
-        """
+        """The validated settings of this run: `config`, or on resume the saved ones with its
+        max_iters (settings.resumed_settings). Raises ValueError for a setting out of range or
+        changed, or a --max-iters the checkpoint has reached already."""
         if config is self.config:  # asked again (the command line, then train): known
             return config
         if self.resuming:
@@ -160,35 +121,30 @@ class TrainingRun:
         return config
 
     def start(self, model, optimizer, info):
-        """Take the model, its optimizer and the checkpoint's `info`; return the first iteration.
-
-        A fresh run starts at 0. On resume, the latest state goes into model, optimizer and
-        the random generator (with the best validation loss and last evaluation so far), and
-        metrics.jsonl keeps its lines up to that state's iteration (start_metrics).
-        """
+        """Take the model, its optimizer and the checkpoint's `info`; return the first iteration:
+        0, or on resume the latest state's (loaded into model, optimizer, random generator)."""
         self.model, self.optimizer, self.info = model, optimizer, info
         it = 0
         if self.resuming:
-            arrays, path = load_snapshot(self.out_dir, "latest", self.manifest)
+            arrays, path = fmt.load_snapshot(self.out_dir, "latest", self.manifest)
             latest = self.manifest["latest"]
-            load_model_arrays(model, arrays, path)
-            load_optimizer(optimizer, arrays, latest["param_groups"], path)
+            ckpt.load_model_arrays(model, arrays, path)
+            ckpt.load_optimizer(optimizer, arrays, latest["param_groups"], path)
             microtensor.random.set_rng_state(latest["rng"])
-            best = latest["best_val_loss"]
             it, self.last_eval = latest["iter"], latest["last_eval"]
-            self.best_val_loss = math.inf if best is None else best
-        self.start_metrics()
+            self.best_val_loss = math.inf if latest["best_val_loss"] is None else \
+                latest["best_val_loss"]
+            self.start_metrics()
         return it
 
-    # --- the loop -------------------------------------------------------------------------------
+    # --- the loop ---------------------------------------------------------------------------
 
     def step(self, it, get_batch, forward_backward, after_backward=None):
         """One AdamW step at iteration `it`; returns (the loss before it, the learning rate).
 
-        get_batch() draws a batch (a tuple of arrays); forward_backward(*batch) computes its
-        loss and the gradients and returns the loss as a float; after_backward(), when given,
-        sees the gradients before clipping to config.grad_clip (0: off). A non-finite loss
-        raises NonFiniteLoss before the step spoils the weights.
+        forward_backward(*get_batch()) computes a batch's loss and gradients and returns the
+        loss (a float); after_backward() sees the gradients before clipping (grad_clip 0: off).
+        A non-finite loss raises NonFiniteLoss before the step spoils the weights.
         """
         config = self.config
         lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
@@ -208,26 +164,23 @@ class TrainingRun:
 
     def loop(self, it, get_batch, forward_backward, evaluate, desc, progress=True,
              tokens_per_step=None, after_backward=None):
-        """Train from iteration `it` to max_iters, one `step` at a time, with a tqdm bar; the
-        lock on --out is released however it ends.
+        """Train from iteration `it` to max_iters with a tqdm bar (tokens_per_step adds a
+        smoothed tokens/s); the lock on --out is released however it ends.
 
         evaluate(it) runs at iteration 0, every eval_interval and at the end (not again for
-        the state a resume starts from) and must end by calling self.record_evaluation
-        (which logs the line and saves). A signal stops the loop at the next step boundary:
-        the state is saved and Interrupted raised. tokens_per_step adds a smoothed tokens/s
-        to the bar. Returns the last evaluation's record with "best_val_loss" and the total
-        "elapsed_s".
+        a resumed state) and must end with record_evaluation. After a signal the state is
+        saved and Interrupted raised. Returns the last evaluation's record with
+        "best_val_loss" and the total "elapsed_s".
         """
         config = self.config
         bar = tqdm(total=config.max_iters, initial=it, desc=desc, unit="it",
                    disable=not progress, dynamic_ncols=True)
-        evaluated = it if self.resuming else None  # a saved state has had its evaluation
-        tokens_per_s = None
+        evaluated, tokens_per_s = it if self.resuming else None, None
         try:
             with self.signals():
                 while True:
-                    if ((it % config.eval_interval == 0 or it == config.max_iters)
-                            and it != evaluated):
+                    if (it % config.eval_interval == 0 or it == config.max_iters) \
+                            and it != evaluated:
                         evaluate(it)
                         evaluated = it
                     if it == config.max_iters:
@@ -235,17 +188,17 @@ class TrainingRun:
                     if self.stop_signal is not None:  # a step boundary: what a resume needs
                         if self.saved_iter != it:
                             self.save_state(it)
-                        name = SIGNALS[self.stop_signal]
-                        raise Interrupted(self.stop_signal, f"{name} at iter {it}: latest state "
-                                          f"saved in {self.out_dir}; continue with --resume")
-                    step_start = time.perf_counter()
+                        raise Interrupted(self.stop_signal, f"{SIGNALS[self.stop_signal]} at "
+                                          f"iter {it}: latest state saved in {self.out_dir}; "
+                                          "continue with --resume")
+                    started = time.perf_counter()
                     loss, lr = self.step(it, get_batch, forward_backward, after_backward)
                     it += 1
                     postfix = {"loss": f"{loss:.4f}", "lr": f"{lr:.2e}"}
                     if tokens_per_step is not None:
-                        rate = tokens_per_step / (time.perf_counter() - step_start)
-                        tokens_per_s = rate if tokens_per_s is None else (
-                            0.9 * tokens_per_s + 0.1 * rate)
+                        rate = tokens_per_step / (time.perf_counter() - started)
+                        tokens_per_s = rate if tokens_per_s is None else \
+                            0.9 * tokens_per_s + 0.1 * rate
                         postfix["tok_s"] = f"{tokens_per_s:,.0f}"
                     bar.update(1)
                     bar.set_postfix(postfix, refresh=False)
@@ -256,11 +209,8 @@ class TrainingRun:
 
     @contextmanager
     def signals(self):
-        """While inside, SIGINT and SIGTERM set `stop_signal` instead of stopping the process.
-
-        Only the main thread can install handlers; elsewhere this does nothing. The
-        previous handlers come back on leaving.
-        """
+        """While inside, SIGINT and SIGTERM set `stop_signal` (main thread only; elsewhere
+        nothing changes); the previous handlers come back on leaving."""
         if threading.current_thread() is not threading.main_thread():
             yield
             return
@@ -289,21 +239,17 @@ class TrainingRun:
         """Raise NonFiniteLoss naming `what` and iteration `it` if value is NaN or infinite."""
         if math.isfinite(value):
             return
+        kept = "nothing was saved"
         if self.saved_iter is not None or self.resuming:
             kept = (f"{self.out_dir} keeps the last good checkpoint "
-                    f"({describe(read_manifest(self.out_dir))})")
-        else:
-            kept = "nothing was saved"
+                    f"({ckpt.describe(fmt.read_manifest(self.out_dir))})")
         raise NonFiniteLoss(f"the {what} is {value} at iter {it}: training stopped; {kept}. "
                             "Try a lower --learning-rate or a --grad-clip")
 
     def record_evaluation(self, record, metrics_line=None):
-        """Log an evaluation, then save: the latest state, and the model if its loss is best.
-
-        record: {"iter", "val_loss", ...}, kept in the checkpoint as the last evaluation;
-        metrics_line (default: record) is what metrics.jsonl gets. The line goes first: a
-        crash between the two is undone by --resume (start_metrics drops the line).
-        """
+        """Log an evaluation record {"iter", "val_loss", ...} (metrics_line, if given, is what
+        metrics.jsonl gets), then save the latest state, and the model if its loss is best.
+        The line goes first: a crash between the two is undone by --resume (start_metrics)."""
         self.last_eval = record
         self.log(record if metrics_line is None else metrics_line)
         new_best = record["val_loss"] < self.best_val_loss
@@ -311,18 +257,15 @@ class TrainingRun:
         self.save_state(record["iter"], record["val_loss"], new_best)
 
     def start_metrics(self):
-        """On resume, keep the metrics.jsonl lines up to the latest state's iteration.
-
-        Lines written after that state (an evaluation whose save a crash cut off) go, so
-        the resumed run writes them again exactly once; a half-written or damaged line goes too.
-        """
-        if not self.resuming or not os.path.exists(self.metrics_path):
+        """On resume, keep the metrics.jsonl lines up to the latest state's iteration: a line
+        written after it (its save cut off by a crash) is written again once; a damaged line
+        (not JSON, not UTF-8, no int "iter") goes."""
+        if not os.path.exists(self.metrics_path):
             return
         self._claim()  # this rewrites metrics.jsonl: the first write of a resumed run
-        last = self.manifest["latest"]["iter"]
-        kept = []
+        last, kept = self.manifest["latest"]["iter"], []
         with open(self.metrics_path, encoding="utf-8", errors="replace") as f:
-            for line in f:  # a damaged line (not JSON, not UTF-8, no int "iter") goes
+            for line in f:
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError:
@@ -331,7 +274,7 @@ class TrainingRun:
                         and record["iter"] <= last):
                     kept.append(json.dumps(record) + "\n")
         text = "".join(kept).encode("utf-8")
-        atomic_write(self.metrics_path, lambda f: f.write(text))
+        fmt.atomic_write(self.metrics_path, lambda f: f.write(text))
 
     def log(self, record):
         """Append one JSON line to metrics.jsonl (the first line of a new run replaces the file)."""
@@ -343,29 +286,26 @@ class TrainingRun:
     def save_state(self, it, val_loss=None, new_best=False):
         """Save the latest state of iteration `it` (model, optimizer, random generator, best
         loss, last evaluation, elapsed time), and the model as best when new_best."""
-        arrays, param_groups = optimizer_arrays(self.optimizer)
+        arrays, param_groups = ckpt.optimizer_arrays(self.optimizer)
         best = self.best_val_loss
         state = {"rng": microtensor.random.get_rng_state(), "param_groups": param_groups,
                  "best_val_loss": best if math.isfinite(best) else None,
                  "last_eval": self.last_eval, "elapsed_s": self.elapsed()}
-        weights = model_arrays(self.model)
+        weights = ckpt.model_arrays(self.model)
         self._claim()
-        save_checkpoint(self.out_dir, self.model, self.info,
-                        best=Snapshot(it, val_loss, weights) if new_best else None,
-                        latest=Snapshot(it, val_loss, {**weights, **arrays}, state),
-                        replace=self._fresh, files=[METRICS_FILE])
+        ckpt.save_checkpoint(self.out_dir, self.model, self.info,
+                             best=ckpt.Snapshot(it, val_loss, weights) if new_best else None,
+                             latest=ckpt.Snapshot(it, val_loss, {**weights, **arrays}, state),
+                             replace=self._fresh, files=[METRICS_FILE])
         self._fresh = False
         self.saved_iter = it
 
-    # --- the lock on --out ------------------------------------------------------------------
-
     def _claim(self):
-        """Before the first write: make --out and lock it until the loop ends (`release`)."""
+        """Before the first write: make --out and lock it until the loop ends (`release`);
+        a run that never gets there lets go when it is garbage-collected."""
         if not self._claimed:
-            fd = lock_directory(self.out_dir)  # None where there are no locks
-            self._claimed = True
-            # a run that never reaches the loop's end lets go when it is garbage-collected
-            self._unlock = weakref.finalize(self, unlock_directory, fd)
+            fd = fmt.lock_directory(self.out_dir)  # None where there are no locks
+            self._claimed, self._unlock = True, weakref.finalize(self, fmt.unlock_directory, fd)
 
     def release(self):
         """Let another run write into --out (the loop calls this however it ends)."""
