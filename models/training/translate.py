@@ -62,20 +62,13 @@ def load_translator(out_dir, which="best"):
 
 
 def train_translation(config, out_dir, progress=True, resume=False, overwrite=False):
-    """Train a Seq2SeqTransformer on the dates task; evaluations and checkpoints go to out_dir.
-
-    Evaluates at iteration 0, every eval_interval and at the end: the teacher-forced loss
-    on the first n_test training pairs and on the held-out pairs, and the exact match of
-    greedy translations of the held-out pairs. Each evaluation appends {"iter",
-    "train_loss", "val_loss", "exact_match", "elapsed_s"} to metrics.jsonl and saves the
-    latest state (and the model, when its validation loss is the best so far).
-
-    out_dir: a path, or the TrainingRun the command line made on it. The rules of
-    `microtensor train` (run.py): a checkpoint in out_dir is refused
-    unless resume (continue its latest state; only max_iters may change; the result is
-    bit-identical to an uninterrupted run) or overwrite; SIGINT/SIGTERM save the latest
-    state and raise run.Interrupted; a NaN or infinite loss raises run.NonFiniteLoss.
-    Returns the last evaluation's record plus "best_val_loss".
+    """Train a Seq2SeqTransformer on the dates task as `config` (a TranslateConfig) says;
+    checkpoints go to out_dir (a path, or the TrainingRun the command line made on it), with
+    the rules of `microtensor train` (run.py, train.train). Each evaluation (iteration 0,
+    every eval_interval, the end) measures the teacher-forced loss on the first n_test
+    training pairs and on the held-out pairs, and the exact match of greedy translations of
+    the held-out pairs, and appends {"iter", "train_loss", "val_loss", "exact_match",
+    "elapsed_s"} to metrics.jsonl. Returns the last one plus "best_val_loss".
     """
     run = (out_dir if isinstance(out_dir, TrainingRun)
            else TrainingRun(out_dir, resume=resume, overwrite=overwrite, kind=KIND))
