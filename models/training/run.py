@@ -70,6 +70,9 @@ class TrainingRun:
         if resume:
             self._check_resumable(kind)
         self.metrics_path = os.path.join(self.out_dir, METRICS_FILE)
+        # the other files of ours in --out, recorded in config.json (checkpoint.open_out_dir):
+        # a caller that writes one there (a picture, say) adds its name
+        self.files = {METRICS_FILE, *(self.manifest.get("files", []) if resume else [])}
         self.config = self.stop_signal = self.saved_iter = self.last_eval = None
         self.best_val_loss = math.inf
         # --out stays as it was until the first write: the first save starts the checkpoint
@@ -296,7 +299,7 @@ class TrainingRun:
         ckpt.save_checkpoint(self.out_dir, self.model, self.info,
                              best=ckpt.Snapshot(it, val_loss, weights) if new_best else None,
                              latest=ckpt.Snapshot(it, val_loss, {**weights, **arrays}, state),
-                             replace=self._fresh, files=[METRICS_FILE])
+                             replace=self._fresh, files=self.files)
         self._fresh = False
         self.saved_iter = it
 

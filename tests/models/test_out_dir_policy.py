@@ -3,6 +3,7 @@ command that writes a checkpoint (train, translate train, import) refuses an --o
 anything its config.json does not name, with one line saying what is there, and changes
 nothing; --overwrite replaces our own files only. A checkpoint of either model kind loads in a
 fresh process (the kinds are named where the models are defined)."""
+import dataclasses
 import os
 import subprocess
 import sys
@@ -110,3 +111,20 @@ def test_a_seq2seq_checkpoint_loads_in_a_fresh_process(tmp_path):
                           cwd=tmp_path, timeout=120)
     assert done.returncode == 0, f"expected the checkpoint to load; got {done.stderr}"
     assert done.stdout.split() == ["Seq2SeqTransformer", "seq2seq"], done.stdout
+
+
+def test_a_file_the_run_records_is_ours_and_kept_across_a_resume(tmp_path):
+    from models.training.run import TrainingRun
+    from models.training.settings import get_preset
+    from models.training.train import train
+
+    config = get_preset("tiny", max_iters=2, eval_interval=1, eval_iters=1, batch_size=2,
+                        block_size=8, n_layer=1, n_head=1, n_embd=8)
+    run = TrainingRun(tmp_path / "out")
+    run.files.add("explore.html")  # a picture the run refreshes in --out
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "explore.html").write_text("<html></html>")
+    train(config, "hello world, " * 40, run, progress=False)
+    train(dataclasses.replace(config, max_iters=3), "hello world, " * 40, tmp_path / "out",
+          progress=False, resume=True)
+    assert "explore.html" in checkpoint.require_manifest(tmp_path / "out")["files"]
