@@ -89,11 +89,11 @@ def run(args):
     # Refuse (or find what to resume) before the data is read: nothing in --out changes.
     run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite)
     data_path = args.data
-    if args.resume and args.preset is None:  # the saved settings, and the flags given
-        config = dataclasses.replace(run.saved_settings(TrainConfig), **given)
-    else:  # with --resume too: the first command again is fine if it matches
-        config = get_preset(args.preset or "baby", **given)
-    if args.resume:
+    config = get_preset(args.preset or "baby", **given)
+    if args.resume:  # the saved settings and the flags given; --preset: the first command again
+        saved = run.saved_settings(TrainConfig)
+        asked = config if args.preset else dataclasses.replace(saved, **given)
+        config = dataclasses.replace(asked, max_iters=given.get("max_iters", saved.max_iters))
         data_path = data_path or run.manifest["info"]["data"].get("path")
         if not isinstance(data_path, (str, type(None))):
             raise CheckpointError(f"--resume: {os.path.join(args.out, 'config.json')}: "
