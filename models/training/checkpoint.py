@@ -218,8 +218,8 @@ def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False,
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     atomic_write(os.path.join(out_dir, CONFIG_FILE), lambda f: f.write(text.encode("utf-8")))
     keep = our_files(manifest) - {f"{w}.{number + 1}.npz" for w in ("best", "latest")}
-    for name in sorted(replaced - keep):  # the old snapshots, and any a crashed save left
-        if name.endswith(".npz") and os.path.isfile(os.path.join(out_dir, name)):
+    for name in sorted(replaced - keep):  # old snapshots (or a crashed save's), old files
+        if os.path.isfile(os.path.join(out_dir, name)):
             os.remove(os.path.join(out_dir, name))
     return manifest
 

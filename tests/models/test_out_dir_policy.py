@@ -128,3 +128,17 @@ def test_a_file_the_run_records_is_ours_and_kept_across_a_resume(tmp_path):
     train(dataclasses.replace(config, max_iters=3), "hello world, " * 40, tmp_path / "out",
           progress=False, resume=True)
     assert "explore.html" in checkpoint.require_manifest(tmp_path / "out")["files"]
+
+
+def test_a_model_saved_over_a_run_leaves_none_of_the_runs_files_behind(tmp_path):
+    from models import GPT, CharTokenizer, GPTConfig
+
+    out = tmp_path / "out"
+    assert main(TRAIN + ["--out", str(out)]) == 0
+    checkpoint.open_out_dir(out, overwrite=True)  # what `import --overwrite` asks first
+    tokenizer = CharTokenizer.from_text("abc")
+    model = GPT(GPTConfig(vocab_size=3, block_size=4, n_layer=1, n_head=1, n_embd=4))
+    manifest = checkpoint.save_model(out, model, tokenizer)
+    assert sorted(os.listdir(out)) == sorted({"config.json", manifest["best"]["file"],
+                                              manifest["latest"]["file"]}), os.listdir(out)
+    checkpoint.open_out_dir(out, overwrite=True)  # all ours: a second import may replace it
