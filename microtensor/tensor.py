@@ -30,9 +30,10 @@ import numpy as np
 from . import autograd, hooks
 from .ops import arithmetic, masking, matmul, pointwise, reduction, shape, softmax
 from .promotion import as_array, category, result_type
+from .protocols import TensorProtocols
 
 
-class Tensor:
+class Tensor(TensorProtocols):
     """An n-dimensional array that can record the ops applied to it and differentiate them.
 
     Args:
@@ -99,9 +100,6 @@ class Tensor:
     dtype = property(lambda self: self.data.dtype)
     size = property(lambda self: self.data.size)  # number of elements (torch: numel())
     T = property(lambda self: self._transpose_2d())
-
-    def __len__(self):
-        return len(self.data)
 
     def __repr__(self):
         extra = ", requires_grad=True" if self.requires_grad else ""
@@ -238,7 +236,21 @@ class Tensor:
         return self._binary(arithmetic.Div, other, self, true_divide=True)
 
     def __neg__(self):
+        if self.dtype == np.bool_:
+            raise TypeError("-t on a bool tensor is not supported (as torch); use ~t to invert")
         return apply(arithmetic.Neg(), self)
+
+    def __pos__(self):
+        if self.dtype == np.bool_:
+            raise TypeError("+t on a bool tensor is not supported (as torch)")
+        return self
+
+    def __abs__(self):
+        if self.dtype == np.bool_:
+            raise TypeError("abs() of a bool tensor is not supported (as torch)")
+        return apply(pointwise.Abs(), self)
+
+    abs = __abs__
 
     def __pow__(self, exponent):
         if not isinstance(exponent, numbers.Number):
@@ -255,17 +267,22 @@ class Tensor:
         return apply(matmul.MatMul(), self._lift(other), self)
 
     # ---- pointwise math ---------------------------------------------------------------
+    def _floating(self):
+        """self, or for a bool or integer tensor its float32 copy: exp(int) is float32 in
+        PyTorch (numpy would give float64)."""
+        return self if category(self.dtype) == 2 else Tensor._make(self.data.astype(np.float32))
+
     def exp(self):
-        return apply(pointwise.Exp(), self)
+        return apply(pointwise.Exp(), self._floating())
 
     def log(self):
-        return apply(pointwise.Log(), self)
+        return apply(pointwise.Log(), self._floating())
 
     def sqrt(self):
-        return apply(pointwise.Sqrt(), self)
+        return apply(pointwise.Sqrt(), self._floating())
 
     def tanh(self):
-        return apply(pointwise.Tanh(), self)
+        return apply(pointwise.Tanh(), self._floating())
 
     def relu(self):
         return apply(pointwise.ReLU(), self)
@@ -310,10 +327,15 @@ class Tensor:
         return self.transpose(0, 1)
 
     def __getitem__(self, index):
-        parts = index if isinstance(index, tuple) else (index,)
-        parts = tuple(p.data if isinstance(p, Tensor) else p for p in parts)  # ids as arrays
+        return apply(shape.GetItem(self._index(index)), self)
+
+    @staticmethod
+    def _index(index):
+        """index with each Tensor in it (ids, a bool mask) as its array, for numpy."""
+        def plain(p):
+            return p.data if isinstance(p, Tensor) else p
         # a tuple index stays a tuple and a single one stays single, as the caller wrote it
-        return apply(shape.GetItem(parts if isinstance(index, tuple) else parts[0]), self)
+        return tuple(map(plain, index)) if isinstance(index, tuple) else plain(index)
 
     # ---- attention building blocks ----------------------------------------------------
     def masked_fill(self, mask, value):
