@@ -287,15 +287,15 @@ class Tensor(TensorProtocols):
     def relu(self):
         return apply(pointwise.ReLU(), self)
 
-    # ---- reductions -------------------------------------------------------------------
-    def sum(self, axis=None, keepdims=False):
-        return apply(reduction.Sum(axis, keepdims), self)
+    # ---- reductions (axis: None, an int or a tuple; torch's dim= and keepdim= work too) -----
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return apply(reduction.Sum(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
-    def mean(self, axis=None, keepdims=False):
-        return apply(reduction.Mean(axis, keepdims), self)
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return apply(reduction.Mean(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
-    def max(self, axis=None, keepdims=False):
-        return apply(reduction.Max(axis, keepdims), self)
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return apply(reduction.Max(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
     # ---- shapes -----------------------------------------------------------------------
     def reshape(self, *new_shape):
@@ -349,11 +349,29 @@ class Tensor(TensorProtocols):
                             "For an additive float mask add it to the scores instead")
         return apply(masking.MaskedFill(mask, value), self)
 
-    def softmax(self, axis=-1):
-        return apply(softmax.Softmax(axis), self)
+    def softmax(self, axis=-1, *, dim=None):
+        return apply(softmax.Softmax(_axis_args(axis, False, dim, None)[0]), self._float_only())
 
-    def log_softmax(self, axis=-1):
-        return apply(softmax.LogSoftmax(axis), self)
+    def log_softmax(self, axis=-1, *, dim=None):
+        return apply(softmax.LogSoftmax(_axis_args(axis, False, dim, None)[0]),
+                     self._float_only())
+
+    def _float_only(self, op=None):
+        """self, or TypeError for bool and integer tensors (PyTorch refuses them in softmax,
+        log_softmax and layer_norm: their results are not of the input's kind)."""
+        if category(self.dtype) < 2:
+            raise TypeError(f"{op or 'softmax'}: needs a floating-point tensor; got dtype "
+                            f"{self.dtype}")
+        return self
+
+
+def _axis_args(axis, keepdims, dim, keepdim):
+    """(axis, keepdims) from numpy's names or PyTorch's (dim=, keepdim=), not both."""
+    if dim is not None:
+        if axis is not None and axis != -1:
+            raise TypeError(f"give axis= or dim=, not both; got axis={axis!r}, dim={dim!r}")
+        axis = dim
+    return axis, keepdims if keepdim is None else keepdim
 
 
 def apply(fn, *inputs):
