@@ -277,7 +277,7 @@ def backward(tensor, grad, retain_graph=False):
             if parent is None or pg is None:
                 arrived.append(None)
                 continue
-            pg = unbroadcast(pg, parent.shape)
+            pg = unbroadcast(np.asarray(pg), parent.shape)  # 0-d products are numpy scalars
             if pg.dtype != parent.dtype:  # e.g. float32 @ float64: a float64 gradient
                 pg = pg.astype(parent.dtype)
             arrived.append(pg)

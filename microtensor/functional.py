@@ -35,14 +35,14 @@ def _ids(ids, name):
 
 
 def relu(x):
-    """max(x, 0) elementwise."""
-    return apply(pointwise.ReLU(), _tensor(x, "x"))
+    """max(x, 0) elementwise; TypeError for a bool x (as torch)."""
+    return _tensor(x, "x").relu()
 
 
 def gelu(x, approximate="none"):
     """x·Φ(x) elementwise, Φ the standard normal CDF (Hendrycks & Gimpel 2016);
     approximate="tanh" for GPT-2's form. ValueError for any other `approximate`."""
-    return apply(pointwise.GELU(approximate), _tensor(x, "x"))
+    return apply(pointwise.GELU(approximate), _tensor(x, "x")._float_only("gelu"))
 
 
 def softmax(x, axis=-1, *, dim=None):
@@ -106,7 +106,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
 def cross_entropy(logits, targets, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """Cross-entropy loss of `logits` against integer class `targets` (as torch's).
 
-    Shapes: logits [N, C] with targets [N], or logits [B, T, C] with targets [B, T].
+    Shapes: logits [N, C] with targets [N], [B, T, C] with [B, T] (the class dim last, where
+    torch puts it second: the CONTRACT's layout), or one row [C] with a 0-d target.
     reduction: "mean" over non-ignored targets (NaN if every target is ignored, as torch),
     "sum", or "none" (shape of targets; 0 at ignored targets).
     label_smoothing ε in [0, 1]: the target is (1 − ε)·onehot + ε/C (Szegedy et al. 2016;
@@ -115,13 +116,14 @@ def cross_entropy(logits, targets, ignore_index=-100, reduction="mean", label_sm
     """
     logits, targets = _tensor(logits, "logits")._float_only("cross_entropy"), \
         _ids(targets, "targets")
-    if logits.ndim < 2 or targets.shape != logits.shape[:-1]:
+    if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
         raise ValueError(f"cross_entropy: logits {logits.shape} need targets of shape "
                          f"{logits.shape[:-1]}; got {targets.shape}")
-    flat = logits.reshape(-1, logits.shape[-1]) if logits.ndim > 2 else logits
+    # one row [C] with a 0-d target, as torch's unbatched input; [B, T, C] as rows [B·T, C]
+    flat = logits.reshape(-1, logits.shape[-1]) if logits.ndim != 2 else logits
     op = _loss.CrossEntropy(targets.reshape(-1), ignore_index, reduction, label_smoothing)
     out = apply(op, flat)
-    return out.reshape(targets.shape) if reduction == "none" and targets.ndim > 1 else out
+    return out.reshape(targets.shape) if reduction == "none" and targets.ndim != 1 else out
 
 
 def embedding(indices, weight):
@@ -137,6 +139,6 @@ def dropout(x, p, training=True):
     x = _tensor(x, "x")
     if not training or p == 0:
         return x
-    if p == 1:  # every element dropped: zeros, and a zero gradient
-        return x * 0
+    if p == 1:  # every element dropped: zeros of x's dtype, and a zero gradient
+        return x * Tensor(np.zeros((), x.dtype))
     return apply(_dropout.Dropout(p, random.generator()), x)

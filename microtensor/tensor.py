@@ -256,15 +256,18 @@ class Tensor(TensorProtocols):
         if not isinstance(exponent, numbers.Number):
             raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
         base = self._lift(self, result_type(self.data, exponent))  # int ** 0.5 is float32, as torch
+        if category(base.dtype) < 2 and exponent < 0:
+            raise ValueError(f"** {exponent}: integers to negative integer powers are not "
+                             "allowed (as torch); use a float exponent")
         # a Python number, so that numpy does not widen: float32 ** np.float64(2) is float32
         exponent = exponent.item() if isinstance(exponent, np.generic) else exponent
         return apply(arithmetic.Pow(exponent), base)
 
     def __matmul__(self, other):
-        return apply(matmul.MatMul(), self, self._lift(other))
+        return _matmul(self, self._lift(other))
 
     def __rmatmul__(self, other):
-        return apply(matmul.MatMul(), self._lift(other), self)
+        return _matmul(self._lift(other), self)
 
     # ---- pointwise math ---------------------------------------------------------------
     def _floating(self):
@@ -285,6 +288,8 @@ class Tensor(TensorProtocols):
         return apply(pointwise.Tanh(), self._floating())
 
     def relu(self):
+        if self.dtype == np.bool_:
+            raise TypeError("relu of a bool tensor is not supported (as torch)")
         return apply(pointwise.ReLU(), self)
 
     # ---- reductions (axis: None, an int or a tuple; torch's dim= and keepdim= work too) -----
@@ -300,6 +305,8 @@ class Tensor(TensorProtocols):
     # ---- shapes -----------------------------------------------------------------------
     def reshape(self, *new_shape):
         # not `*shape`: that name would hide the `ops.shape` module used below
+        if not new_shape:
+            raise TypeError("reshape() needs a shape, e.g. reshape(-1) or reshape(())")
         if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
             new_shape = tuple(new_shape[0])
         return apply(shape.Reshape(new_shape), self)
@@ -309,6 +316,8 @@ class Tensor(TensorProtocols):
 
     def transpose(self, dim0, dim1):
         n = self.data.ndim
+        if n == 0 and dim0 in (0, -1) and dim1 in (0, -1):  # a 0-d tensor has dim 0, as torch
+            return self.reshape(())
         axes = list(range(n))
         if not (-n <= dim0 < n and -n <= dim1 < n):
             raise IndexError(f"transpose: dims ({dim0}, {dim1}) are out of range for a tensor "
@@ -317,6 +326,8 @@ class Tensor(TensorProtocols):
         return apply(shape.Permute(axes, op="transpose"), self)
 
     def permute(self, *dims):
+        if not dims:
+            raise TypeError("permute() needs dims, e.g. permute(1, 0)")
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
         return apply(shape.Permute(dims), self)
@@ -331,9 +342,17 @@ class Tensor(TensorProtocols):
 
     @staticmethod
     def _index(index):
-        """index with each Tensor in it (ids, a bool mask) as its array, for numpy."""
+        """index with each Tensor in it (ids, a bool mask) as its array, for numpy.
+
+        A list holding sequences, slices, None or ... is a tuple of indices, as in PyTorch
+        (t[[[0, 1], [1, 0]]] is t[[0, 1], [1, 0]]); numpy would read it as one array index.
+        """
         def plain(p):
             return p.data if isinstance(p, Tensor) else p
+        if isinstance(index, list) and any(
+                isinstance(p, (list, tuple, slice, Tensor, np.ndarray)) or p is None
+                or p is Ellipsis for p in index):
+            index = tuple(index)
         # a tuple index stays a tuple and a single one stays single, as the caller wrote it
         return tuple(map(plain, index)) if isinstance(index, tuple) else plain(index)
 
@@ -347,6 +366,12 @@ class Tensor(TensorProtocols):
         if mask.dtype != np.bool_:
             raise TypeError(f"mask must be boolean (True = blocked); got dtype {mask.dtype}. "
                             "For an additive float mask add it to the scores instead")
+        value = value.item() if isinstance(value, Tensor) else value
+        if not isinstance(value, (numbers.Number, np.generic)):
+            raise TypeError(f"masked_fill: value must be a number; got {type(value).__name__}")
+        if category(self.dtype) == 1 and not np.isfinite(value):  # as torch: no int for −inf
+            raise ValueError(f"masked_fill: value {value} cannot be stored in a {self.dtype} "
+                             "tensor")
         return apply(masking.MaskedFill(mask, value), self)
 
     def softmax(self, axis=-1, *, dim=None):
@@ -363,6 +388,12 @@ class Tensor(TensorProtocols):
             raise TypeError(f"{op or 'softmax'}: needs a floating-point tensor; got dtype "
                             f"{self.dtype}")
         return self
+
+
+def _matmul(a, b):
+    if np.bool_ in (a.dtype, b.dtype):
+        raise TypeError("@ of bool tensors is not supported (as torch); cast to int first")
+    return apply(matmul.MatMul(), a, b)
 
 
 def _axis_args(axis, keepdims, dim, keepdim):

@@ -35,8 +35,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
-    norms = [_norm(g, norm_type) for g in grads]
-    total = float(np.linalg.norm(np.array(norms), ord=norm_type))
+    for g in grads:
+        if g.dtype.kind != "f":
+            raise TypeError(f"clip_grad_norm_: gradients must be floating-point; got {g.dtype}")
+    total = _norm(np.array([_norm(g, norm_type) for g in grads]), norm_type)
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"clip_grad_norm_: the total norm of the gradients is {total}; "
                            "pass error_if_nonfinite=False to clip anyway")
@@ -54,7 +56,11 @@ def _norm(g, p):
         squares = np.vdot(g, g)
         if np.isfinite(squares) and squares > 1e-30:
             return math.sqrt(float(squares))
-    return np.linalg.norm(g.reshape(-1).astype(np.float64), ord=p)
+    g = np.abs(g.reshape(-1).astype(np.float64))
+    s = g.max(initial=0.0)
+    if s == 0 or not np.isfinite(s):  # all zeros, or an inf or NaN: the norm is that
+        return float(s) if not np.isnan(g).any() else math.nan
+    return float(s * np.linalg.norm(g / s, ord=p))  # scaled by the largest: no overflow
 
 
 def grad_norms_by_module(module):

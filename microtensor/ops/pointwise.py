@@ -59,7 +59,9 @@ class Abs(Function):
     op = "abs"
 
     def forward(self, a):
-        self.save(sign=np.sign(a))
+        sign = np.asarray(np.sign(a))
+        sign[np.isnan(sign)] = 0  # the slope at NaN is 0, as torch's sgn
+        self.save(sign=sign)
         return np.abs(a)
 
     def backward(self, g):

@@ -15,6 +15,11 @@ class Reshape(Function):
 
     def __init__(self, shape):
         super().__init__()
+        for n in shape:  # int(2.5) would quietly be 2
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < -1:
+                raise ValueError(f"reshape: sizes must be ints >= 0 (or one -1); got {shape}")
+        if list(shape).count(-1) > 1:
+            raise ValueError(f"reshape: only one size can be -1 (inferred); got {shape}")
         self.new_shape = tuple(int(n) for n in shape)
 
     def forward(self, a):
