@@ -15,6 +15,7 @@ import numpy as np
 
 from . import autograd
 from . import tensor as _tensor  # circular on purpose: Tensor is looked up at call time
+from .ops.shape import torch_steps
 from .promotion import category, result_type
 
 _SCALARS = (numbers.Number, np.generic)
@@ -235,7 +236,9 @@ class TensorProtocols:
         array = value.data if isinstance(value, _tensor.Tensor) else np.asarray(value)
         if array.dtype.kind not in "biuf":
             raise TypeError(f"t[...] = value: value must be numbers; got {type(value).__name__}")
-        self.data[self._index(index)] = array
+        basic, advanced = torch_steps(self._index(index))
+        target = self.data[basic] if basic else self.data  # a view: the write reaches self
+        target[advanced] = array
 
     def __delitem__(self, index):
         raise TypeError("del t[...]: a tensor's shape is fixed; build a new one with indexing")

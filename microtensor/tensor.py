@@ -344,11 +344,15 @@ class Tensor(TensorProtocols):
     def _index(index):
         """index with each Tensor in it (ids, a bool mask) as its array, for numpy.
 
-        A list holding sequences, slices, None or ... is a tuple of indices, as in PyTorch
+        A 0-d integer Tensor is an int. A list holding sequences, slices, None or ... is a
+        tuple of indices, as in PyTorch
         (t[[[0, 1], [1, 0]]] is t[[0, 1], [1, 0]]); numpy would read it as one array index.
         """
         def plain(p):
-            return p.data if isinstance(p, Tensor) else p
+            if isinstance(p, Tensor):  # a 0-d integer tensor is an int, as torch's: numpy
+                # would read a 0-d array as an array index and move its dims first
+                return int(p.data) if p.ndim == 0 and category(p.dtype) == 1 else p.data
+            return p
         if isinstance(index, list) and any(
                 isinstance(p, (list, tuple, slice, Tensor, np.ndarray)) or p is None
                 or p is Ellipsis for p in index):

@@ -89,7 +89,9 @@ def _index_forms():
         0, -1, 5, slice(None), slice(1, None), slice(None, None, 2), None, Ellipsis, (None, 0),
         (Ellipsis, 0), [0, 0, 1], [[0, 1], [1, 0]], np.array([1, 0, 1]), "mask", "tensor ids",
         "0-d tensor", (0, slice(None)), ([0, 1], [1, 1]), (slice(None), [0, 0]), [],
-        (Ellipsis, None), (True,), "float index")]
+        (Ellipsis, None), (True,), "float index", ((0, 0),), [True, False, True],
+        np.int64(1), (slice(None), np.array([[0], [0]])), slice(None, None, -1),
+        (Ellipsis, slice(None, None, -2)))]
 
 
 def _index(x, index, side):
@@ -328,6 +330,12 @@ ALLOWED = [
      "wrong row of zeros) or NaN; we rescale the row and give its true normalized values "
      "(tests/oracle/test_conformance.py::test_layer_norm_of_huge_rows_is_the_true_row)"),
     ("LayerNorm", lambda form, kind, ours, theirs: kind.values == "huge", "as layer_norm"),
+    ("__getitem__", lambda form, kind, ours, theirs: (
+        isinstance(form["index"], (slice, tuple)) and theirs is not None and ours is None
+        and any(isinstance(p, slice) and (p.step or 1) < 0 for p in (
+            form["index"] if isinstance(form["index"], tuple) else (form["index"],)))),
+     "a negative step: torch refuses it (ValueError), we take numpy's meaning, the values of "
+     "torch.flip along that axis (tests/microtensor/test_indexing.py)"),
     ("clip_grad_norm_", lambda form, kind, ours, theirs: kind.values == "huge",
      "torch's total norm overflows (float32 squares past 3.4e38, float64 past 1e308) to inf and "
      "it then zeroes every gradient; we take the norm of the scaled gradients, finite and "
