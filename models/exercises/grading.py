@@ -146,31 +146,58 @@ def expect_close(got, expected, name, *, hint, atol=1e-6, rtol=1e-5, dtype=None,
                               f"{list(expected.shape)}{where}. Hint: {hint}")
     if dtype is not None and got.dtype != dtype:
         raise ExerciseFailure(f"{name} has dtype {got.dtype}, expected {np.dtype(dtype)} (the "
-                              f"input's dtype){where}. Hint: keep the input's dtype: no float64 "
-                              "constants arrays, or .astype(x.dtype) at the end")
+                              f"input's dtype){where}. Hint: a float64 array or a numpy scalar "
+                              "(np.int64 from .sum(), np.float64) turns float32 into float64; "
+                              "use Python numbers (int(n)), or .astype(x.dtype) at the end")
     if not np.issubdtype(got.dtype, np.number) and got.dtype != np.bool_:
         raise ExerciseFailure(f"{name} holds {got.dtype}, expected numbers{where}")
     idx = first_difference(got.astype(np.float64), expected.astype(np.float64), atol, rtol)
     if idx is not None:
-        raise ExerciseFailure(f"{name}{fmt_index(idx)} = {float(got[idx]):.4g}, expected "
-                              f"{float(expected[idx]):.4g}{where}. Hint: {hint}")
+        shown, wanted = _distinct(float(got[idx]), float(expected[idx]))
+        raise ExerciseFailure(f"{name}{fmt_index(idx)} = {shown}, expected {wanted}{where}. "
+                              f"Hint: {hint}")
+
+
+def _distinct(a, b):
+    """a and b with 4 significant digits, or as many more as it takes to tell them apart."""
+    for digits in (4, 6, 8, 10, 17):
+        shown, wanted = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if shown != wanted:
+            break
+    return shown, wanted
 
 
 def compare(student_fn, args, expected, name, *, hint, mistakes=(), pick=lambda out: out,
             atol=1e-6, rtol=1e-5, dtype=None, context=""):
     """Call the student's function on `args`, pick the part to check, and compare it with
     `expected`; on a difference the hint is the matching mistake's, else `hint`."""
-    out = call(student_fn, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
+    what = f"{getattr(student_fn, '__name__', 'your function')}(...)"
+    try:
+        out = call(student_fn, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in args],
+                   what=what)
+    except ExerciseFailure as failure:  # the same error as a known mistake raises: its hint
+        for mistake in mistakes:
+            try:
+                call(mistake.fn, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in args],
+                     what=what)
+            except ExerciseFailure as same:
+                if str(same) == str(failure):
+                    raise ExerciseFailure(f"{failure} ({context}). Hint: {mistake.hint}") from None
+            except Exception:
+                continue
+        raise ExerciseFailure(f"{failure} ({context}). Hint: {hint}") from None
     got = pick(out)
     try:
-        expect_close(got, expected, name, hint=hint, atol=atol, rtol=rtol, dtype=dtype,
-                     context=context)
+        expect_close(got, expected, name, hint=hint, atol=atol, rtol=rtol, context=context)
     except ExerciseFailure as failure:
         found = diagnose(as_array(got, name), args, mistakes, pick, atol, rtol)
         if found is None:
             raise
         message = str(failure)
         raise ExerciseFailure(message[:message.rfind("Hint: ")] + f"Hint: {found}") from None
+    if dtype is not None:  # the right numbers in the wrong dtype: no mistake to diagnose
+        expect_close(got, expected, name, hint=hint, atol=atol, rtol=rtol, dtype=dtype,
+                     context=context)
     return out
 
 
@@ -205,17 +232,21 @@ def check_gradients(fn, inputs, names, *, hint, eps=1e-6, atol=1e-5, rtol=1e-3, 
     differences)`."""
     from microtensor import no_grad
 
-    with no_grad():
-        out = call(fn, *inputs, what="the forward with your code")
-    w = weights_like(np.shape(as_array(out, "the output")))
+    where = f"finite differences{', ' + context if context else ''}"
+    try:
+        with no_grad():
+            out = call(fn, *inputs, what="the forward with your code")
+        w = weights_like(np.shape(as_array(out, "the output")))
 
-    def loss():
-        return (call(fn, *inputs, what="the forward with your code") * w).sum()
+        def loss():
+            return (call(fn, *inputs, what="the forward with your code") * w).sum()
 
-    for t in inputs:
-        if isinstance(t, Tensor):
-            t.grad = None
-    call(lambda: loss().backward(), what="backward() with your code")
+        for t in inputs:
+            if isinstance(t, Tensor):
+                t.grad = None
+        call(lambda: loss().backward(), what="backward() with your code")
+    except ExerciseFailure as failure:
+        raise ExerciseFailure(f"{failure} ({context}). Hint: {hint}") from None
     for t, name in zip(inputs, names):
         if not (isinstance(t, Tensor) and t.requires_grad):
             continue
@@ -230,6 +261,5 @@ def check_gradients(fn, inputs, names, *, hint, eps=1e-6, atol=1e-5, rtol=1e-3, 
                 t.data[idx] = original
                 numeric[idx] = (up - down) / (2 * eps)
         analytic = t.grad if t.grad is not None else np.zeros_like(t.data)
-        where = f"finite differences{', ' + context if context else ''}"
         expect_close(analytic, numeric, f"∂L/∂{name}", hint=hint, atol=atol, rtol=rtol,
                      context=where)

@@ -28,9 +28,10 @@ MARKER = ".microtensor-exercises"
 FORMAT = 1
 NOT_STARTED = "not started"
 
-_GRADER_FILE = '''"""Grader of exercise {n}, {title} (notes {section}). Written by `microtensor exercises start`;
-run by `microtensor exercises check {n}`, or `pytest` in this folder. Keep it as it is: a
-course's CI grades the workspace with it."""
+_GRADER_FILE = '''"""Grader of exercise {n}, {title} (notes {section}).
+
+Written by `microtensor exercises start`; run by `microtensor exercises check {n}`, or `pytest`
+in this folder. Keep it as it is: a course's CI grades the workspace with it."""
 import pytest
 
 from models.exercises.workspace import checks, grade
