@@ -17,6 +17,7 @@ import contextlib
 import io
 import json
 import os
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,6 +172,16 @@ class _Collector:
             self.reports.append(report)
 
 
+def _forget_modules_of(folder):
+    """Drop the modules pytest imported from `folder` (the grader files): pytest names them by
+    their path under the rootdir, the same in every workspace, so a second run in this
+    process would otherwise reuse the first workspace's modules."""
+    folder = str(Path(folder).resolve())
+    for name, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(folder + os.sep):
+            del sys.modules[name]
+
+
 def run_graders(workspace, numbers=None):
     """Run the graders of `numbers` (default: all) with pytest in this process; returns
     {number: Result}. pytest's own output is kept out of the way (it goes to a buffer)."""
@@ -191,7 +202,10 @@ def run_graders(workspace, numbers=None):
         args = [*files, "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
                 "--rootdir", str(workspace), "-c", str(workspace / "pytest.ini"), "-o", "addopts="]
         with contextlib.redirect_stdout(io.StringIO()):
-            pytest.main(args, plugins=[collector])
+            try:
+                pytest.main(args, plugins=[collector])
+            finally:
+                _forget_modules_of(workspace)
         by_file = {ex.grader_filename: ex.number for ex in selected}
         for report in collector.reports:
             number = by_file.get(Path(report.nodeid.split("::")[0]).name)
