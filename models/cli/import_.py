@@ -27,8 +27,8 @@ def add_parser(subparsers):
 def run(args):
     import os
 
-    from models import checkpoint
     from models.interop import hf, nanogpt
+    from models.training import checkpoint
 
     source = args.source
     if not os.path.exists(source):

@@ -1,6 +1,6 @@
 """`microtensor train`: train a character-level GPT on a text file and checkpoint it.
 
-Without --data it trains on the built-in corpus (models.data.default_corpus).
+Without --data it trains on the built-in corpus (models.training.data.default_corpus).
 
 Every setting of a preset has a flag named as nanoGPT names it, with dashes
 (`max_iters` -> `--max-iters`); a flag overrides the preset's value. With --resume the
@@ -38,7 +38,7 @@ HELP = {
 
 
 def add_parser(subparsers):
-    from models.presets import PRESETS, TrainConfig
+    from models.training.settings import PRESETS, TrainConfig
 
     p = subparsers.add_parser(
         "train", help="train a character-level GPT",
@@ -69,7 +69,7 @@ def add_parser(subparsers):
 
 def check_processes(processes, threads, batch_size):
     """ValueError unless --processes fits the batch and comes without several --threads."""
-    from models.data_parallel import share_sizes
+    from models.training.data_parallel import share_sizes
 
     share_sizes(batch_size, processes)  # raises for more processes than rows
     if processes > 1 and threads > 1:
@@ -79,11 +79,11 @@ def check_processes(processes, threads, batch_size):
 
 def run(args):
     from microtensor.memory import keep_freed_memory
-    from models.checkpoint_format import CONFIG_FILE, CheckpointError
-    from models.data import DEFAULT_CORPUS_NAME, load_corpus
-    from models.presets import TrainConfig, check_same_settings, get_preset
-    from models.run import Interrupted, TrainingRun
-    from models.train import train
+    from models.training.checkpoint_format import CONFIG_FILE, CheckpointError
+    from models.training.data import DEFAULT_CORPUS_NAME, load_corpus
+    from models.training.run import Interrupted, TrainingRun
+    from models.training.settings import TrainConfig, check_same_settings, get_preset
+    from models.training.train import train
 
     given = given_settings(args, TrainConfig)
     # Refuse (or find what to resume) before the data is read: nothing in --out changes.

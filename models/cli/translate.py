@@ -3,7 +3,7 @@
 (`translate graph`).
 
 The task turns a date in words into ISO form ("the third of march, 1999" -> "1999-03-03");
-see models/translation.py. Every setting of models.train_translation.TranslateConfig has a flag.
+see models/tasks/dates.py. Every setting of models.training.translate.TranslateConfig has a flag.
 """
 import dataclasses
 import sys
@@ -37,7 +37,7 @@ HELP = {
 
 
 def add_parser(subparsers):
-    from models.train_translation import TranslateConfig
+    from models.training.translate import TranslateConfig
 
     p = subparsers.add_parser(
         "translate", help="train and run the encoder-decoder on dates in words -> ISO",
@@ -89,8 +89,8 @@ def add_parser(subparsers):
 
 
 def run_train(args):
-    from models.run import Interrupted, TrainingRun
-    from models.train_translation import KIND, TranslateConfig, train_translation
+    from models.training.run import Interrupted, TrainingRun
+    from models.training.translate import KIND, TranslateConfig, train_translation
 
     given = given_settings(args, TranslateConfig)
     if args.resume:  # the saved settings, and the flags given (only --max-iters may differ)
@@ -113,8 +113,8 @@ def run_train(args):
 
 
 def run_translate(args):
-    from models.train_translation import load_translator
-    from models.translation import translate
+    from models.tasks.dates import translate
+    from models.training.translate import load_translator
 
     model, src_tok, tgt_tok, _ = load_translator(args.out)
     text = " ".join(args.text)
@@ -212,9 +212,9 @@ def draw_cross_attention(model, src_tokenizer, tgt_tokenizer, text, layer, path,
 def run_graph(args):
     import microtensor
     import viz
-    from models import translation as task
     from models.seq2seq import Seq2SeqTransformer
-    from models.train_translation import TranslateConfig
+    from models.tasks import dates as task
+    from models.training.translate import TranslateConfig
     from viz.save import FORMATS, picture_format
 
     picture_format(args.output, FORMATS + ("dot",))  # a bad suffix fails before any work

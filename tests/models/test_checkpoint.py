@@ -13,9 +13,9 @@ import pytest
 import microtensor
 import nn
 from models import GPT, CharTokenizer, GPTConfig
-from models import checkpoint as ckpt
-from models.checkpoint import CONFIG_FILE, CheckpointError, Snapshot, load_checkpoint
-from models.run import CheckpointExists, TrainingRun
+from models.training import checkpoint as ckpt
+from models.training.checkpoint import CONFIG_FILE, CheckpointError, Snapshot, load_checkpoint
+from models.training.run import CheckpointExists, TrainingRun
 
 TEXT = "hello, world\n"
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import microtensor
-from models import data
-from models.data import default_corpus, get_batch, load_corpus, load_text, split_ids
-from models.prepare import IdFile
 from models.tokenizer import CharTokenizer
+from models.training import data
+from models.training.data import default_corpus, get_batch, load_corpus, load_text, split_ids
+from models.training.prepare import IdFile
 
 # One-, two-, three- and four-byte UTF-8 characters: every chunk size below cuts some of them.
 MIXED = "a é € 😀 z\nÆble 中文 𝔘𝔫𝔦\n" * 7

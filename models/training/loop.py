@@ -22,7 +22,7 @@ SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
 def backward_of(batch_loss):
     """The `forward_backward` of the loop from batch_loss(), which returns a batch's loss (a
-    scalar Tensor): it backpropagates that loss and returns its value (models/data_parallel.py
+    scalar Tensor): it backpropagates that loss and returns its value (models/training/data_parallel.py
     makes another, which splits the batch over processes)."""
     def forward_backward():
         loss = batch_loss()

@@ -1,6 +1,6 @@
 """Training text for the character-level GPT: load the ids, split 90/10, draw random batches.
 
-A file's ids are prepared once and read back window by window (models.prepare); without a
+A file's ids are prepared once and read back window by window (models.training.prepare); without a
 file the built-in corpus is used.
 
 References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` and `train.py`'s
@@ -101,7 +101,7 @@ def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
     prepare.IdFile, which reads the windows of each batch from the file, so memory holds
     only those windows whatever the corpus's size. The tokenizer and ids equal
     CharTokenizer.from_text(text) and its encode(text). The first call on a file prepares
-    the ids (models.prepare) into `<path>.microtensor-ids`, or into cache_dir when the
+    the ids (models.training.prepare) into `<path>.microtensor-ids`, or into cache_dir when the
     file's directory is not writable; later calls reuse them while the file's size, mtime
     and the hash of its ends are unchanged (prepare.source_key), and prepare again
     otherwise or when the id file is corrupt.

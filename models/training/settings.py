@@ -10,7 +10,7 @@ measurement to finish in about a minute on a 2-core CPU.
 import math
 from dataclasses import asdict, dataclass, fields, replace
 
-from .gpt import GPTConfig
+from ..gpt import GPTConfig
 
 
 def flag_name(name):

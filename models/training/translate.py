@@ -3,7 +3,7 @@ teacher-forced steps with AdamW, warmup + cosine decay, and evaluation by exact 
 held-out dates.
 
 The loop, the AdamW step, the --out directory, resume, signals and checkpoints are those of
-`microtensor train` (models/run.py, models/loop.py, models/checkpoint.py); the model is
+`microtensor train` (models/training/run.py, models/training/loop.py, models/training/checkpoint.py); the model is
 registered there as kind "seq2seq".
 References: Vaswani et al. 2017 §5 (Adam with β₂ = 0.98 and warmup, label smoothing,
 dropout); course notes 3.7 (teacher forcing: one forward trains every target position).
@@ -17,16 +17,16 @@ from tqdm import tqdm
 import microtensor
 import nn
 
-from . import translation as task
+from ..seq2seq import Seq2SeqConfig, Seq2SeqTransformer
+from ..tasks import dates as task
 from .checkpoint import (
     CheckpointError,
     load_model,
     register_model,
 )
 from .loop import backward_of
-from .presets import Settings, check_same_settings, check_settings
 from .run import TrainingRun
-from .seq2seq import Seq2SeqConfig, Seq2SeqTransformer
+from .settings import Settings, check_same_settings, check_settings
 
 KIND = "seq2seq"
 register_model(KIND, Seq2SeqTransformer, Seq2SeqConfig)
@@ -147,7 +147,7 @@ def train_translation(config, out_dir, progress=True, resume=False, overwrite=Fa
     "train_loss", "val_loss", "exact_match", "elapsed_s"} to metrics.jsonl and saves the
     latest state (and the model, when its validation loss is the best so far).
 
-    The rules of `microtensor train` (models/run.py): a checkpoint in out_dir is refused
+    The rules of `microtensor train` (models/training/run.py): a checkpoint in out_dir is refused
     unless resume (continue its latest state; only max_iters may change; the result is
     bit-identical to an uninterrupted run) or overwrite; SIGINT/SIGTERM save the latest
     state and raise run.Interrupted; a NaN or infinite loss raises run.NonFiniteLoss.
@@ -165,7 +165,7 @@ def train_translation(config, out_dir, progress=True, resume=False, overwrite=Fa
                                weight_decay=config.weight_decay)
     info = {"src_vocab": src_tok.chars.chars, "tgt_vocab": tgt_tok.chars.chars,
             "train_config": config.to_dict(),
-            "data": {"source": "the built-in dates task (models/translation.py)"}}
+            "data": {"source": "the built-in dates task (models/tasks/dates.py)"}}
     it = run.start(model, optimizer, info)
     say = tqdm.write if progress else print
     resuming = f"resuming at iter {it}: " if resume else ""

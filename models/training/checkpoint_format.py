@@ -10,7 +10,7 @@ A checkpoint directory (`--out`) holds
     best.<n>.npz        the weights of the best model by validation loss: "model/<name>"
     latest.<n>.npz      the latest training state: "model/<name>" and the optimizer's
                         buffers "optimizer/<index>/<buffer>"
-    metrics.jsonl       (written by models/run.py's TrainingRun.log, not here)
+    metrics.jsonl       (written by models/training/run.py's TrainingRun.log, not here)
 
 <n> is the number of the save that wrote the file (checkpoint.py's save_checkpoint says in
 what order a save writes them); the hashes catch a file damaged after the fact.

@@ -5,7 +5,7 @@ a non-finite loss; the loop itself (AdamW steps with warmup + cosine decay and c
 SIGINT/SIGTERM) is loop.py's `TrainingLoop`, which `TrainingRun` extends. A model's trainer
 keeps only what differs: its model, batches, evaluation and messages.
 
-A trainer uses it so (models/train.py for the GPT, models/train_translation.py for the
+A trainer uses it so (models/training/train.py for the GPT, models/training/translate.py for the
 encoder-decoder):
 
     run = TrainingRun(out_dir, resume=..., overwrite=...)   # refuses before anything changes
@@ -14,7 +14,7 @@ encoder-decoder):
     it = run.start(model, optimizer, info)                 # 0, or the restored iteration
     def evaluate(it): ... run.record_evaluation(record)    # logs, then saves latest (+ best)
     forward_backward = backward_of(batch_loss)   # loop.py's; batch_loss() -> a batch's loss
-                                  # (models/train.py passes DataParallel.forward_backward)
+                                  # (models/training/train.py passes DataParallel.forward_backward)
     return run.loop(it, config, forward_backward, evaluate, ...)
 
 A signal stops the loop at a step boundary after saving (loop.py says how); `run.Interrupted`

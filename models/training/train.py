@@ -1,8 +1,8 @@
 """Training the character-level GPT: its optimizer groups, batches, evaluation and resume rules.
 
 The loop itself (AdamW with warmup + cosine decay and gradient clipping, periodic
-evaluation, best and latest checkpoints, exact resume, signals, metrics) is models/run.py's
-and models/loop.py's, shared with the encoder-decoder's trainer; this file gives it what is
+evaluation, best and latest checkpoints, exact resume, signals, metrics) is models/training/run.py's
+and models/training/loop.py's, shared with the encoder-decoder's trainer; this file gives it what is
 the GPT's.
 
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch);
@@ -18,11 +18,11 @@ from tqdm import tqdm
 import microtensor
 import nn
 
+from ..gpt import GPT
 from .data import encode_text, get_batch, split_ids
 from .data_parallel import DataParallel
-from .gpt import GPT
-from .presets import TrainConfig, check_same_settings
 from .run import TrainingRun
+from .settings import TrainConfig, check_same_settings
 
 
 def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, batch_loss=None):
@@ -90,7 +90,7 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
           overwrite=False, data_path=None, log_grad_norms=False, processes=1):
     """Train a GPT on `text` as configured by `config` (a TrainConfig); checkpoints go to out_dir.
 
-    `text` is a str or the (tokenizer, ids) pair of models.data.load_corpus.
+    `text` is a str or the (tokenizer, ids) pair of models.training.data.load_corpus.
 
     Evaluates at iteration 0, every eval_interval and at the end; each evaluation prints
     both losses, appends {"iter", "train_loss", "val_loss", "elapsed_s"} to
@@ -101,7 +101,7 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     it came from) is recorded so that a resume can find it again.
 
     processes > 1 splits each batch's rows over that many processes, one BLAS thread each
-    (models/data_parallel.py): the same gradient up to float32 rounding. It is how the run
+    (models/training/data_parallel.py): the same gradient up to float32 rounding. It is how the run
     is computed, not what is trained: it is recorded as info["processes"] of the
     checkpoint, and a resume may use another count (the same math, other float32
     rounding; with dropout, other random masks and, from the second step on, other batches:

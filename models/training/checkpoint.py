@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..gpt import GPT, GPTConfig
+from ..tokenizer import CharTokenizer
 from .checkpoint_format import (
     CONFIG_FILE,
     FORMAT,
@@ -28,8 +30,6 @@ from .checkpoint_format import (
     require_manifest,
     sha256,
 )
-from .gpt import GPT, GPTConfig
-from .tokenizer import CharTokenizer
 
 _MODELS = {}  # kind -> (model class, config class)
 
