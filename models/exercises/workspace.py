@@ -184,8 +184,13 @@ def _forget_modules_of(folder):
 
 def run_graders(workspace, numbers=None):
     """Run the graders of `numbers` (default: all) with pytest in this process; returns
-    {number: Result}. pytest's own output is kept out of the way (it goes to a buffer)."""
-    import pytest
+    {number: Result}. pytest's own output is kept out of the way (it goes to a buffer).
+    Raises RuntimeError when pytest is not installed."""
+    try:
+        import pytest
+    except ImportError:
+        raise RuntimeError("the graders need pytest: pip install pytest (or the package's "
+                           "extra, 'microtensor[exercises]')") from None
 
     workspace = Path(workspace)
     selected = [exercise(n) for n in numbers] if numbers else list(EXERCISES)

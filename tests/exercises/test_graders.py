@@ -155,3 +155,13 @@ def test_a_file_that_does_not_import_fails_its_exercise_in_one_line(tmp_path):
     result = run_graders(root, [7])[7]
     assert result.status == "failed"
     assert "ex07_attention.py, line 1 does not import: SyntaxError" in result.messages[0]
+
+
+def test_the_docs_pages_are_generated_from_the_current_stubs_and_graders():
+    from models.exercises.pages import page, page_name
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "exercises"
+    for ex in EXERCISES:
+        committed = (docs / page_name(ex)).read_text(encoding="utf-8")
+        assert committed == page(ex), (f"docs/exercises/{page_name(ex)} is stale: run "
+                                       "python -m models.exercises.pages docs/exercises")
