@@ -7,7 +7,7 @@ backward pass receives G = ∂L/∂Y in the *output's* shape and must hand back 
 Formula: every copy of b contributed to L, so ∂L/∂b is the sum of G over the copies:
     ∂L/∂b = Σ G over the axes that broadcasting added (leading axes) or stretched (size 1 in b).
 
-Shapes: grad [..., *] (the output's shape) -> `shape` (the input's shape), e.g.
+Shapes: grad [..., *] (the output's shape) -> `shape` (the input's shape), grad's dtype, e.g.
     [B, T, D] -> [D]       sum over axes 0 and 1
     [B, T, D] -> [T, 1]    sum over axis 0, and over axis 2 keeping it as size 1
     [B, T, D] -> [B, T, D] unchanged;  [3, 4] -> ()  the sum of everything.

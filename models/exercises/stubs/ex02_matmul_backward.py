@@ -6,7 +6,7 @@ G = ∂L/∂Z,
 For any product Z = a @ b the same holds: ∂L/∂a = G bᵀ, ∂L/∂b = aᵀ G.
 
 Shapes: a [..., M, K], b [..., K, N], g [..., M, N] (the same leading batch dims on all three,
-e.g. [B, H] in attention) -> (∂L/∂a [..., M, K], ∂L/∂b [..., K, N]).
+e.g. [B, H] in attention) -> (∂L/∂a [..., M, K], ∂L/∂b [..., K, N]), the inputs' dtype.
 Check the shapes: [M, N] @ [N, K] gives [M, K], as a has.
 
 Hint: "transpose" means swapping the *last two* axes, np.swapaxes(x, -1, -2) (or

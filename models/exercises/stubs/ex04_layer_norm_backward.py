@@ -9,7 +9,7 @@ Backward, with g = ∂L/∂y and ĝ = g ⊙ w, means over the row (the last axis
     ∂L/∂w = Σ g ⊙ x̂        ∂L/∂b = Σ g        (Σ over every row: all leading axes)
 
 Shapes: g, xhat [..., D]; rstd [..., 1] (r per row, kept as a column); weight [D]
--> (∂L/∂x [..., D], ∂L/∂w [D], ∂L/∂b [D]).
+-> (∂L/∂x [..., D], ∂L/∂w [D], ∂L/∂b [D]), the inputs' dtype (float32 stays float32).
 
 Hint: μ and σ depend on every x of the row, so moving one x also shifts the mean (the
 −mean(ĝ) term) and rescales the spread (the −x̂·mean(ĝx̂) term); forget one and the rows of

@@ -9,7 +9,7 @@ step t = 1, 2, … with gradient g, learning rate lr, betas (β₁, β₂), ε a
     p ← p − lr · m̂ / (√v̂ + ε)
 
 Shapes: p, g, m, v numpy arrays of one shape (float); t the step number, 1 at the first step
--> (new p, new m, new v), the same shapes.
+-> (new p, new m, new v), the same shapes and dtype.
 
 Hint: without the bias correction the first steps are ~10× too small (m = 0.1·g at t = 1); with
 it, the first step moves every parameter by about lr·sign(g). The decay multiplies p by
