@@ -52,6 +52,13 @@ def _logits(z, t, ignore_index=-100):
     return (z - _onehot(t, z.shape[-1], ignore_index)) * _valid(t, ignore_index) / n
 
 
+def _unstable(z, t, ignore_index=-100):
+    e = np.exp(z)
+    n = max(int((t != ignore_index).sum()), 1)
+    return (e / e.sum(-1, keepdims=True) - _onehot(t, z.shape[-1], ignore_index)) * _valid(
+        t, ignore_index) / n
+
+
 MISTAKES = [
     Mistake("sum", "the loss is a mean: divide by n, the number of counted rows", _sum),
     Mistake("all rows", "the mean is over the *counted* rows: n excludes the ignored ones",
@@ -62,6 +69,8 @@ MISTAKES = [
             "target's probability grows", _sign),
     Mistake("logits", "subtract from softmax(z), the probabilities, not from the logits z",
             _logits),
+    Mistake("unstable", "subtract each row's max from the logits before exp: exp(1000) "
+            "overflows to inf, and inf/inf is NaN (softmax is unchanged by the shift)", _unstable),
 ]
 
 

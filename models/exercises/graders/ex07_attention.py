@@ -55,6 +55,11 @@ def _zero_fill(q, k, v, mask=None):
     return a @ v, a
 
 
+def _a_then_z(q, k, v, mask=None):
+    z, a = reference.scaled_dot_product_attention(q, k, v, mask)
+    return a, z
+
+
 MISTAKES = [
     Mistake("no scale", "scale the scores by 1/√d_k before softmax (3.2: q·k has variance "
             "d_k)", _no_scale),
@@ -67,6 +72,8 @@ MISTAKES = [
             "of A is a distribution (3.1), not each column", _over_queries),
     Mistake("fill 0", "a blocked score must be −∞, not 0: exp(0) = 1 still gives the future "
             "key weight", _zero_fill),
+    Mistake("(A, Z)", "return the pair in the order (Z, A): the output first, then the "
+            "weights", _a_then_z),
 ]
 
 Q, K, V = ([[2.0, 1.0], [1.0, 2.0]], [[1.0, 2.0], [1.0, 1.0]], [[2.0, -1.0], [1.0, 0.0]])
