@@ -61,6 +61,7 @@ def test_the_reference_code_passes_every_check(ex):
     assert failures(ex, student(ex)) == []
 
 
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid:RuntimeWarning")
 @pytest.mark.parametrize("ex, name, mistake", MISTAKES)
 def test_a_catalogued_mistake_fails_with_its_hint(ex, name, mistake):
     messages = failures(ex, student(ex, **{name: mistake.fn}))
