@@ -221,7 +221,12 @@ def run_graders(workspace, numbers=None):
                 result.total += 1
                 result.passed += report.passed
             if report.failed:
-                result.messages.append(report.longreprtext.strip())
+                message = report.longreprtext.strip()
+                printed = getattr(report, "capstdout", "").strip().splitlines()
+                if printed:  # the student's own print() calls, kept for debugging (20 lines)
+                    message += "\n  your code printed:\n" + "\n".join(
+                        "    " + line for line in printed[:20])
+                result.messages.append(message)
         for ex in selected:
             result = results[ex.number]
             if result.total == 0 and not result.messages:

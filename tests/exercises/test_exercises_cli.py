@@ -95,3 +95,14 @@ def test_plain_pytest_in_the_workspace_grades_it_as_a_course_ci_would(workspace)
     assert "scale the scores by 1/√d_k" in run.stdout
     total = sum(len(ex.grader().CHECKS) for ex in EXERCISES)
     assert run.stdout.splitlines()[-1].startswith(f"2 failed, {total - 2} passed")
+
+
+def test_check_shows_what_the_students_code_printed(workspace, capsys):
+    stub = workspace / "exercises" / EXERCISES[0].filename
+    text = stub.read_text(encoding="utf-8")
+    body = text[text.index("    raise NotImplementedError"):]
+    stub.write_text(text.replace(body, "    print('grad shape', grad.shape)\n    return grad\n"),
+                    encoding="utf-8")
+    assert main(["exercises", "check", "1", "--dir", str(workspace)]) == 1
+    out = capsys.readouterr().out
+    assert "your code printed:" in out and "grad shape (2, 3, 4)" in out
