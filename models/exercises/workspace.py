@@ -102,7 +102,8 @@ can do them in any order (the order below follows the notes).
 |---|-------|----------|------|
 {rows}
 
-Grade your work (from this folder):
+Grade your work (from this folder; it needs the microtensor package with pytest,
+`pip install 'microtensor[exercises]'` from your course's copy):
 
     microtensor exercises check        # every exercise
     microtensor exercises check 3      # one
