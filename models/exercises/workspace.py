@@ -72,6 +72,10 @@ def grade(number, check, grader_file):
         message = f"exercise {number}: {NOT_STARTED} ({stub})"
     except ExerciseFailure as failure:
         message = f"exercise {number}: {failure}"
+    except Exception as error:  # a value the checks did not foresee, deep in a grader
+        message = (f"exercise {number}: the grader stopped on what your code returned: "
+                   f"{type(error).__name__}: {error} (check the shapes and types the file's "
+                   "docstring asks for)")
     if message:  # outside the except: pytest would print the exception it handled, too
         pytest.fail(message, pytrace=False)
 

@@ -106,3 +106,25 @@ def test_check_shows_what_the_students_code_printed(workspace, capsys):
     assert main(["exercises", "check", "1", "--dir", str(workspace)]) == 1
     out = capsys.readouterr().out
     assert "your code printed:" in out and "grad shape (2, 3, 4)" in out
+
+
+def test_an_unforeseen_return_value_is_still_one_message(workspace, capsys):
+    stub = workspace / "exercises" / EXERCISES[10].filename
+    text = stub.read_text(encoding="utf-8")
+    body = text[text.index("    raise NotImplementedError"):]
+    stub.write_text(text.replace(body, "    return p[:1], m, v\n"), encoding="utf-8")
+    assert main(["exercises", "check", "11", "--dir", str(workspace), "--all-messages"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  exercise 11" in out and "Traceback" not in out
+    assert "p has shape [1], expected [3]" in out
+
+
+def test_a_value_a_grader_did_not_foresee_is_one_message_not_a_traceback(workspace, capsys):
+    stub = workspace / "exercises" / EXERCISES[8].filename
+    text = stub.read_text(encoding="utf-8")
+    body = text[text.index("    raise NotImplementedError"):]
+    stub.write_text(text.replace(body, "    return 0.0\n"), encoding="utf-8")
+    assert main(["exercises", "check", "9", "--dir", str(workspace), "--all-messages"]) == 1
+    out = capsys.readouterr().out
+    assert "the grader stopped on what your code returned: IndexError" in out
+    assert "Traceback" not in out
