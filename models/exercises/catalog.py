@@ -37,7 +37,7 @@ class Exercise:
 
 
 EXERCISES = (
-    Exercise(1, "ex01_unbroadcast", "un-broadcasting a gradient", "3.1, 3.8",
+    Exercise(1, "ex01_unbroadcast", "un-broadcasting a gradient", "3.6, 3.8",
              ("unbroadcast",)),
     Exercise(2, "ex02_matmul_backward", "matmul backward (AᵀG, GVᵀ)", "3.8",
              ("matmul_backward",)),

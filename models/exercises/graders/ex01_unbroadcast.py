@@ -1,4 +1,4 @@
-"""Grader of exercise 1, un-broadcasting a gradient (notes 3.1, 3.8): shapes against the
+"""Grader of exercise 1, un-broadcasting a gradient (notes 3.6, 3.8): shapes against the
 reference, then the student's function inside the engine's backward against finite
 differences (a bias over [B, T, D] rows, a per-row scale)."""
 import numpy as np

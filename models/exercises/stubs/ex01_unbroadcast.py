@@ -1,8 +1,9 @@
-"""Exercise 1 · notes 3.1 and 3.8 · un-broadcasting a gradient.
+"""Exercise 1 · notes 3.6 and 3.8 · un-broadcasting a gradient.
 
-Where it is used: a bias b [d_k] added to X W_Q [T, d_k] is copied to every row (numpy
-broadcasting), and so is any tensor whose shape numpy stretches to the other operand's. The
-backward pass receives G = ∂L/∂Y in the *output's* shape and must hand back ∂L/∂b in b's shape.
+Where it is used: the FFN's bias b₁ [F] (3.6: W₁x + b₁) is added to every position of
+X W₁ [B, T, F], copied along B and T by numpy broadcasting; so is any tensor whose shape numpy
+stretches to the other operand's. The backward pass (3.8) receives G = ∂L/∂Y in the *output's*
+shape and must hand back ∂L/∂b in b's shape.
 
 Formula: every copy of b contributed to L, so ∂L/∂b is the sum of G over the copies:
     ∂L/∂b = Σ G over the axes that broadcasting added (leading axes) or stretched (size 1 in b).
