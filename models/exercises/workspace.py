@@ -100,7 +100,8 @@ against finite differences, the notes' hand example and the project's reference 
 Each file under `exercises/` holds, at its top, the notes' section, the formula in the notes'
 symbols, the shapes and a hint; replace the `raise NotImplementedError(...)` with your code.
 The exercises stand alone: exercise k grades your piece inside the project's own code, so you
-can do them in any order (the order below follows the notes).
+can do them in any order (the order below builds up from the engine: the backward passes of
+notes 3.8, then attention, the heads, the block, decoding and the optimizer).
 
 | # | notes | exercise | file |
 |---|-------|----------|------|
