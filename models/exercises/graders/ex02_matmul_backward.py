@@ -74,7 +74,8 @@ def _pick(out, i):
 
 
 def check_hand_example_z_equals_av(student):
-    """Z = AV with the notes' 3.4 A and V: ∂L/∂V = AᵀG and ∂L/∂A = GVᵀ, computed by hand."""
+    """Z = AV with the notes' 3.4 A and V and a chosen G: ∂L/∂V = AᵀG and ∂L/∂A = GVᵀ, the
+    notes' 3.8 formulas written out in numpy."""
     fn = student_function(student, "matmul_backward")
     context = "Z = AV with the notes' 3.4 A, V and G = [[1, 0], [0.5, −1]]"
     for i, (name, expected) in enumerate((("∂L/∂A", G_34 @ V_34.T), ("∂L/∂V", A_34.T @ G_34))):

@@ -72,7 +72,8 @@ def check_closed_book_shapes_and_head_slices(student):
 
 
 def check_split_and_merge_against_the_reference(student):
-    """D = H (d = 1), H = 1, float32, T = 0; merge on its own, and merge(split(x)) == x."""
+    """[2, 4, 6] with H = 2, D = H (d = 1), H = 1, T = 0, all float32; merge on its own, and
+    merge(split(x)) == x."""
     split = student_function(student, "split_heads")
     merge = student_function(student, "merge_heads")
     rng = np.random.default_rng(20)
