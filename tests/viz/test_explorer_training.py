@@ -46,4 +46,4 @@ def test_train_explore_refuses_a_file_it_did_not_write_before_training(tmp_path,
     status = main(["train", *SMALL, "--out", str(tmp_path / "run"), "--explore", str(page)])
     assert status == 1 and "refusing to overwrite" in capsys.readouterr().err
     assert page.read_text(encoding="utf-8") == "mine"
-    assert not (tmp_path / "run" / "metrics.jsonl").exists(), "no training step ran"
+    assert not (tmp_path / "run").exists(), "nothing was written into --out"
