@@ -12,6 +12,9 @@ A checkpoint directory (`--out`) holds
                         buffers "optimizer/<index>/<buffer>"
     metrics.jsonl       (written by models/training/run.py's TrainingRun.log, not here)
 
+and nothing else: "files" in config.json names the other files of ours (metrics.jsonl), and
+checkpoint.py's open_out_dir refuses a directory that holds a file it does not name.
+
 <n> is the number of the save that wrote the file (checkpoint.py's save_checkpoint says in
 what order a save writes them); the hashes catch a file damaged after the fact.
 
@@ -79,9 +82,10 @@ EVALUATION = Object({"iter": Int(0), "train_loss": Number(), "val_loss": Number(
 TRAINING_STATE = {"rng": RNG_STATE, "param_groups": Array(PARAM_GROUP, min_items=1),
                   "best_val_loss": Nullable(Number()), "last_eval": Nullable(EVALUATION),
                   "elapsed_s": Number(0), "train_config": Object({}), "data": Object({})}
-MANIFEST = Object({"format": Const(FORMAT), "version": Const(VERSION), "save": Optional(Int(0), 0),
-                   "kind": Str(max_length=100), "model_config": Object({}), "info": Object({}),
-                   "best": ENTRY, "latest": ENTRY})
+MANIFEST = Object({"format": Const(FORMAT), "version": Const(VERSION),
+                   "save": Optional(Int(0), 0), "kind": Str(max_length=100),
+                   "model_config": Object({}), "info": Object({}), "best": ENTRY,
+                   "latest": ENTRY, "files": Optional(Array(Str(max_length=255)), [])})
 
 
 # --- writing -----------------------------------------------------------------------------
@@ -171,6 +175,10 @@ def check_manifest(manifest, path):
             raise CheckpointError(f"{path}: {which}.file is {shown(manifest[which]['file'])}, "
                                   "not a snapshot of this directory (best.<n>.npz or "
                                   "latest.<n>.npz)")
+    for name in manifest.get("files", []):
+        if name != os.path.basename(name) or name in ("", ".", ".."):
+            raise CheckpointError(f"{path}: files names {shown(name)}; expected the names of "
+                                  "files in this directory")
     return manifest
 
 
