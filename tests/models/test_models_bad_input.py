@@ -44,11 +44,11 @@ def test_generate_zero_tokens_returns_the_prompt(model):
 
 
 @pytest.mark.parametrize("name, value, expected", [
-    ("learning_rate", "big", "learning_rate must be float; got 'big'"),
-    ("n_layer", True, "n_layer must be int; got True"),
-    ("block_size", 16.5, "block_size must be int; got 16.5"),
-    ("bias", "no", "bias must be bool; got 'no'"),
-    ("activation", 3, "activation must be str; got 3"),
+    ("learning_rate", "big", r"learning_rate is 'big' \(a string\); expected a finite number"),
+    ("n_layer", True, r"n_layer is True \(a boolean\); expected an integer"),
+    ("block_size", 16.5, r"block_size is 16.5 \(a number\); expected an integer"),
+    ("bias", "no", r"bias is 'no' \(a string\); expected true or false"),
+    ("activation", 3, r"activation is 3 \(an integer\); expected a string"),
 ])
 def test_train_config_from_dict_names_a_setting_of_the_wrong_type(name, value, expected):
     with pytest.raises(ValueError, match=expected):
