@@ -80,3 +80,13 @@ def test_nanogpt_export_with_foreign_data_writes_nothing(trained, capsys):
     assert "vocabulary" in capsys.readouterr().err
     assert not exported.exists() or not any(exported.iterdir()), \
         f"expected no files in {exported}, got {sorted(p.name for p in exported.iterdir())}"
+
+
+def test_an_hf_export_never_replaces_a_checkpoints_config_json(trained, capsys):
+    """--overwrite replaces an earlier export's files, not the checkpoint's own config.json."""
+    out = trained / "out"
+    before = (out / "config.json").read_bytes()
+    assert main(["export", "--out", str(out), "--to", str(out), "--format", "hf",
+                 "--overwrite"]) == 1
+    assert "holds a microtensor checkpoint" in capsys.readouterr().err
+    assert (out / "config.json").read_bytes() == before
