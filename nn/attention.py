@@ -51,6 +51,48 @@ def _attn_mask_array(attn_mask):
     return mask
 
 
+def _check_mask_fits(mask, shape, name):
+    """ValueError unless `mask` broadcasts to the scores' `shape` without growing it: a mask
+    with extra or mismatched dims would otherwise reshape the attention, or align a batch
+    dim with the heads, without a word."""
+    try:
+        fits = np.broadcast_shapes(mask.shape, shape) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{name} of shape {mask.shape} does not broadcast to the scores "
+                         f"{tuple(shape)} = [..., T_q, T_k]")
+
+
+def check_kv_caches(caches, n_layers, who, pairs=False):
+    """The caches a caller passes to a model: a list with one nn.KVCache per layer (a pair
+    (self, cross) per decoder layer if `pairs`), none shared between layers, the
+    self-attention ones holding the same number of positions. TypeError or ValueError in
+    one line naming `who` otherwise (a shared cache would mix two layers' keys)."""
+    if not isinstance(caches, (list, tuple)):
+        raise TypeError(f"{who}: caches must be a list with one entry per layer; got "
+                        f"{type(caches).__name__}")
+    if len(caches) != n_layers:
+        raise ValueError(f"{who}: got {len(caches)} caches; expected one per layer, {n_layers}")
+    flat = []
+    for i, entry in enumerate(caches):
+        if pairs and not (isinstance(entry, (list, tuple)) and len(entry) == 2):
+            raise TypeError(f"{who}: cache {i} must be a (self-attention, cross-attention) "
+                            f"pair of nn.KVCache; got {entry!r:.60}")
+        for cache in (entry if pairs else (entry,)):
+            if not isinstance(cache, KVCache):
+                raise TypeError(f"{who}: cache {i} must be an nn.KVCache; got "
+                                f"{type(cache).__name__}")
+            if any(cache is seen for seen in flat):
+                raise ValueError(f"{who}: cache {i} is an nn.KVCache already passed for "
+                                 "another layer; each layer needs its own")
+            flat.append(cache)
+    lengths = {len(entry[0] if pairs else entry) for entry in caches}
+    if len(lengths) > 1:
+        raise ValueError(f"{who}: the caches hold different numbers of positions "
+                         f"{sorted(lengths)}; they must come from the same decoding run")
+
+
 def _role(tensor, role):
     """Name the step that made `tensor` on its graph node (`grad_fn.role`): the pictures and
     the course tests find attention's QKᵀ, S, A and Z by it. Nothing to name without a graph."""
@@ -91,6 +133,7 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     blocked = causal_mask(t_q, t_k) if is_causal else None
     if attn_mask is not None:
         mask = _attn_mask_array(attn_mask)
+        _check_mask_fits(mask, s.shape, "attn_mask")
         if mask.dtype == np.bool_:
             blocked = mask if blocked is None else blocked | mask
         else:
@@ -229,6 +272,11 @@ class MultiHeadAttention(Module):
             if kv_cache is not None:
                 k, v = kv_cache.append(k, v)                # [B, H, T_past + T_q, d]
         t_k = k.shape[2]                                    # cached keys plus this call's
+        if attn_mask is not None:
+            _check_mask_fits(_mask_array(attn_mask), (b, self.n_heads, t_q, t_k), "attn_mask")
+        if kv_cache is not None and not isinstance(kv_cache, KVCache):
+            raise TypeError(f"MultiHeadAttention: kv_cache must be an nn.KVCache; got "
+                            f"{type(kv_cache).__name__}")
         mask = self._combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, is_causal)
         dropout_p = self.dropout if self.training else 0.0
         z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
