@@ -11,7 +11,7 @@ float32, Python ints int64, numpy arrays keep their dtype (the rules: promotion.
 Deliberate differences:
 
     here                         PyTorch
-    sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's argument names)
+    sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's names; dim=, keepdim= work)
     max(axis) -> values          amax(dim); max(dim) also returns indices
     view == reshape              view needs .contiguous() after transpose (no strides here)
     t.size: element count (int)  t.size() is the shape; t.numel() counts the elements
@@ -21,6 +21,11 @@ Deliberate differences:
     int_tensor + np.True_        int64 here, float32 there (a numpy bool counts as a bool here)
     float32 t * 0-dim float64    float32 there; float64 here when the 0-dim one requires grad
                                  (a constant one is cast; there is no differentiable cast)
+    t[::-1] (a negative step)    numpy's flip here; ValueError there
+    x += y, x[i] = y             refused here on a tensor that requires grad (outside
+                                 no_grad); recorded there for a non-leaf
+    //  %  <<  >>  number ** t   TypeError here (not ops of this engine)
+Python's protocols (==, bool, len, iteration, in, hash, format, ...): protocols.py.
 """
 import numbers
 import weakref
