@@ -28,7 +28,8 @@ def _tensor(x, name):
 
 def _ids(ids, name):
     """An integer numpy array from a Tensor, array or list (token ids, targets, indices)."""
-    ids = np.asarray(ids.data if isinstance(ids, Tensor) else ids)
+    # a copy: an op keeps the ids for backward, and the caller may refill its array first
+    ids = np.array(ids.data if isinstance(ids, Tensor) else ids)
     if not np.issubdtype(ids.dtype, np.integer):
         raise TypeError(f"{name} must hold integers; got dtype {ids.dtype}")
     return ids

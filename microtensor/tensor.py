@@ -66,7 +66,7 @@ class Tensor(TensorProtocols):
     name = None
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
     _accumulator = None  # a leaf's AccumulateGrad node, weakly held (autograd.py)
-    requires_grad = False
+    _requires_grad = False
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
         self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype)
@@ -96,8 +96,14 @@ class Tensor(TensorProtocols):
                 f"only floating-point tensors can require grad; got dtype {self.dtype}"
                 + (f" for '{self.name}'" if self.name else "")
                 + " (integer tensors hold ids, indices or targets)")
-        self.requires_grad = flag
+        if not flag and self.grad_fn is not None:  # it would cut the graph without a word
+            raise RuntimeError("requires_grad can be changed on leaf tensors only (as torch); "
+                               "for a copy off the graph use detach()")
+        self._requires_grad = bool(flag)
         return self
+
+    # `t.requires_grad = True` goes through the same checks as requires_grad_()
+    requires_grad = property(lambda self: self._requires_grad, requires_grad_)
 
     # ---- numpy-like attributes -------------------------------------------------
     shape = property(lambda self: self.data.shape)
@@ -190,7 +196,9 @@ class Tensor(TensorProtocols):
         if not isinstance(other, Tensor):
             if isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
                 return Tensor._make(np.asarray(other, dtype=dtype))  # to dtype at once: no rounding
-            other = Tensor._make(np.asarray(other) if isinstance(other, np.ndarray)
+            # a copy, as Tensor(array): an op may save it for backward, and the caller may
+            # refill the array before then (one buffer over micro-batches)
+            other = Tensor._make(np.array(other) if isinstance(other, np.ndarray)
                                  else as_array(other, None))
         # a tensor that requires grad keeps its dtype: a cast would cut it off the graph
         if dtype is None or other.dtype == dtype or other.requires_grad:
@@ -356,8 +364,8 @@ class Tensor(TensorProtocols):
         def plain(p):
             if isinstance(p, Tensor):  # a 0-d integer tensor is an int, as torch's: numpy
                 # would read a 0-d array as an array index and move its dims first
-                return int(p.data) if p.ndim == 0 and category(p.dtype) == 1 else p.data
-            return p
+                return int(p.data) if p.ndim == 0 and category(p.dtype) == 1 else p.data.copy()
+            return p.copy() if isinstance(p, np.ndarray) else p  # kept for backward: a copy
         if isinstance(index, list) and any(
                 isinstance(p, (list, tuple, slice, Tensor, np.ndarray)) or p is None
                 or p is Ellipsis for p in index):
@@ -371,7 +379,7 @@ class Tensor(TensorProtocols):
 
         mask: a boolean Tensor or numpy array; TypeError for any other dtype.
         """
-        mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+        mask = np.array(mask.data if isinstance(mask, Tensor) else mask)  # kept: a copy
         if mask.dtype != np.bool_:
             raise TypeError(f"mask must be boolean (True = blocked); got dtype {mask.dtype}. "
                             "For an additive float mask add it to the scores instead")
@@ -424,10 +432,10 @@ def apply(fn, *inputs):
     is known before forward runs, so that forward saves only what backward will use.
     Forward hooks see each call.
     """
-    record = autograd.is_grad_enabled() and any(t.requires_grad for t in inputs)
+    record = autograd.is_grad_enabled() and any(t._requires_grad for t in inputs)
     # list comprehensions, and no per-input question without a graph: apply runs ~100 times
     # per GPT forward, and generator expressions cost ~0.3 µs more each
-    needs = tuple([t.requires_grad for t in inputs]) if record else (False,) * len(inputs)
+    needs = tuple([t._requires_grad for t in inputs]) if record else (False,) * len(inputs)
     data = fn.run(tuple([t.data for t in inputs]), needs)
     out = Tensor._make(data)
     observed = bool(hooks._forward_hooks)
@@ -435,7 +443,7 @@ def apply(fn, *inputs):
         fn.describe(data)
     if record:
         fn.connect(inputs)
-        out.grad_fn, out.requires_grad = fn, True
+        out.grad_fn, out._requires_grad = fn, True
     if observed:
         hooks.run_forward_hooks(fn, inputs, out)
     return out
