@@ -320,7 +320,7 @@ class Tensor(TensorProtocols):
         # not `*shape`: that name would hide the `ops.shape` module used below
         if not new_shape:
             raise TypeError("reshape() needs a shape, e.g. reshape(-1) or reshape(())")
-        if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
+        if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list, np.ndarray)):
             new_shape = tuple(new_shape[0])
         return apply(shape.Reshape(new_shape), self)
 

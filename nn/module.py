@@ -48,7 +48,14 @@ class Module:
 
     def __setattr__(self, name, value):
         """Assigning a sub-module names it and everything below it; assigning a parameter
-        that has no name yet names it. Both happen once, while the tree is built."""
+        that has no name yet names it. Both happen once, while the tree is built.
+        TypeError for anything but a Parameter or None over a parameter (as torch): a plain
+        Tensor would silently leave parameters(), the optimizer and state_dict()."""
+        if isinstance(vars(self).get(name), Parameter) and not (
+                value is None or isinstance(value, Parameter)):
+            raise TypeError(f"cannot assign a {type(value).__name__} as parameter '{name}' "
+                            "(nn.Parameter or None expected); to load values write "
+                            f"{name}.data[...] = values, or use load_state_dict")
         object.__setattr__(self, name, value)
         if isinstance(value, Module):
             value._name_tree(self._child_path(name))
