@@ -80,11 +80,16 @@ class Module:
             if isinstance(value, Module):
                 yield name, value
 
-    def named_modules(self, prefix=""):
-        """(dotted path, module) for this module ("") and every module below it."""
+    def named_modules(self, prefix="", memo=None):
+        """(dotted path, module) for this module ("") and every module below it, each once
+        (a module reachable twice, or holding itself, is listed at its first path, as torch)."""
+        memo = set() if memo is None else memo
+        if id(self) in memo:
+            return
+        memo.add(id(self))
         yield prefix, self
         for name, child in self.named_children():
-            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+            yield from child.named_modules(f"{prefix}.{name}" if prefix else name, memo)
 
     def modules(self):
         return (m for _, m in self.named_modules())

@@ -136,3 +136,15 @@ def test_meaningless_arguments_get_a_one_line_error(bad):
 
 def test_reshape_takes_a_shape_given_as_an_array():
     assert mt.Tensor(np.ones(6)).reshape(np.array([2, 3])).shape == (2, 3)
+
+
+def test_cat_of_one_tensor_is_refused_as_torch():
+    with pytest.raises(TypeError, match="sequence of tensors"):
+        mt.cat(mt.Tensor(np.ones((3, 2))))
+
+
+def test_a_module_holding_itself_lists_each_module_once():
+    m = nn.Linear(2, 2)
+    m.me = m
+    assert [n for n, _ in m.named_modules()] == [""]
+    assert len(m.parameters()) == 2
