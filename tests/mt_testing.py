@@ -17,6 +17,9 @@ import microtensor as mt
 # Tests that render with Graphviz's `dot` program; tests/conftest.py fails a CI run that skips them
 DOT_MISSING = "Graphviz's dot is not installed (apt-get install graphviz; CI installs it)"
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason=DOT_MISSING)
+# The explorer's browser tests drive Debian's `chromium`; tests/conftest.py fails a CI run that
+# skips them for want of it
+CHROMIUM_MISSING = "Debian's chromium is not installed (apt-get install chromium; CI installs it)"
 
 # Few, fast examples: the whole tests/microtensor suite must stay well under a minute.
 FEW_EXAMPLES = settings(max_examples=25, deadline=None)

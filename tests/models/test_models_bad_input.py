@@ -11,8 +11,7 @@ import microtensor
 from models import GPT, CharTokenizer, GPTConfig
 from models.training import checkpoint as ckpt
 from models.training.checkpoint import CheckpointError
-from models.training.settings import TrainConfig
-from models.training.translate import TranslateConfig
+from models.training.settings import TrainConfig, TranslateConfig
 
 
 @pytest.fixture
