@@ -133,13 +133,17 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     if min(q.ndim, k.ndim, v.ndim) < 2 or k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: need "
                          "q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]")
+    if any(t.dtype.kind != "f" for t in (q, k, v)):  # int scores would quietly be float64
+        raise TypeError(f"attention: q, k, v must be floating-point; got "
+                        f"{q.dtype}, {k.dtype}, {v.dtype}")
     t_q, t_k = q.shape[-2], k.shape[-2]
     k_t = k.transpose(-2, -1)                              # [..., d_k, T_k]   Kᵀ
     scores = q @ k_t                                       # [..., T_q, T_k]   QKᵀ
     _role(scores, "QKᵀ")
     # A constant factor: ∂S/∂(QKᵀ) = 1/√d_k, so backward keeps only that scalar, never the
     # score tensor (dividing by √d_k would cost the same; the product reads as the notes' 1/√d_k).
-    s = scores * (1.0 / math.sqrt(d_k))                    # [..., T_q, T_k]   S = QKᵀ/√d_k
+    scale = 1.0 / math.sqrt(d_k) if d_k else math.inf      # d_k = 0: empty rows, as torch
+    s = scores * scale                                     # [..., T_q, T_k]   S = QKᵀ/√d_k
     _role(s, "S")
     # top-left alignment, as PyTorch; MultiHeadAttention passes its own causal mask instead,
     # aligned bottom-right so that new queries after a KV cache see every cached key
