@@ -123,6 +123,8 @@ class GPT(nn.Module):
         if last_only and targets is not None:
             raise ValueError("GPT: last_only gives the last position's logits alone; a loss "
                              "against targets needs all of them (pass last_only=False)")
+        if kv_caches is not None:
+            nn.attention.check_kv_caches(kv_caches, len(self.blocks), "GPT: kv_caches")
         start = len(kv_caches[0]) if kv_caches else 0
         T = idx.shape[1]
         if start + T > self.config.block_size:

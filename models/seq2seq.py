@@ -176,6 +176,9 @@ class Seq2SeqTransformer(nn.Module):
         caches: one (self-attention, cross-attention) pair of nn.KVCache per decoder layer,
         for decoding: tgt_in then holds only the new tokens, at positions len(cache) onwards.
         """
+        if caches is not None:
+            nn.attention.check_kv_caches(caches, len(self.decoder), "Seq2Seq.decode: caches",
+                                         pairs=True)
         start = len(caches[0][0]) if caches else 0
         x = self._embed(self.tgt_embed, tgt_in, start)              # [B, T_tgt, D]
         for i, layer in enumerate(self.decoder):
