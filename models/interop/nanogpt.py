@@ -287,7 +287,7 @@ def _torch_reason(error):
 
 
 def _read_checkpoint(torch, path):
-    """ckpt.pt's fields, checked (CHECKPOINT), with its 0-d tensors made Python numbers."""
+    """ckpt.pt's fields, checked (checkpoint_schema), its 0-d tensors made Python numbers."""
     scan_torch_pickle(path)
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
@@ -304,13 +304,13 @@ def _read_checkpoint(torch, path):
 
 
 def _to_numpy(torch, tensor, name, path):
-    """float32 [..] numpy array of a dense float tensor no larger than its storage."""
+    """`tensor` as a float32 numpy array; FileError unless it is a dense float tensor with
+    no more elements than its storage holds (so the copy is at most twice the file's bytes)."""
     if (tensor.layout != torch.strided or not tensor.is_floating_point()
             or tensor.is_complex()):
         raise FileError(f"{path}: model[{name!r}] is a {tensor.layout} {tensor.dtype} tensor; "
                         "expected dense floats")
-    if tensor.numel() * tensor.element_size() > tensor.untyped_storage().nbytes() > 0 or (
-            tensor.numel() and tensor.untyped_storage().nbytes() == 0):
+    if tensor.numel() * tensor.element_size() > tensor.untyped_storage().nbytes():
         raise FileError(f"{path}: model[{name!r}] has shape {tuple(tensor.shape)}, more "
                         "elements than its storage holds (strides that repeat them)")
     return tensor.detach().to(torch.float32).numpy()
