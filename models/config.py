@@ -32,6 +32,14 @@ class Config:
             raise self._error(f"{width}={getattr(self, width)} must be divisible by "
                               f"{heads}={getattr(self, heads)}")
 
+    def require_bools(self):
+        """ValueError unless each field annotated bool holds True or False: "False" is a
+        truthy string, and bias="False" would silently keep the biases."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type is bool and not isinstance(value, (bool, np.bool_)):
+                raise self._error(f"{f.name} must be True or False; got {value!r}")
+
     def require_dropout_and_activation(self):
         """ValueError unless 0 <= dropout < 1 and activation is 'gelu' or 'relu'."""
         if not 0 <= self.dropout < 1:
