@@ -148,3 +148,12 @@ def test_a_module_holding_itself_lists_each_module_once():
     m.me = m
     assert [n for n, _ in m.named_modules()] == [""]
     assert len(m.parameters()) == 2
+
+
+def test_layer_norm_takes_torchs_third_argument_elementwise_affine():
+    ours, theirs = nn.LayerNorm(4, 1e-5, False), torch.nn.LayerNorm(4, 1e-5, False)
+    assert ours.weight is None and ours.bias is None and theirs.weight is None
+    assert len(ours.parameters()) == 0
+    x = rng.standard_normal((2, 4))
+    np.testing.assert_allclose(ours(mt.Tensor(x)).data, theirs(torch.tensor(x)).numpy(),
+                               rtol=1e-10)
