@@ -157,3 +157,13 @@ def test_layer_norm_takes_torchs_third_argument_elementwise_affine():
     x = rng.standard_normal((2, 4))
     np.testing.assert_allclose(ours(mt.Tensor(x)).data, theirs(torch.tensor(x)).numpy(),
                                rtol=1e-10)
+
+
+def test_zero_grad_takes_torchs_set_to_none():
+    lin = nn.Linear(2, 1)
+    opt = nn.optim.SGD(lin.parameters(), lr=0.1)
+    (lin(mt.Tensor(np.ones((1, 2), np.float32))) ** 2).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    assert (lin.weight.grad == 0).all(), "expected zeros kept"
+    lin.zero_grad()
+    assert lin.weight.grad is None
