@@ -1,7 +1,7 @@
 """Time the baby training step in microtensor and, side by side, in PyTorch eager: the same GPT.
 
     python benchmarks/train_speed.py                      # 1 and 2 threads, 60 timed steps each;
-                                  # at 2, also ours on 2 processes (models/training/data_parallel.py)
+                                  # at 2, also ours on 2 processes (training/data_parallel.py)
     python benchmarks/train_speed.py --steps 1000 --threads 1   # is RSS flat over 1000 steps?
     python benchmarks/train_speed.py --busy               # with one busy process beside
 
@@ -12,7 +12,7 @@ nanoGPT writes it (fused QKV projection, scaled_dot_product_attention).
 Noise: each framework runs in its own worker process (its own BLAS threads and peak RSS);
 the parent alternates chunks of steps between them (A B B A ...) so load that comes and
 goes hits both, and reports medians and the median of the per-chunk ratios.
-With --processes N, our row is the data-parallel step (models/training/data_parallel.py), its RSS the
+With --processes N, our row is the data-parallel step (training/data_parallel.py), its RSS the
 parent's alone.
 GEMM floor: the matrix-product FLOPs `microtensor.profile()` counts for the forward, times 3
 (each product has two of the same size in backward), over the rate numpy's sgemm reaches on

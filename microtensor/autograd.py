@@ -9,7 +9,7 @@ graph costs no activation memory. `backward()` visits the nodes from the output 
 leaves and applies the chain rule at each one (course notes 3.8; Baydin et al. 2018,
 "Automatic Differentiation in Machine Learning: a Survey"; PyTorch's autograd design).
 """
-import contextlib
+import functools
 import weakref
 
 import numpy as np
@@ -20,15 +20,35 @@ from .scope import current_scope
 _grad_enabled = True
 
 
-@contextlib.contextmanager
-def no_grad():
-    """Context manager (also a decorator): ops inside it record no graph, as `torch.no_grad`."""
-    global _grad_enabled
-    previous, _grad_enabled = _grad_enabled, False
-    try:
-        yield
-    finally:
-        _grad_enabled = previous
+class no_grad:
+    """Ops inside record no graph, as `torch.no_grad`: a context manager (nests), and a
+    decorator written `@no_grad()` or `@no_grad` (torch takes both)."""
+
+    def __new__(cls, func=None):
+        self = super().__new__(cls)
+        self._previous = []  # a stack: one instance may be entered again while inside
+        if func is None:
+            return self
+        if not callable(func):
+            raise TypeError(f"no_grad takes no argument, or the function it decorates; got "
+                            f"{type(func).__name__}")
+        return self(func)  # bare @no_grad
+
+    def __enter__(self):
+        global _grad_enabled
+        self._previous.append(_grad_enabled)
+        _grad_enabled = False
+
+    def __exit__(self, *exc_info):
+        global _grad_enabled
+        _grad_enabled = self._previous.pop()
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def without_grad(*args, **kwargs):
+            with no_grad():
+                return func(*args, **kwargs)
+        return without_grad
 
 
 def is_grad_enabled():
@@ -250,14 +270,17 @@ def backward(tensor, grad, retain_graph=False):
                 f"backward through '{node.op}' a second time: its saved arrays were freed "
                 "by the first backward(); call backward(retain_graph=True) the first time")
         input_grads = node.backward(g)
-        if not isinstance(input_grads, tuple):
+        if not isinstance(input_grads, (tuple, list)):
             input_grads = (input_grads,)
+        if len(input_grads) != len(node.inputs):  # zip would drop the missing ones silently
+            raise RuntimeError(f"'{node.op}'.backward returned {len(input_grads)} gradients; "
+                               f"expected {len(node.inputs)}, one per input (None for none)")
         arrived = []
         for parent, pg in zip(node.inputs, input_grads):
             if parent is None or pg is None:
                 arrived.append(None)
                 continue
-            pg = unbroadcast(pg, parent.shape)
+            pg = unbroadcast(np.asarray(pg), parent.shape)  # 0-d products are numpy scalars
             if pg.dtype != parent.dtype:  # e.g. float32 @ float64: a float64 gradient
                 pg = pg.astype(parent.dtype)
             arrived.append(pg)

@@ -11,7 +11,7 @@ float32, Python ints int64, numpy arrays keep their dtype (the rules: promotion.
 Deliberate differences:
 
     here                         PyTorch
-    sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's argument names)
+    sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's names; dim=, keepdim= work)
     max(axis) -> values          amax(dim); max(dim) also returns indices
     view == reshape              view needs .contiguous() after transpose (no strides here)
     t.size: element count (int)  t.size() is the shape; t.numel() counts the elements
@@ -21,6 +21,11 @@ Deliberate differences:
     int_tensor + np.True_        int64 here, float32 there (a numpy bool counts as a bool here)
     float32 t * 0-dim float64    float32 there; float64 here when the 0-dim one requires grad
                                  (a constant one is cast; there is no differentiable cast)
+    t[::-1] (a negative step)    numpy's flip here; ValueError there
+    x += y, x[i] = y             refused here on a tensor that requires grad (outside
+                                 no_grad); recorded there for a non-leaf
+    //  %  <<  >>  number ** t   TypeError here (not ops of this engine)
+Python's protocols (==, bool, len, iteration, in, hash, format, ...): protocols.py.
 """
 import numbers
 import weakref
@@ -30,9 +35,10 @@ import numpy as np
 from . import autograd, hooks
 from .ops import arithmetic, masking, matmul, pointwise, reduction, shape, softmax
 from .promotion import as_array, category, result_type
+from .protocols import TensorProtocols
 
 
-class Tensor:
+class Tensor(TensorProtocols):
     """An n-dimensional array that can record the ops applied to it and differentiate them.
 
     Args:
@@ -60,7 +66,7 @@ class Tensor:
     name = None
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
     _accumulator = None  # a leaf's AccumulateGrad node, weakly held (autograd.py)
-    requires_grad = False
+    _requires_grad = False
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
         self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype)
@@ -90,8 +96,14 @@ class Tensor:
                 f"only floating-point tensors can require grad; got dtype {self.dtype}"
                 + (f" for '{self.name}'" if self.name else "")
                 + " (integer tensors hold ids, indices or targets)")
-        self.requires_grad = flag
+        if not flag and self.grad_fn is not None:  # it would cut the graph without a word
+            raise RuntimeError("requires_grad can be changed on leaf tensors only (as torch); "
+                               "for a copy off the graph use detach()")
+        self._requires_grad = bool(flag)
         return self
+
+    # `t.requires_grad = True` goes through the same checks as requires_grad_()
+    requires_grad = property(lambda self: self._requires_grad, requires_grad_)
 
     # ---- numpy-like attributes -------------------------------------------------
     shape = property(lambda self: self.data.shape)
@@ -99,9 +111,6 @@ class Tensor:
     dtype = property(lambda self: self.data.dtype)
     size = property(lambda self: self.data.size)  # number of elements (torch: numel())
     T = property(lambda self: self._transpose_2d())
-
-    def __len__(self):
-        return len(self.data)
 
     def __repr__(self):
         extra = ", requires_grad=True" if self.requires_grad else ""
@@ -187,7 +196,9 @@ class Tensor:
         if not isinstance(other, Tensor):
             if isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
                 return Tensor._make(np.asarray(other, dtype=dtype))  # to dtype at once: no rounding
-            other = Tensor._make(np.asarray(other) if isinstance(other, np.ndarray)
+            # a copy, as Tensor(array): an op may save it for backward, and the caller may
+            # refill the array before then (one buffer over micro-batches)
+            other = Tensor._make(np.array(other) if isinstance(other, np.ndarray)
                                  else as_array(other, None))
         # a tensor that requires grad keeps its dtype: a cast would cut it off the graph
         if dtype is None or other.dtype == dtype or other.requires_grad:
@@ -238,52 +249,78 @@ class Tensor:
         return self._binary(arithmetic.Div, other, self, true_divide=True)
 
     def __neg__(self):
+        if self.dtype == np.bool_:
+            raise TypeError("-t on a bool tensor is not supported (as torch); use ~t to invert")
         return apply(arithmetic.Neg(), self)
+
+    def __pos__(self):
+        if self.dtype == np.bool_:
+            raise TypeError("+t on a bool tensor is not supported (as torch)")
+        return self
+
+    def __abs__(self):
+        if self.dtype == np.bool_:
+            raise TypeError("abs() of a bool tensor is not supported (as torch)")
+        return apply(pointwise.Abs(), self)
+
+    abs = __abs__
 
     def __pow__(self, exponent):
         if not isinstance(exponent, numbers.Number):
             raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
         base = self._lift(self, result_type(self.data, exponent))  # int ** 0.5 is float32, as torch
+        if category(base.dtype) < 2 and exponent < 0:
+            raise ValueError(f"** {exponent}: integers to negative integer powers are not "
+                             "allowed (as torch); use a float exponent")
         # a Python number, so that numpy does not widen: float32 ** np.float64(2) is float32
         exponent = exponent.item() if isinstance(exponent, np.generic) else exponent
         return apply(arithmetic.Pow(exponent), base)
 
     def __matmul__(self, other):
-        return apply(matmul.MatMul(), self, self._lift(other))
+        return _matmul(self, self._lift(other))
 
     def __rmatmul__(self, other):
-        return apply(matmul.MatMul(), self._lift(other), self)
+        return _matmul(self._lift(other), self)
 
     # ---- pointwise math ---------------------------------------------------------------
+    def _floating(self):
+        """self, or for a bool or integer tensor its float32 copy: exp(int) is float32 in
+        PyTorch (numpy would give float64)."""
+        return self if category(self.dtype) == 2 else Tensor._make(self.data.astype(np.float32))
+
     def exp(self):
-        return apply(pointwise.Exp(), self)
+        return apply(pointwise.Exp(), self._floating())
 
     def log(self):
-        return apply(pointwise.Log(), self)
+        return apply(pointwise.Log(), self._floating())
 
     def sqrt(self):
-        return apply(pointwise.Sqrt(), self)
+        return apply(pointwise.Sqrt(), self._floating())
 
     def tanh(self):
-        return apply(pointwise.Tanh(), self)
+        return apply(pointwise.Tanh(), self._floating())
 
     def relu(self):
+        if self.dtype == np.bool_:
+            raise TypeError("relu of a bool tensor is not supported (as torch)")
         return apply(pointwise.ReLU(), self)
 
-    # ---- reductions -------------------------------------------------------------------
-    def sum(self, axis=None, keepdims=False):
-        return apply(reduction.Sum(axis, keepdims), self)
+    # ---- reductions (axis: None, an int or a tuple; torch's dim= and keepdim= work too) -----
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return apply(reduction.Sum(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
-    def mean(self, axis=None, keepdims=False):
-        return apply(reduction.Mean(axis, keepdims), self)
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return apply(reduction.Mean(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
-    def max(self, axis=None, keepdims=False):
-        return apply(reduction.Max(axis, keepdims), self)
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return apply(reduction.Max(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
     # ---- shapes -----------------------------------------------------------------------
     def reshape(self, *new_shape):
         # not `*shape`: that name would hide the `ops.shape` module used below
-        if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
+        if not new_shape:
+            raise TypeError("reshape() needs a shape, e.g. reshape(-1) or reshape(())")
+        if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list, np.ndarray)):
             new_shape = tuple(new_shape[0])
         return apply(shape.Reshape(new_shape), self)
 
@@ -292,6 +329,8 @@ class Tensor:
 
     def transpose(self, dim0, dim1):
         n = self.data.ndim
+        if n == 0 and dim0 in (0, -1) and dim1 in (0, -1):  # a 0-d tensor has dim 0, as torch
+            return self.reshape(())
         axes = list(range(n))
         if not (-n <= dim0 < n and -n <= dim1 < n):
             raise IndexError(f"transpose: dims ({dim0}, {dim1}) are out of range for a tensor "
@@ -300,6 +339,8 @@ class Tensor:
         return apply(shape.Permute(axes, op="transpose"), self)
 
     def permute(self, *dims):
+        if not dims:
+            raise TypeError("permute() needs dims, e.g. permute(1, 0)")
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
         return apply(shape.Permute(dims), self)
@@ -310,10 +351,27 @@ class Tensor:
         return self.transpose(0, 1)
 
     def __getitem__(self, index):
-        parts = index if isinstance(index, tuple) else (index,)
-        parts = tuple(p.data if isinstance(p, Tensor) else p for p in parts)  # ids as arrays
+        return apply(shape.GetItem(self._index(index)), self)
+
+    @staticmethod
+    def _index(index):
+        """index with each Tensor in it (ids, a bool mask) as its array, for numpy.
+
+        A 0-d integer Tensor is an int. A list holding sequences, slices, None or ... is a
+        tuple of indices, as in PyTorch
+        (t[[[0, 1], [1, 0]]] is t[[0, 1], [1, 0]]); numpy would read it as one array index.
+        """
+        def plain(p):
+            if isinstance(p, Tensor):  # a 0-d integer tensor is an int, as torch's: numpy
+                # would read a 0-d array as an array index and move its dims first
+                return int(p.data) if p.ndim == 0 and category(p.dtype) == 1 else p.data.copy()
+            return p.copy() if isinstance(p, np.ndarray) else p  # kept for backward: a copy
+        if isinstance(index, list) and any(
+                isinstance(p, (list, tuple, slice, Tensor, np.ndarray)) or p is None
+                or p is Ellipsis for p in index):
+            index = tuple(index)
         # a tuple index stays a tuple and a single one stays single, as the caller wrote it
-        return apply(shape.GetItem(parts if isinstance(index, tuple) else parts[0]), self)
+        return tuple(map(plain, index)) if isinstance(index, tuple) else plain(index)
 
     # ---- attention building blocks ----------------------------------------------------
     def masked_fill(self, mask, value):
@@ -321,17 +379,47 @@ class Tensor:
 
         mask: a boolean Tensor or numpy array; TypeError for any other dtype.
         """
-        mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+        mask = np.array(mask.data if isinstance(mask, Tensor) else mask)  # kept: a copy
         if mask.dtype != np.bool_:
             raise TypeError(f"mask must be boolean (True = blocked); got dtype {mask.dtype}. "
                             "For an additive float mask add it to the scores instead")
+        value = value.item() if isinstance(value, Tensor) else value
+        if not isinstance(value, (numbers.Number, np.generic)):
+            raise TypeError(f"masked_fill: value must be a number; got {type(value).__name__}")
+        if category(self.dtype) == 1 and not np.isfinite(value):  # as torch: no int for −inf
+            raise ValueError(f"masked_fill: value {value} cannot be stored in a {self.dtype} "
+                             "tensor")
         return apply(masking.MaskedFill(mask, value), self)
 
-    def softmax(self, axis=-1):
-        return apply(softmax.Softmax(axis), self)
+    def softmax(self, axis=-1, *, dim=None):
+        return apply(softmax.Softmax(_axis_args(axis, False, dim, None)[0]), self._float_only())
 
-    def log_softmax(self, axis=-1):
-        return apply(softmax.LogSoftmax(axis), self)
+    def log_softmax(self, axis=-1, *, dim=None):
+        return apply(softmax.LogSoftmax(_axis_args(axis, False, dim, None)[0]),
+                     self._float_only())
+
+    def _float_only(self, op=None):
+        """self, or TypeError for bool and integer tensors (PyTorch refuses them in softmax,
+        log_softmax and layer_norm: their results are not of the input's kind)."""
+        if category(self.dtype) < 2:
+            raise TypeError(f"{op or 'softmax'}: needs a floating-point tensor; got dtype "
+                            f"{self.dtype}")
+        return self
+
+
+def _matmul(a, b):
+    if np.bool_ in (a.dtype, b.dtype):
+        raise TypeError("@ of bool tensors is not supported (as torch); cast to int first")
+    return apply(matmul.MatMul(), a, b)
+
+
+def _axis_args(axis, keepdims, dim, keepdim):
+    """(axis, keepdims) from numpy's names or PyTorch's (dim=, keepdim=), not both."""
+    if dim is not None:
+        if axis is not None and axis != -1:
+            raise TypeError(f"give axis= or dim=, not both; got axis={axis!r}, dim={dim!r}")
+        axis = dim
+    return axis, keepdims if keepdim is None else keepdim
 
 
 def apply(fn, *inputs):
@@ -344,10 +432,10 @@ def apply(fn, *inputs):
     is known before forward runs, so that forward saves only what backward will use.
     Forward hooks see each call.
     """
-    record = autograd.is_grad_enabled() and any(t.requires_grad for t in inputs)
+    record = autograd.is_grad_enabled() and any(t._requires_grad for t in inputs)
     # list comprehensions, and no per-input question without a graph: apply runs ~100 times
     # per GPT forward, and generator expressions cost ~0.3 µs more each
-    needs = tuple([t.requires_grad for t in inputs]) if record else (False,) * len(inputs)
+    needs = tuple([t._requires_grad for t in inputs]) if record else (False,) * len(inputs)
     data = fn.run(tuple([t.data for t in inputs]), needs)
     out = Tensor._make(data)
     observed = bool(hooks._forward_hooks)
@@ -355,7 +443,7 @@ def apply(fn, *inputs):
         fn.describe(data)
     if record:
         fn.connect(inputs)
-        out.grad_fn, out.requires_grad = fn, True
+        out.grad_fn, out._requires_grad = fn, True
     if observed:
         hooks.run_forward_hooks(fn, inputs, out)
     return out

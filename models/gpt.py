@@ -22,11 +22,11 @@ import microtensor.functional as F
 import nn
 from microtensor import Tensor
 
-from .config import ModelConfig
+from .config import Config
 
 
 @dataclass
-class GPTConfig(ModelConfig):
+class GPTConfig(Config):
     """The shape of a GPT. `n_embd` must be divisible by `n_head`; the MLP is 4 * n_embd wide.
 
     Raises ValueError for a size < 1, n_embd not divisible by n_head, dropout outside
@@ -54,8 +54,17 @@ class GPTConfig(ModelConfig):
     def __post_init__(self):
         self.require_positive("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
         nn.check_attention(self.attention, "GPTConfig")
-        self.require_heads_divide("n_embd", "n_head", " (each head gets n_embd / n_head dims)")
+        self.require_heads_divide("n_embd", "n_head")
         self.require_dropout_and_activation()
+        self.require_bools()
+
+    def num_elements(self):
+        """The parameter count of GPT(self): embeddings, n_layer blocks of 12·D² weights
+        (+ 13·D biases and LayerNorm shifts, or 2·D LayerNorm scales without them), ln_f."""
+        d, bias = self.n_embd, self.bias
+        block = 12 * d * d + (13 * d if bias else 2 * d)
+        final_norm = 2 * d if bias else d
+        return (self.vocab_size + self.block_size) * d + self.n_layer * block + final_norm
 
 
 class GPT(nn.Module):
@@ -70,6 +79,8 @@ class GPT(nn.Module):
     PyTorch's (d_model, n_heads, q_proj/k_proj/v_proj/out_proj, where nanoGPT fuses Q, K,
     V into one `c_attn` and calls the output projection `c_proj`).
     """
+
+    kind, config_class = "gpt", GPTConfig  # its name and config in a checkpoint
 
     def __init__(self, config):
         super().__init__()
@@ -118,6 +129,8 @@ class GPT(nn.Module):
         if last_only and targets is not None:
             raise ValueError("GPT: last_only gives the last position's logits alone; a loss "
                              "against targets needs all of them (pass last_only=False)")
+        if kv_caches is not None:
+            nn.attention.check_kv_caches(kv_caches, len(self.blocks), "GPT: kv_caches")
         start = len(kv_caches[0]) if kv_caches else 0
         T = idx.shape[1]
         if start + T > self.config.block_size:

@@ -42,8 +42,9 @@ def tiled_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0, cau
     dropout_p: dropout on the attention weights (each tile's mask drawn again in backward,
     so it is not the mask ordinary attention would draw from the same seed).
     Values and gradients equal ordinary attention's to rounding (tests/nn/test_tiled_attention.py).
-    Raises ValueError when the shapes do not fit, dropout_p is outside [0, 1) or tile_size
-    is not a positive int; TypeError for a mask that is neither boolean nor floating.
+    Raises ValueError when the shapes do not fit, dropout_p is outside [0, 1), tile_size
+    is not a positive int or attn_mask requires grad (a learned bias: use ordinary attention);
+    TypeError for a mask that is neither boolean nor floating.
     """
     d_k = q.shape[-1]
     if q.ndim < 2 or k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
@@ -53,6 +54,9 @@ def tiled_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0, cau
         raise ValueError(f"tiled_attention: dropout_p must be in [0, 1); got {dropout_p!r}")
     if not isinstance(tile_size, (int, np.integer)) or isinstance(tile_size, bool) or tile_size < 1:
         raise ValueError(f"tiled_attention: tile_size must be a positive int; got {tile_size!r}")
+    if isinstance(attn_mask, Tensor) and attn_mask.requires_grad:
+        raise ValueError("tiled_attention: attn_mask requires grad (a learned bias), which tiled "
+                         "attention does not differentiate; use attention='ordinary'")
     mask = None
     if attn_mask is not None:
         mask = np.asarray(attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask)

@@ -12,6 +12,8 @@ import sys
 
 from . import (
     attention,
+    exercises,
+    explore,
     export,
     flops,
     gradflow,
@@ -25,8 +27,8 @@ from . import (
 )
 from .checks import add_threads_flag
 
-COMMANDS = [train, sample, translate, graph, attention, gradflow, plot_loss, shapes, flops,
-            export, import_]
+COMMANDS = [train, sample, translate, graph, explore, attention, gradflow, plot_loss, shapes, flops,
+            export, import_, exercises]
 
 
 def _version():

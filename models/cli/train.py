@@ -19,6 +19,7 @@ from .checks import (
     file_path,
     given_settings,
 )
+from .explore import html_file
 
 HELP = {
     "n_layer": "number of Transformer blocks",
@@ -61,6 +62,10 @@ def add_parser(subparsers):
     p.add_argument("--log-grad-norms", action="store_true",
                    help="add each module's gradient norm (of the last step before each "
                         "evaluation) to metrics.jsonl; `microtensor plot-loss` draws them")
+    p.add_argument("--explore", metavar="FILE.html", type=html_file,
+                   help="rewrite this page at every evaluation: one step's graph with the "
+                        "current weights and the per-module gradient-norm curves so far, "
+                        "to watch in a browser (reload it); implies --log-grad-norms")
     settings = p.add_argument_group("settings (defaults from the preset)")
     help = {name: text + " (" + ", ".join(f"{k}: {getattr(v, name)}"
                                           for k, v in sorted(PRESETS.items())) + ")"
@@ -82,47 +87,47 @@ def check_processes(processes, threads, batch_size):
 
 def run(args):
     from microtensor.memory import keep_freed_memory
-    from models.training.checkpoint_format import CONFIG_FILE, CheckpointError
+    from models.training.checkpoint_format import CheckpointError
     from models.training.data import DEFAULT_CORPUS_NAME, load_corpus
     from models.training.run import Interrupted, TrainingRun
-    from models.training.settings import TrainConfig, check_same_settings, get_preset
+    from models.training.settings import TrainConfig, get_preset
     from models.training.train import train
+    from viz.explore import check_page_path
+
+    from .explore import training_explorer
 
     given = given_settings(args, TrainConfig)
+    if args.explore:
+        check_page_path(args.explore)  # a file the explorer did not write is refused first
     # Refuse (or find what to resume) before the data is read: nothing in --out changes.
     run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite)
-    if args.resume:
-        config_path = os.path.join(args.out, CONFIG_FILE)
-        try:
-            saved = TrainConfig.from_dict(run.manifest["info"]["train_config"])
-        except ValueError as error:
-            raise CheckpointError(f"--resume: {config_path}: info.train_config: {error}") from None
-        if args.preset is not None:  # the first command again, plus --resume: fine if it matches
-            first = get_preset(args.preset, **given)
-            if "lr_decay_iters" not in given:  # an extended run keeps its first decay length
-                first = dataclasses.replace(first, lr_decay_iters=saved.lr_decay_iters)
-            try:
-                check_same_settings(saved, first)
-            except ValueError as error:
-                raise ValueError(f"--preset {args.preset}: {error}") from None
-        config = dataclasses.replace(saved, **given)
-        data_path = args.data or run.manifest["info"]["data"].get("path")
+    data_path = args.data
+    config = get_preset(args.preset or "baby", **given)
+    if args.resume:  # the saved settings and the flags given; --preset: the first command again
+        saved = run.saved_settings(TrainConfig)
+        asked = config if args.preset else dataclasses.replace(saved, **given)
+        config = dataclasses.replace(asked, max_iters=given.get("max_iters", saved.max_iters))
+        data_path = data_path or run.manifest["info"]["data"].get("path")
         if not isinstance(data_path, (str, type(None))):
-            raise CheckpointError(f"--resume: {config_path}: info.data.path is {data_path!r}, "
-                                  "not a file path; give --data")
-    else:
-        config = get_preset(args.preset or "baby", **given)
-        data_path = args.data
-    config.validate()
+            raise CheckpointError(f"--resume: {os.path.join(args.out, 'config.json')}: "
+                                  f"info.data.path is {data_path!r}, not a file path; give --data")
+    try:
+        config = run.settings(config)
+    except ValueError as error:
+        if args.resume and args.preset is not None:
+            raise ValueError(f"--preset {args.preset}: {error}") from None
+        raise
     check_processes(args.processes, args.threads, config.batch_size)
     corpus = load_corpus(data_path)  # (tokenizer, ids), ids read from the prepared id file
     source = f"data file {data_path!r}" if data_path else DEFAULT_CORPUS_NAME
+    explore = (training_explorer(args.explore, args.out, corpus[1], config.block_size)
+               if args.explore else None)
     keep_freed_memory()  # a training step frees and reallocates the same large buffers
     try:
-        result = train(config, corpus, args.out, source=source, progress=not args.quiet,
-                       resume=args.resume, overwrite=args.overwrite,
+        result = train(config, corpus, run, source=source, progress=not args.quiet,
                        data_path=os.path.abspath(data_path) if data_path else None,
-                       log_grad_norms=args.log_grad_norms, processes=args.processes)
+                       log_grad_norms=args.log_grad_norms or bool(explore),
+                       processes=args.processes, on_evaluation=explore)
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return stop.exit_status

@@ -1,10 +1,8 @@
-"""Training text for the character-level GPT: load the ids, split 90/10, draw random batches.
+"""Training text for the character-level GPT: the corpus's ids (a text file's prepared once
+by prepare.py, or the built-in corpus's), the 90/10 split, random batches.
 
-A file's ids are prepared once and read back window by window (models.training.prepare); without a
-file the built-in corpus is used.
-
-References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` and `train.py`'s
-`get_batch` (the same recipe: one long id array, random windows of block_size + 1).
+References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` and `train.py`'s `get_batch`
+(the same recipe: one long id array, random windows of block_size + 1).
 """
 import hashlib
 import os
@@ -13,27 +11,18 @@ import numpy as np
 
 import microtensor
 
-from .prepare import (
-    CACHE_SUFFIX,
-    CHUNK_SIZE,
-    IdFile,
-    encode_text,
-    read_ids,
-    source_key,
-    write_ids,
-)
+from .prepare import CACHE_SUFFIX, CHUNK_SIZE, IdFile, encode_text, read_ids, source_key, write_ids
 
 DEFAULT_CORPUS_NAME = "CPython's pydoc help topics"
 VAL_FRACTION = 0.1
 
 
 def default_corpus():
-    """The built-in corpus: CPython's English help-topic pages, joined in sorted topic order.
-
-    They ship with every CPython in `pydoc_data.topics` (what `help("assert")` shows), so
-    training needs no download: about 465k characters of technical English and code.
-    The exact text depends on the Python version; checkpoints store their own vocabulary.
-    Raises RuntimeError if this Python was built without `pydoc_data`.
+    """The built-in corpus: CPython's English help-topic pages (what `help("assert")` shows),
+    joined in sorted topic order: about 465k characters of technical English and code that ship
+    with every CPython in `pydoc_data.topics`, so training needs no download. The exact text
+    depends on the Python version; checkpoints store their own vocabulary. Raises RuntimeError
+    if this Python was built without `pydoc_data`.
     """
     try:
         from pydoc_data.topics import topics
@@ -44,68 +33,33 @@ def default_corpus():
     return "".join(topics[key] for key in sorted(topics))
 
 
-def check_data_file(path):
-    """Raise FileNotFoundError (missing), IsADirectoryError or ValueError (empty) naming `path`."""
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"data file {path!r} does not exist")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"data path {path!r} is a directory; give a text file")
-    if os.path.getsize(path) == 0:
-        raise ValueError(f"data file {path!r} is empty")
-
-
-def load_text(path):
-    """The contents of the UTF-8 text file at `path` as a str (for small texts; a training
-    corpus goes through load_corpus, which never holds the text in memory).
-
-    Raises FileNotFoundError (missing), IsADirectoryError, or ValueError (empty, not
-    UTF-8), each naming the file.
-    """
-    path = os.fspath(path)
-    check_data_file(path)
-    with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"data file {path!r} is not UTF-8 text: byte 0x{raw[error.start]:02x} "
-                         f"at offset {error.start} cannot be decoded") from None
-
-
-def user_cache_dir():
-    """Where ids go when the text's own directory is read-only: $XDG_CACHE_HOME/microtensor,
-    by default ~/.cache/microtensor (the XDG base directory convention)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "microtensor")
-
-
 def cache_paths(path, cache_dir=None):
     """[beside the text, in cache_dir]: where the id file of the text at `path` may be.
 
-    Beside the text first, as nanoGPT keeps train.bin beside input.txt: the ids belong to
-    that file, so they move and are deleted with it, and no hidden cache grows stale
-    entries for texts long gone. cache_dir (default user_cache_dir()) is the fallback for a
-    read-only directory; there the name carries a hash of the text's absolute path.
+    Beside the text first, as nanoGPT keeps train.bin beside input.txt: the ids move and are
+    deleted with it. cache_dir (default $XDG_CACHE_HOME/microtensor, by default
+    ~/.cache/microtensor) is the fallback for a read-only directory; there the name carries a
+    hash of the text's absolute path.
     """
     absolute = os.path.abspath(path)
     tag = hashlib.blake2b(absolute.encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     fallback = f"{os.path.basename(absolute)}-{tag}{CACHE_SUFFIX}"
-    return [absolute + CACHE_SUFFIX, os.path.join(cache_dir or user_cache_dir(), fallback)]
+    return [absolute + CACHE_SUFFIX,
+            os.path.join(cache_dir or os.path.join(base, "microtensor"), fallback)]
 
+
+# --- what training reads -----------------------------------------------------------------------
 
 def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
     """(tokenizer, ids) for the UTF-8 text file at `path`, or the built-in corpus if None.
 
-    ids [N] are the character ids of the whole text, uint8 when the vocabulary has <= 256
-    characters, else uint16: for the built-in corpus a numpy array, for a file a
-    prepare.IdFile, which reads the windows of each batch from the file, so memory holds
-    only those windows whatever the corpus's size. The tokenizer and ids equal
-    CharTokenizer.from_text(text) and its encode(text). The first call on a file prepares
-    the ids (models.training.prepare) into `<path>.microtensor-ids`, or into cache_dir when the
-    file's directory is not writable; later calls reuse them while the file's size, mtime
-    and the hash of its ends are unchanged (prepare.source_key), and prepare again
-    otherwise or when the id file is corrupt.
-    chunk_size: bytes of text decoded at a time while preparing.
+    ids [N] are the character ids of the whole text (uint8 for <= 256 characters, else
+    uint16), equal to CharTokenizer.from_text(text)'s encode(text): for the built-in corpus a
+    numpy array; for a file an IdFile, so memory holds only the windows of each batch whatever
+    the corpus's size. The first call on a file prepares the ids (write_ids) beside it, or in
+    cache_dir when its directory is not writable (cache_paths); later calls reuse them while
+    the file's source_key is unchanged. chunk_size: bytes of text decoded at a time.
 
     Raises FileNotFoundError, IsADirectoryError, ValueError (empty, not UTF-8, more than
     65536 distinct characters), each naming the file; OSError if no place is writable.
@@ -113,7 +67,12 @@ def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
     if path is None:
         return encode_text(default_corpus(), DEFAULT_CORPUS_NAME)
     path = os.fspath(path)
-    check_data_file(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"data file {path!r} does not exist")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"data path {path!r} is a directory; give a text file")
+    if os.path.getsize(path) == 0:
+        raise ValueError(f"data file {path!r} is empty")
     key, places = source_key(path), cache_paths(path, cache_dir)
     for place in places:
         found = read_ids(place, key)
@@ -151,12 +110,10 @@ def split_ids(ids, block_size, source="the text"):
 
 def get_batch(ids, batch_size, block_size, generator=None):
     """A random batch of windows from ids [N] (a numpy array of any integer dtype or an
-    IdFile): x, y int64 numpy arrays [B, T].
-
-    y is x shifted left by one: y[b, t] is the token that follows x[b, t]; both come from
-    one window of T + 1 ids. Offsets are drawn from `generator`, by default microtensor's
-    package generator, so `manual_seed` repeats them. Raises ValueError if ids is shorter
-    than block_size + 1.
+    IdFile): x, y int64 numpy arrays [B, T]; y is x shifted left by one (y[b, t] is the token
+    that follows x[b, t]), both from one window of T + 1 ids. Offsets are drawn from
+    `generator`, by default microtensor's package generator, so `manual_seed` repeats them.
+    Raises ValueError if ids is shorter than block_size + 1.
     """
     if len(ids) < block_size + 1:
         raise ValueError(f"get_batch: {len(ids)} tokens cannot fill a window of "
@@ -167,6 +124,4 @@ def get_batch(ids, batch_size, block_size, generator=None):
         windows = ids.windows(starts, block_size + 1)       # [B, T + 1]
     else:
         windows = np.asarray(ids)[starts[:, None] + np.arange(block_size + 1)]
-    x = windows[:, :-1].astype(np.int64)                    # [B, T]
-    y = windows[:, 1:].astype(np.int64)                     # [B, T]
-    return x, y
+    return windows[:, :-1].astype(np.int64), windows[:, 1:].astype(np.int64)  # [B, T] each

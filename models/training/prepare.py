@@ -1,17 +1,14 @@
 """Prepare a UTF-8 text file once into a file of character ids, and read its ids back.
 
-The ids are uint8 or uint16, and the file is reused while the text is unchanged.
-
-References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` (the ids of a character-level
-corpus written once as uint16 to train.bin; its train.py maps it with np.memmap, where we
-read each window from the file, see IdFile); RFC 3629 (UTF-8: a lead byte, then 0-3
-continuation bytes 10xxxxxx).
-
-The id file, `<text file>.microtensor-ids`, is one header and the ids:
+The id file, `<text file>.microtensor-ids`, is
     MAGIC | header length (8 bytes, little-endian) | JSON header, space-padded | ids [N]
-The JSON header holds the format version, what the text file looked like when it was
-prepared (`source_key`), the vocabulary, the dtype and N. The ids start at a multiple of 64.
+whose header holds the format version, what the text file looked like when it was prepared
+(`source_key`), the vocabulary, the dtype and N; the ids start at a multiple of 64.
+
+References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` (a character-level corpus's
+ids written once as uint16 to train.bin); RFC 3629 (UTF-8).
 """
+import codecs
 import hashlib
 import json
 import os
@@ -31,17 +28,17 @@ FORMAT_VERSION = 1
 N_CODE_POINTS = 0x110000      # Unicode code points are 0 .. 0x10FFFF
 
 
+# --- the vocabulary and the ids --------------------------------------------------------------
+
 def code_points(text):
     """The Unicode code points of the str `text`: uint32 numpy array [len(text)]."""
     return np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
 
 
 def ids_dtype(vocab_size, source="the text"):
-    """The dtype of stored ids: uint8 for a vocabulary of <= 256 characters, else uint16
-    (as nanoGPT's prepare.py), so a stored corpus costs 1 or 2 bytes per character.
-
-    Raises ValueError naming `source` for more than 65536 characters, which uint16 cannot number.
-    """
+    """uint8 for a vocabulary of <= 256 characters, else uint16 (as nanoGPT's), so a stored
+    corpus costs 1 or 2 bytes a character. Raises ValueError naming `source` for more than
+    65536 characters, which uint16 cannot number."""
     if vocab_size > 1 << 16:
         raise ValueError(f"{source} has {vocab_size} distinct characters; a character-level "
                          "vocabulary holds at most 65536 (uint16 ids)")
@@ -49,23 +46,16 @@ def ids_dtype(vocab_size, source="the text"):
 
 
 def id_table(vocab, source="the text"):
-    """(chars, table) for the sorted code points `vocab` [V]: table[code point] is its id.
-
-    `table` is a numpy array [0x110000] of ids_dtype(V); the code points not in vocab map
-    to 0 and are never looked up. `table.take(points)` encodes code points (the same as
-    table[points], about twice as fast). Raises ValueError naming `source` when V > 65536.
-    """
+    """(chars, table) for the sorted code points `vocab` [V]: table[code point] is its id, of
+    ids_dtype(V); `table.take(points)` encodes code points."""
     table = np.zeros(N_CODE_POINTS, dtype=ids_dtype(len(vocab), source))
     table[vocab] = np.arange(len(vocab))
     return [chr(c) for c in vocab], table
 
 
 def encode_text(text, source="the text"):
-    """(CharTokenizer.from_text(text), its ids of `text`: uint8 or uint16 numpy array [N]).
-
-    The same vocabulary and ids as CharTokenizer's encode, computed with numpy.
-    Raises ValueError for an empty text or more than 65536 distinct characters.
-    """
+    """(CharTokenizer.from_text(text), its ids of `text`: uint8 or uint16 numpy array [N]): the
+    same vocabulary and ids as CharTokenizer's encode, computed with numpy."""
     points = code_points(text)
     seen = np.zeros(N_CODE_POINTS, dtype=bool)
     seen[points] = True
@@ -73,14 +63,39 @@ def encode_text(text, source="the text"):
     return CharTokenizer(chars), table.take(points)
 
 
+def read_text_chunks(path, chunk_size=CHUNK_SIZE):
+    """The text of the UTF-8 file at `path` in str pieces of about chunk_size bytes; a character
+    cut by a read waits for the next (codecs' incremental decoder).
+
+    Raises ValueError naming the file, the byte and its offset for bytes that are not UTF-8.
+    """
+    decoder, offset = codecs.getincrementaldecoder("utf-8")(), 0
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(chunk_size)
+            pending = decoder.getstate()[0]   # the start of a character cut by the last read
+            try:
+                text = decoder.decode(block, final=not block)
+            except UnicodeDecodeError as error:  # error.start counts from pending's first byte
+                raise ValueError(f"data file {path!r} is not UTF-8 text: byte "
+                                 f"0x{error.object[error.start]:02x} at offset "
+                                 f"{offset - len(pending) + error.start} cannot be decoded"
+                                 ) from None
+            yield text
+            if not block:
+                return
+            offset += len(block)
+
+
+# --- the id file -------------------------------------------------------------------------------
+
 def source_key(path):
     """What identifies the text at `path`: its size, mtime (ns) and a hash of its ends.
 
-    Every ordinary change (an edit, an append, a copy over it) moves the size or the mtime.
-    The blake2b hash of the first and last SAMPLE_SIZE bytes also catches a file replaced
-    by one of the same size whose mtime was kept (cp -p, rsync, touch -r), and whole small
-    files. It stops short of hashing all of a large corpus, which would read every byte at
-    each start.
+    Every ordinary change (an edit, an append, a copy over it) moves the size or the mtime;
+    the blake2b hash of the first and last SAMPLE_SIZE bytes also catches a file replaced by
+    one of the same size whose mtime was kept (cp -p, rsync, touch -r), without reading every
+    byte of a large corpus at each start.
     """
     stat = os.stat(path)
     digest = hashlib.blake2b(digest_size=16)
@@ -92,61 +107,26 @@ def source_key(path):
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "blake2b": digest.hexdigest()}
 
 
-def complete_length(data):
-    """How many leading bytes of `data` form whole UTF-8 characters, cutting off a last
-    character that `data` ends in the middle of (its rest is in the next chunk)."""
-    for back in range(1, min(4, len(data)) + 1):
-        byte = data[-back]
-        if byte & 0xC0 != 0x80:               # a lead byte (or ASCII), not a continuation
-            size = 1 if byte < 0x80 else 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-            return len(data) - back if size > back else len(data)
-    return len(data)                          # four continuation bytes: let the decoder say
-
-
-def read_text_chunks(path, chunk_size=CHUNK_SIZE):
-    """The text of the UTF-8 file at `path` as successive str pieces, each from about
-    chunk_size bytes cut at a character boundary, so a character is never split.
-
-    Raises ValueError naming the file, the byte and its offset for bytes that are not UTF-8.
-    """
-    offset, pending = 0, b""                  # pending: bytes of a character cut by the read
-    with open(path, "rb") as f:
-        while True:
-            block = f.read(chunk_size)
-            data = pending + block
-            end = complete_length(data) if block else len(data)
-            try:
-                yield data[:end].decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ValueError(f"data file {path!r} is not UTF-8 text: byte "
-                                 f"0x{data[error.start]:02x} at offset {offset + error.start} "
-                                 "cannot be decoded") from None
-            if not block:
-                return
-            offset, pending = offset + end, data[end:]
-
-
 class IdFile:
     """The ids [N] of an id file, read from it window by window when asked for.
 
-    Why not a long-lived np.memmap: every page a mapping touches counts in the process's RSS
-    while it stays mapped (nanoGPT re-creates its memmap for each batch to avoid this), and
-    random windows soon touch them all, so a long run would hold the whole corpus (2 bytes a
-    character for uint16 ids). Reading each window (a seek and a read) into a small array
-    keeps the corpus in the OS page cache, shared and reclaimable: the process holds only its
-    windows. Only the training process reads batches (data-parallel workers get their rows
-    from it), so nothing else moves the file's offset between a seek and its read.
+    Why not np.memmap: a long-lived map keeps every page it touches in the process's RSS
+    (random windows soon touch them all: 2.0 bytes a character for uint16 ids), and one map
+    per batch as nanoGPT does costs ~9x the time of a seek and a read per window, with ~10x
+    the peak RSS (`python benchmarks/data_speed.py --sizes 50 --wide` on this class and on one
+    that maps per batch, 2-core AMD EPYC: 1.1 ms against 0.12 ms a batch, 0.26 against 0.02
+    bytes a character). Reading each window into a small array keeps the corpus in the OS
+    page cache, shared and reclaimable. Only the training process reads batches
+    (data-parallel workers get their rows from it), so nothing else moves the file's offset
+    between a seek and its read.
 
     len(ids) is N and ids.dtype uint8 or uint16; ids[a:b] is an IdFile of those ids (a view,
     nothing is read); ids.windows(starts, size) reads the windows of a batch; np.asarray(ids)
-    reads all N ids into memory. The file stays open, the same file even if it is prepared
-    again meanwhile, until the IdFile and its slices are gone.
+    reads all N ids. The file (opened unbuffered) stays open, the same file even if it is
+    prepared again meanwhile, until the IdFile and its slices (`base`: the whole) are gone.
     """
 
     def __init__(self, file, dtype, offset, length, base=None):
-        """`length` ids of `dtype` from byte `offset` of `file`, the id file opened unbuffered
-        (open(path, "rb", buffering=0)). base: the IdFile this one is a slice of; without
-        one, this IdFile closes the file when it is gone."""
         self._file, self.dtype, self._offset, self._length = file, np.dtype(dtype), offset, length
         self._base = base                     # a slice keeps alive the IdFile that closes the file
         if base is None:
@@ -173,7 +153,6 @@ class IdFile:
     def windows(self, starts, size):
         """ids[s : s + size] for each s of `starts` (ints [B]): numpy array [B, size] of ids.dtype.
 
-        A seek and a read per window (os.pread would save the seek, but Windows lacks it).
         Raises IndexError for a window that leaves the ids, OSError if the file ends early
         (it was truncated while open).
         """
@@ -186,7 +165,6 @@ class IdFile:
         return out
 
     def __array__(self, dtype=None, copy=None):
-        """All the ids, read into a numpy array [N] (N * itemsize bytes of memory)."""
         if copy is False:
             raise ValueError(f"{self!r} is on disk: an array of its ids is always a copy")
         out = np.empty(self._length, dtype=self.dtype)
@@ -196,7 +174,7 @@ class IdFile:
     def _read_into(self, out, start):
         """Fill the contiguous array `out` with the ids from index `start` on."""
         self._file.seek(self._offset + start * self.dtype.itemsize)
-        done = self._file.readinto(out)
+        done = 0
         while done < out.nbytes:              # one read returns at most ~2 GB (Linux)
             count = self._file.readinto(memoryview(out).cast("B")[done:])
             if not count:
@@ -205,60 +183,45 @@ class IdFile:
             done += count
 
 
-def read_header(file, key):
-    """(tokenizer, dtype, offset, length) of the ids in the open id file `file`.
-
-    None when it was prepared from another version of the text (its source key differs
-    from `key`) or in another format. Raises ValueError saying what is corrupt (wrong
-    magic, bad header, size that does not match the header).
-    """
-    magic, header_size = file.read(len(MAGIC)), int.from_bytes(file.read(8), "little")
-    header = file.read(min(header_size, 1 << 24))
-    if magic != MAGIC:
-        raise ValueError("it does not start with the id file's magic bytes")
-    meta = json.loads(header)
-    if meta.get("version") != FORMAT_VERSION or meta.get("source") != key:
-        return None                           # another format or another text: stale
-    chars, length = list(meta["chars"]), meta["length"]
-    tokenizer, dtype = CharTokenizer(chars), ids_dtype(len(chars))
-    offset = len(MAGIC) + 8 + header_size
-    if chars != sorted(chars) or meta["dtype"] != dtype.str:
-        raise ValueError("its vocabulary is unsorted or its dtype does not fit it")
-    if not isinstance(length, int) or length < 1:
-        raise ValueError(f"its length {length!r} is not a positive number of ids")
-    file_size = os.fstat(file.fileno()).st_size
-    if file_size != offset + length * dtype.itemsize:
-        raise ValueError(f"it holds {file_size} bytes, not {length} ids after the header")
-    return tokenizer, dtype, offset, length
-
-
 def read_ids(cache_path, key):
     """(tokenizer, ids) from the id file at cache_path, ids an IdFile [N] of uint8/uint16.
 
-    None when there is no such file or it is stale (read_header). None with a warning when
-    the file is corrupt or cannot be read: it is never trusted. The file checked is the
-    file read: it is opened once.
+    None when there is no such file, or it was prepared from another version of the text
+    (its source key differs from `key`) or in another format; None with a warning when it is
+    corrupt or cannot be read: it is never trusted. The file checked is the file read.
     """
-    file = None
     try:
         file = open(cache_path, "rb", buffering=0)
-        found = read_header(file, key)
     except FileNotFoundError:
-        found = None
+        return None
     except OSError as error:
         warnings.warn(f"cannot read the id file {cache_path!r} ({error.strerror}); preparing "
                       "it again", stacklevel=3)
-        found = None
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        return None
+    try:
+        magic, header_size = file.read(len(MAGIC)), int.from_bytes(file.read(8), "little")
+        if magic != MAGIC:
+            raise ValueError("it does not start with the id file's magic bytes")
+        meta = json.loads(file.read(min(header_size, 1 << 24)))
+        if meta.get("version") != FORMAT_VERSION or meta.get("source") != key:
+            file.close()
+            return None                       # another format or another text: stale
+        chars, length = list(meta["chars"]), meta["length"]
+        dtype = ids_dtype(len(chars))
+        offset = len(MAGIC) + 8 + header_size
+        if chars != sorted(chars) or meta["dtype"] != dtype.str:
+            raise ValueError("its vocabulary is unsorted or its dtype does not fit it")
+        if not isinstance(length, int) or length < 1:
+            raise ValueError(f"its length {length!r} is not a positive number of ids")
+        if os.fstat(file.fileno()).st_size != offset + length * dtype.itemsize:
+            raise ValueError(f"it holds {os.fstat(file.fileno()).st_size} bytes, not {length} "
+                             "ids after the header")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        file.close()
         warnings.warn(f"the id file {cache_path!r} is corrupt ({error}); preparing it again",
                       stacklevel=3)
-        found = None
-    if found is None:
-        if file is not None:
-            file.close()
         return None
-    tokenizer, dtype, offset, length = found
-    return tokenizer, IdFile(file, dtype, offset, length)
+    return CharTokenizer(chars), IdFile(file, dtype, offset, length)
 
 
 def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
@@ -266,11 +229,11 @@ def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
 
     Two passes over the text in chunks, so memory stays ~20 MB whatever its size: the first
     collects the vocabulary (every code point seen), the second looks each code point's id
-    up in a table and appends the ids. The file is written under a temporary name in the
-    same directory and renamed into place (checkpoint.atomic_write), so a reader never sees
-    half of it; it gets a normal file's mode (0o666 less the umask), not mkstemp's 0600.
-    Raises ValueError (not UTF-8, > 65536 characters) naming the file, OSError if the
-    directory is not writable, RuntimeError if the text changes while being read.
+    up in a table and appends the ids, to a temporary file renamed into place (atomic_write:
+    a reader never sees half of it; fsync'd first, so after a crash the name never holds a
+    file of the right size whose ids were not yet written). Raises ValueError (not UTF-8,
+    > 65536 characters) naming the file, OSError if the directory is not writable,
+    RuntimeError if the text changes while being read.
     """
     seen, length = np.zeros(N_CODE_POINTS, dtype=bool), 0
     for text in read_text_chunks(path, chunk_size):
@@ -281,8 +244,7 @@ def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
     meta = json.dumps({"version": FORMAT_VERSION, "source": key, "chars": "".join(chars),
                        "dtype": table.dtype.str, "length": length}).encode("ascii")
     padding = b" " * (-(len(MAGIC) + 8 + len(meta)) % 64)
-    directory = os.path.dirname(os.path.abspath(cache_path))
-    os.makedirs(directory, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(cache_path)), exist_ok=True)
 
     def write(f):
         f.write(MAGIC + (len(meta) + len(padding)).to_bytes(8, "little") + meta + padding)
@@ -292,7 +254,5 @@ def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
             raise RuntimeError(f"data file {path!r} changed while its ids were being prepared; "
                                "run again once it is complete")
 
-    # fsync'd before the rename: after a crash, the name never holds a file of the right size
-    # whose ids were not yet written (zeros the checks would accept)
     atomic_write(cache_path, write)
     return read_ids(cache_path, key)
