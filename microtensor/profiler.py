@@ -31,8 +31,8 @@ class OpRecord:
     module: str
     flops: int
     out_shape: tuple
-    # {name: (shape, nbytes, id(array))} kept for backward; the id finds an array that two
-    # ops keep, so that saved_bytes() counts it once
+    # {name: (shape, nbytes, id of its buffer)} kept for backward; the id finds an array that
+    # two ops keep (or a view of it), so that saved_bytes() counts it once
     saved: dict = field(default_factory=dict)
     node: weakref.ref = None  # the op's graph node, while it lives
 
@@ -42,6 +42,14 @@ class OpRecord:
         attention names its steps after they ran. None once the graph is gone."""
         node = self.node() if self.node is not None else None
         return None if node is None else node.role
+
+
+def _buffer_id(array):
+    """id of the array that owns `array`'s memory: an op keeps a read-only view of an array
+    another op keeps (A, kept by softmax and by AV), and the two are one buffer."""
+    while isinstance(getattr(array, "base", None), np.ndarray):
+        array = array.base
+    return id(array)
 
 
 def matmul_flops(a_shape, b_shape):
@@ -63,7 +71,8 @@ class Profile:
         """The forward hook: note one op call (`microtensor.hooks.register_forward_hook`)."""
         flops = (matmul_flops(inputs[0].shape, inputs[1].shape) if fn.op == "matmul"
                  else int(out.size))
-        saved = {k: (np.shape(v), int(getattr(v, "nbytes", 0)), id(v)) for k, v in fn.saved.items()}
+        saved = {k: (np.shape(v), int(getattr(v, "nbytes", 0)), _buffer_id(v))
+                 for k, v in fn.saved.items()}
         self.records.append(OpRecord(fn.op, fn.module, flops, out.shape, saved, weakref.ref(fn)))
 
     def flops(self, op=None, module=None, where=None):
@@ -78,7 +87,7 @@ class Profile:
         unique = {}
         for r in self._select(op, module, where):
             for _, nbytes, key in r.saved.values():
-                unique[key] = nbytes
+                unique[key] = max(unique.get(key, 0), nbytes)  # a view may be a part
         return sum(unique.values())
 
     def _select(self, op, module, where):

@@ -138,20 +138,20 @@ def test_dropout_gradcheck_passes_and_the_mean_output_is_unchanged():
                 atol=0.1)
 
 
-def test_causal_alignment_matches_each_caller():
-    """sdpa aligns top-left (PyTorch's rule); MultiHeadAttention the last query with the last
-    key."""
+@pytest.mark.parametrize("alignment", ["top_left", "bottom_right"])
+def test_causal_alignment_is_ordinary_attentions(alignment):
     arrays = _qkv((2,), 5, 9, 4, 4, np.float64, seed=9)
     upstream = np.ones((2, 5, 4))
-    for name, expected in _run("ordinary", arrays, upstream, is_causal=True).items():
-        check_close(_run("tiled", arrays, upstream, is_causal=True)[name], expected,
-                    f"{name}, top-left causal, T_q < T_k", atol=1e-12)
+    ordinary = _run("ordinary", arrays, upstream, is_causal=True, causal_alignment=alignment)
+    tiled = _run("tiled", arrays, upstream, is_causal=True, causal_alignment=alignment)
+    for name, expected in ordinary.items():
+        check_close(tiled[name], expected, f"{name}, {alignment} causal, T_q < T_k", atol=1e-12)
     x, context = (mt.Tensor(a) for a in _qkv((2,), 5, 9, 8, 8, np.float64, seed=10)[:2])
     mha = nn.MultiHeadAttention(8, 2)
-    ordinary = mha(x, context=context, is_causal=True)
+    expected = mha(x, context=context, is_causal=True, causal_alignment=alignment)
     mha.attention = "tiled"
-    check_close(mha(x, context=context, is_causal=True), ordinary,
-                "MultiHeadAttention's bottom-right causal, T_q < T_k", atol=1e-12)
+    check_close(mha(x, context=context, is_causal=True, causal_alignment=alignment), expected,
+                f"MultiHeadAttention, {alignment} causal, T_q < T_k", atol=1e-12)
     assert mha.last_attention is None, "a tiled call never forms the weights to keep"
 
 
@@ -236,6 +236,9 @@ def test_a_tiled_seq2seq_gives_the_default_loss_with_padding_masks():
                                 tile_size=0), ValueError, "tile_size"),
     (lambda: nn.tiled_attention(*map(mt.Tensor, _qkv((), 2, 3, 2, 2, np.float32)),
                                 attn_mask=np.zeros((2, 2), bool)), ValueError, "attn_mask"),
+    (lambda: nn.tiled_attention(*map(mt.Tensor, _qkv((), 2, 2, 2, 2, np.float32)),
+                                attn_mask=mt.zeros(2, 2, requires_grad=True)),
+     ValueError, "learned bias"),
 ])
 def test_bad_input_names_the_argument(call, error, words):
     with pytest.raises(error, match=words):
