@@ -160,9 +160,12 @@ def figure(rows, sizes, path):
         r = [rows[(t, attention)] for t in ts]
         axes[0].plot(ts, [x["attention_saved"] / 1e6 for x in r], style, label=attention)
         axes[1].plot(ts, [x["peak_rss"] / 1e6 for x in r], style, label=attention)
-        axes[2].plot(ts, [x["step_s"] for x in r], style, label=attention)
+        axes[2].plot(ts, [x["step_s"] for x in r], style, label=f"{attention}, wall")
+        if all(x["cpu_s"] is not None for x in r):
+            axes[2].plot(ts, [x["cpu_s"] for x in r], style[0] + "--", label=f"{attention}, CPU",
+                         color=axes[2].lines[-1].get_color())
     titles = ("attention's bytes kept for backward (MB)", "peak RSS of a step (MB)",
-              "time of a step (s, median)")
+              "time of a step (s, median; CPU: the work)")
     for ax, title in zip(axes, titles):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
