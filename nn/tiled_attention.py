@@ -44,12 +44,15 @@ def tiled_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0, cau
     Values and gradients equal ordinary attention's to rounding (tests/nn/test_tiled_attention.py).
     Raises ValueError when the shapes do not fit, dropout_p is outside [0, 1), tile_size
     is not a positive int or attn_mask requires grad (a learned bias: use ordinary attention);
-    TypeError for a mask that is neither boolean nor floating.
+    TypeError for integer q, k, v or a mask that is neither boolean nor floating.
     """
     d_k = q.shape[-1]
-    if q.ndim < 2 or k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
+    if min(q.ndim, k.ndim, v.ndim) < 2 or k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"tiled_attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: "
                          "need q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]")
+    if any(t.dtype.kind != "f" for t in (q, k, v)):
+        raise TypeError(f"tiled_attention: q, k, v must be floating-point; got "
+                        f"{q.dtype}, {k.dtype}, {v.dtype}")
     if not isinstance(dropout_p, numbers.Real) or not 0 <= dropout_p < 1:
         raise ValueError(f"tiled_attention: dropout_p must be in [0, 1); got {dropout_p!r}")
     if not isinstance(tile_size, (int, np.integer)) or isinstance(tile_size, bool) or tile_size < 1:

@@ -232,6 +232,8 @@ def test_a_tiled_seq2seq_gives_the_default_loss_with_padding_masks():
                                 attn_mask=np.zeros((2, 2), int)), TypeError, "int64"),
     (lambda: nn.tiled_attention(*map(mt.Tensor, _qkv((), 2, 2, 2, 2, np.float32)),
                                 dropout_p=1.0), ValueError, "dropout_p"),
+    (lambda: nn.tiled_attention(*(mt.Tensor(np.ones((2, 2), np.int64)) for _ in range(3))),
+     TypeError, "floating-point"),
     (lambda: nn.tiled_attention(*map(mt.Tensor, _qkv((), 2, 2, 2, 2, np.float32)),
                                 tile_size=0), ValueError, "tile_size"),
     (lambda: nn.tiled_attention(*map(mt.Tensor, _qkv((), 2, 3, 2, 2, np.float32)),
