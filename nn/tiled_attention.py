@@ -83,8 +83,10 @@ def tiled_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0, cau
 def use_attention(module, attention):
     """Make every nn.MultiHeadAttention inside `module` compute with `attention` ("ordinary" or
     "tiled"); the models call it with their config's choice. Returns `module`."""
+    from .attention import MultiHeadAttention  # here, not on top: attention.py imports this file
+
     check_attention(attention, "use_attention")
     for m in module.modules():
-        if hasattr(m, "attention") and hasattr(m, "n_heads"):  # a MultiHeadAttention
+        if isinstance(m, MultiHeadAttention):
             m.attention = attention
     return module
