@@ -16,6 +16,7 @@ the tiled step at --tile-size-at for each tile size, in the first round. Writes
 docs/results/attention_memory.json, .md and .png (matplotlib).
 """
 import argparse
+import importlib
 import json
 import os
 import platform
@@ -38,12 +39,12 @@ def worker(attention, block_size, steps, tile_size):
 
     import microtensor
     import nn
-    import nn.tiled_attention
     from models import GPT, GPTConfig
 
     threadpool_limits(1)  # as `train --threads 1`, the default
     microtensor.memory.keep_freed_memory()  # as the train command does
-    nn.tiled_attention.TILE_SIZE = tile_size
+    # the module, not nn.tiled_attention: that name is the function the package exports
+    importlib.import_module("nn.tiled_attention").TILE_SIZE = tile_size
     microtensor.manual_seed(0)
     model = GPT(GPTConfig(VOCAB, block_size, n_layer=4, n_head=4, n_embd=128, bias=False,
                           attention=attention))

@@ -29,8 +29,9 @@ def check_attention(attention, where):
 
 
 def tiled_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0, causal_offset=0,
-                    tile_size=TILE_SIZE):
-    """Z = softmax(QKᵀ/√d_k + M) V in tiles of `tile_size` queries × `tile_size` keys.
+                    tile_size=None):
+    """Z = softmax(QKᵀ/√d_k + M) V in tiles of `tile_size` queries × `tile_size` keys
+    (default: TILE_SIZE, read at each call).
 
     Shapes: q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v] -> Z [..., T_q, d_v];
     float32 or float64, as q. attn_mask: boolean (True = blocked) or floating (added to the
@@ -55,6 +56,7 @@ def tiled_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0, cau
                         f"{q.dtype}, {k.dtype}, {v.dtype}")
     if not isinstance(dropout_p, numbers.Real) or not 0 <= dropout_p < 1:
         raise ValueError(f"tiled_attention: dropout_p must be in [0, 1); got {dropout_p!r}")
+    tile_size = TILE_SIZE if tile_size is None else tile_size
     if not isinstance(tile_size, (int, np.integer)) or isinstance(tile_size, bool) or tile_size < 1:
         raise ValueError(f"tiled_attention: tile_size must be a positive int; got {tile_size!r}")
     if isinstance(attn_mask, Tensor) and attn_mask.requires_grad:
