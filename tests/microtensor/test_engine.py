@@ -190,6 +190,16 @@ def test_gradcheck_accepts_a_one_element_output_of_any_rank():
     assert mt.gradcheck(lambda t: (t * t).sum(axis=0), [x]), "a [1]-shaped output is one element"
 
 
+def test_gradcheck_refuses_inputs_of_which_none_requires_grad():
+    # as torch.autograd.gradcheck (ValueError); True here would pass a wrong backward unchecked
+    weight = mt.Tensor(np.array([1.0, 2.0]), requires_grad=True)  # used inside fn, not checked
+    x = mt.Tensor(np.array([0.3, -1.2]))                          # requires_grad forgotten
+    with pytest.raises(ValueError, match="none of the 1 inputs requires grad") as error:
+        result = mt.gradcheck(lambda t: (t * t * weight).sum(), [x])
+        pytest.fail(f"expected a ValueError, got {result!r}")
+    assert "requires_grad=True" in str(error.value), f"the message should say how: {error.value}"
+
+
 def test_gradcheck_refuses_float32_inputs():
     x = mt.Tensor(np.ones(2, dtype=np.float32), requires_grad=True)
     with pytest.raises(TypeError, match="float64"):
