@@ -49,6 +49,7 @@ class GPTConfig(Config):
 
     def __post_init__(self):
         self.require_positive("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
+        self.require_bool("bias", "norm_first")
         self.require_heads_divide("n_embd", "n_head")
         self.require_dropout_and_activation()
 

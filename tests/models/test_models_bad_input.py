@@ -115,3 +115,20 @@ def test_a_min_lr_above_the_learning_rate_is_refused_naming_both_flags(config):
 
 def test_a_min_lr_equal_to_the_learning_rate_is_a_constant_schedule_and_accepted():
     TrainConfig(learning_rate=1e-3, min_lr=1e-3).validate()
+
+
+@pytest.mark.parametrize("field, value", [("bias", "False"), ("norm_first", 0), ("bias", None)])
+def test_gpt_config_refuses_a_bool_field_that_is_not_a_bool(field, value):
+    # "False" is truthy: the biases would be built silently
+    with pytest.raises(TypeError, match=f"{field} must be True or False; got {value!r}"):
+        config = GPTConfig(vocab_size=7, block_size=4, n_layer=1, n_head=1, n_embd=4,
+                           **{field: value})
+        pytest.fail(f"expected a TypeError, got {field}={getattr(config, field)!r}")
+
+
+@pytest.mark.parametrize("field", ["norm_first", "tie_output"])
+def test_seq2seq_config_refuses_a_bool_field_that_is_not_a_bool(field):
+    from models import Seq2SeqConfig
+    with pytest.raises(TypeError, match=f"{field} must be True or False; got 'no'"):
+        Seq2SeqConfig(src_vocab_size=9, tgt_vocab_size=9, max_len=8, d_model=8, n_heads=2,
+                      n_encoder_layers=1, n_decoder_layers=1, d_ff=16, **{field: "no"})
