@@ -86,10 +86,11 @@ class LayerNorm(Module):
     The scale `weight` starts at ones, the shift `bias` at zeros.
 
     Shapes: x [..., *normalized_shape] -> same shape. `bias=False` drops the shift, as
-    nanoGPT's bias-free configuration. (Ba et al. 2016; notes 3.6.)
+    nanoGPT's bias-free configuration. (Ba et al. 2016; notes 3.6.) `bias` is keyword-only:
+    torch's third positional argument is elementwise_affine, a different layer.
     """
 
-    def __init__(self, normalized_shape, eps=1e-5, bias=True):
+    def __init__(self, normalized_shape, eps=1e-5, *, bias=True):
         super().__init__()
         shape = F.normalized_shape_tuple(normalized_shape, "LayerNorm")
         if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
