@@ -19,8 +19,6 @@ Deliberate differences:
     nn.Linear.weight [in, out]   [out, in]                (the course's X W_Q)
     softmax of an all −inf row   NaN there, zeros here    (a fully blocked query, notes 3.3)
     int_tensor + np.True_        int64 here, float32 there (a numpy bool counts as a bool here)
-    float32 t * 0-dim float64    float32 there; float64 here when the 0-dim one requires grad
-                                 (a constant one is cast; there is no differentiable cast)
     t[::-1] (a negative step)    numpy's flip here; ValueError there
     x += y, x[i] = y             refused here on a tensor that requires grad (outside
                                  no_grad); recorded there for a non-leaf
@@ -201,9 +199,10 @@ class Tensor(TensorProtocols):
             # refill the array before then (one buffer over micro-batches)
             other = Tensor._make(np.array(other) if isinstance(other, np.ndarray)
                                  else as_array(other, None))
-        # a tensor that requires grad keeps its dtype: a cast would cut it off the graph
-        if dtype is None or other.dtype == dtype or other.requires_grad:
+        if dtype is None or other.dtype == dtype:
             return other
+        if other.requires_grad:  # cast on the graph, so that its gradient still reaches it
+            return apply(pointwise.Cast(dtype), other)
         return Tensor._make(other.data.astype(dtype))
 
     def _binary(self, op, a, b, true_divide=False):
