@@ -26,20 +26,19 @@ class Config:
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
                 raise self._error(f"{name} must be a positive integer; got {value!r}")
 
-    def require_bool(self, *names):
-        """TypeError unless each named field is a bool: "False" or 0.0 would pass as truthy or
-        falsy and build another architecture without a word."""
-        for name in names:
-            value = getattr(self, name)
-            if not isinstance(value, (bool, np.bool_)):
-                raise TypeError(f"{type(self).__name__}: {name} must be True or False; got "
-                                f"{value!r}")
-
     def require_heads_divide(self, width, heads):
         """ValueError unless field `heads` divides field `width` (each head gets width/heads)."""
         if getattr(self, width) % getattr(self, heads):
             raise self._error(f"{width}={getattr(self, width)} must be divisible by "
                               f"{heads}={getattr(self, heads)}")
+
+    def require_bools(self):
+        """ValueError unless each field annotated bool holds True or False: "False" is a
+        truthy string, and bias="False" would silently keep the biases."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type is bool and not isinstance(value, (bool, np.bool_)):
+                raise self._error(f"{f.name} must be True or False; got {value!r}")
 
     def require_dropout_and_activation(self):
         """ValueError unless 0 <= dropout < 1 and activation is 'gelu' or 'relu'."""

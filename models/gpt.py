@@ -49,9 +49,9 @@ class GPTConfig(Config):
 
     def __post_init__(self):
         self.require_positive("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
-        self.require_bool("bias", "norm_first")
         self.require_heads_divide("n_embd", "n_head")
         self.require_dropout_and_activation()
+        self.require_bools()
 
     def num_elements(self):
         """The parameter count of GPT(self): embeddings, n_layer blocks of 12·D² weights

@@ -53,9 +53,9 @@ class Seq2SeqConfig(Config):
     def __post_init__(self):
         self.require_positive("src_vocab_size", "tgt_vocab_size", "max_len", "d_model",
                               "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff")
-        self.require_bool("norm_first", "tie_output")
         self.require_heads_divide("d_model", "n_heads")
         self.require_dropout_and_activation()
+        self.require_bools()
         for name in ("pad_id", "bos_id", "eos_id"):
             value = getattr(self, name)
             smaller = min(self.src_vocab_size, self.tgt_vocab_size)

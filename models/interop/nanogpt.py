@@ -37,7 +37,8 @@ from ..schema import (
 )
 from ..tokenizer import CharTokenizer
 from ..training.checkpoint import load_checkpoint, load_optimizer
-from ..training.checkpoint_format import atomic_write, load_snapshot
+from ..training.checkpoint_format import CONFIG_FILE as CHECKPOINT_CONFIG_FILE
+from ..training.checkpoint_format import TRAINING_STATE, atomic_write, load_snapshot
 from ..training.data import split_ids
 from ..training.settings import TrainConfig
 from .char_tokenizer_json import MAX_VOCAB
@@ -156,12 +157,23 @@ def training_state(out_dir):
     from ..training.train import configure_optimizer  # the training loop, only when exporting one
 
     model, tokenizer, manifest = load_checkpoint(out_dir, which="latest")
-    latest, settings = manifest["latest"], manifest["info"].get("train_config")
-    best = latest.get("best_val_loss", manifest["best"].get("val_loss"))
+    path = os.path.join(os.fspath(out_dir), CHECKPOINT_CONFIG_FILE)
+    latest, info = manifest["latest"], manifest["info"]
+    for section, key in (("latest", "param_groups"), ("latest", "best_val_loss"),
+                         ("info", "train_config")):  # what --resume checks too
+        if key in manifest[section]:
+            check(manifest[section][key], TRAINING_STATE[key], path, f"{section}.{key}")
+    settings = info.get("train_config")
+    best = latest.get("best_val_loss", manifest["best"]["val_loss"])
     train_state = {"iter": latest["iter"], "best_val_loss": best, "train_config": settings}
     optimizer = None
     if settings and "param_groups" in latest:
-        optimizer = configure_optimizer(model, TrainConfig.from_dict(settings))
+        try:
+            config = TrainConfig.from_dict(settings, path, "info.train_config")
+            config.validate()
+        except ValueError as error:  # a range, from the settings' checks
+            raise FileError(f"{path}: info.train_config: {error}") from None
+        optimizer = configure_optimizer(model, config)
         arrays, path = load_snapshot(out_dir, "latest", manifest)
         load_optimizer(optimizer, arrays, latest["param_groups"], path)
     return model, tokenizer, train_state, optimizer
@@ -275,7 +287,7 @@ def _torch_reason(error):
 
 
 def _read_checkpoint(torch, path):
-    """ckpt.pt's fields, checked (CHECKPOINT), with its 0-d tensors made Python numbers."""
+    """ckpt.pt's fields, checked (checkpoint_schema), its 0-d tensors made Python numbers."""
     scan_torch_pickle(path)
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
@@ -292,13 +304,13 @@ def _read_checkpoint(torch, path):
 
 
 def _to_numpy(torch, tensor, name, path):
-    """float32 [..] numpy array of a dense float tensor no larger than its storage."""
+    """`tensor` as a float32 numpy array; FileError unless it is a dense float tensor with
+    no more elements than its storage holds (so the copy is at most twice the file's bytes)."""
     if (tensor.layout != torch.strided or not tensor.is_floating_point()
             or tensor.is_complex()):
         raise FileError(f"{path}: model[{name!r}] is a {tensor.layout} {tensor.dtype} tensor; "
                         "expected dense floats")
-    if tensor.numel() * tensor.element_size() > tensor.untyped_storage().nbytes() > 0 or (
-            tensor.numel() and tensor.untyped_storage().nbytes() == 0):
+    if tensor.numel() * tensor.element_size() > tensor.untyped_storage().nbytes():
         raise FileError(f"{path}: model[{name!r}] has shape {tuple(tensor.shape)}, more "
                         "elements than its storage holds (strides that repeat them)")
     return tensor.detach().to(torch.float32).numpy()

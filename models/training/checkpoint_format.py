@@ -77,8 +77,8 @@ PARAM_GROUP = Object({"params": Array(Int(0)), "lr": Number(0),
                       "momentum": Optional(Number(0)),
                       "betas": Optional(Array(Number(0, 1, high_open=True), max_items=2,
                                                     min_items=2))})
-EVALUATION = Object({"iter": Int(0), "train_loss": Number(), "val_loss": Number(),
-                     "elapsed_s": Optional(Number(0))})
+EVALUATION = Object({"iter": Int(0), "train_loss": Optional(Nullable(Number())),
+                     "val_loss": Optional(Nullable(Number())), "elapsed_s": Optional(Number(0))})
 TRAINING_STATE = {"rng": RNG_STATE, "param_groups": Array(PARAM_GROUP, min_items=1),
                   "best_val_loss": Nullable(Number()), "last_eval": Nullable(EVALUATION),
                   "elapsed_s": Number(0), "train_config": Object({}), "data": Object({})}

@@ -85,9 +85,10 @@ def test_a_model_too_large_for_memory_is_one_line_naming_the_allocation(capsys, 
 RESUME_EDITS = {
     "a string learning rate": (
         lambda m: m["info"]["train_config"].update(learning_rate="big"),
-        "info.train_config: TrainConfig: learning_rate must be float; got 'big'"),
+        "info.train_config: TrainConfig: learning_rate is 'big' (a string); expected a "
+        "finite number"),
     "a bool for a size": (lambda m: m["info"]["train_config"].update(n_layer=True),
-                          "n_layer must be int; got True"),
+                          "n_layer is True (a boolean); expected an integer"),
     "no train_config": (lambda m: m["info"].update(train_config=None),
                         "info.train_config is None (null); expected an object"),
     "a string best loss": (lambda m: m["latest"].update(best_val_loss="low"),

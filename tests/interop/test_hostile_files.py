@@ -243,3 +243,12 @@ def test_our_config_json_with_the_string_false_for_bias_is_refused(tmp_path, cap
     status, err = cli(["sample", "--out", str(tmp_path / "ours")], capfd)
     assert status == 1 and "model_config.bias is 'false' (a string); expected true or false" \
         in err, err
+
+
+def test_a_tensor_whose_strides_repeat_one_number_a_trillion_times_is_refused(tmp_path, capfd,
+                                                                             nanogpt_dir):
+    """4 bytes of storage viewed as [10⁶, 10⁶]: copying it would need 4 TB."""
+    weights = torch.load(nanogpt_dir / "ckpt.pt", weights_only=True)["model"]
+    weights["transformer.wpe.weight"] = torch.zeros(1).expand(10 ** 6, 10 ** 6)
+    resave(nanogpt_dir / "ckpt.pt", model=weights)
+    refused(tmp_path, capfd, nanogpt_dir, "ckpt.pt", "more elements than its storage holds")

@@ -220,14 +220,3 @@ def test_gelu_tanh_module_is_gpt2_formula():
     np.testing.assert_allclose(
         got, expected, rtol=1e-12, err_msg="GELU(tanh) vs ½x(1 + tanh(√(2/π)(x + 0.044715x³)))"
     )
-
-
-def test_layer_norm_takes_bias_by_keyword_only_as_torch_third_positional_differs():
-    # torch.nn.LayerNorm(4, 1e-5, False) is elementwise_affine=False (no parameters at all);
-    # here a positional False would have dropped only the bias
-    with pytest.raises(TypeError):
-        layer = nn.LayerNorm(4, 1e-5, False)
-        names = [n for n, _ in layer.named_parameters()]
-        pytest.fail(f"expected a TypeError, got parameters {names}")
-    names = [n for n, _ in nn.LayerNorm(4, 1e-5, bias=False).named_parameters()]
-    assert names == ["weight"], f"bias=False: expected ['weight'], got {names}"
