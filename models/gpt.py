@@ -51,6 +51,15 @@ class GPTConfig(Config):
         self.require_positive("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
         self.require_heads_divide("n_embd", "n_head")
         self.require_dropout_and_activation()
+        self.require_bools()
+
+    def num_elements(self):
+        """The parameter count of GPT(self): embeddings, n_layer blocks of 12·D² weights
+        (+ 13·D biases and LayerNorm shifts, or 2·D LayerNorm scales without them), ln_f."""
+        d, bias = self.n_embd, self.bias
+        block = 12 * d * d + (13 * d if bias else 2 * d)
+        final_norm = 2 * d if bias else d
+        return (self.vocab_size + self.block_size) * d + self.n_layer * block + final_norm
 
 
 class GPT(nn.Module):
