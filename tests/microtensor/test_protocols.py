@@ -338,3 +338,42 @@ def test_a_custom_function_returning_the_wrong_number_of_gradients_is_refused():
     a, b = mt.Tensor([1.0], requires_grad=True), mt.Tensor([3.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="returned 1 gradients; expected 2"):
         mt.apply(MyMul(), a, b).sum().backward()
+
+
+# ---- the second hunt ---------------------------------------------------------------------------
+def test_no_grad_on_a_generator_function_covers_its_body():
+    x = mt.Tensor([1.0], requires_grad=True)
+
+    @mt.no_grad()
+    def stream(a):
+        yield a * 2
+        yield a * 3
+
+    flags = [t.requires_grad for t in stream(x)]
+    assert flags == [False, False], f"expected no graph in the generator's body, got {flags}"
+    assert mt.is_grad_enabled()
+
+
+def test_gradcheck_with_no_input_requiring_grad_refuses_instead_of_passing():
+    with pytest.raises(ValueError, match="no input requires grad"):
+        mt.gradcheck(lambda a: (a * 2).sum(), [mt.Tensor(np.array([0.3, -1.2]))])
+
+
+def test_max_with_torchs_dim_gives_torchs_values_and_indices():
+    torch = pytest.importorskip("torch")
+    x = np.array([[1.0, 5.0, 5.0], [7.0, 0.0, 3.0]])
+    values, indices = mt.Tensor(x).max(dim=1)
+    want = torch.tensor(x).max(dim=1)
+    np.testing.assert_array_equal(values.data, want.values.numpy())
+    np.testing.assert_array_equal(indices.data, want.indices.numpy())
+    assert mt.Tensor(x).max(dim=1)[0].shape == (2,), "expected [0] to be the values"
+    np.testing.assert_array_equal(mt.Tensor(x).max(axis=1).data, [5.0, 7.0])  # numpy's name
+
+
+def test_a_float64_0d_tensor_that_requires_grad_does_not_widen_float32_as_torch():
+    a = mt.Tensor(np.ones(3, np.float32))
+    s = mt.Tensor(np.array(2.0), requires_grad=True)  # np.array(2.0) is float64
+    y = a * s
+    assert y.dtype == np.float32, f"expected float32 (torch's 0-d rule), got {y.dtype}"
+    y.sum().backward()
+    assert s.grad.dtype == np.float64 and s.grad == 3.0, (s.grad, s.grad.dtype)
