@@ -21,7 +21,10 @@ Deliberate differences:
     int_tensor + np.True_        int64 here, float32 there (a numpy bool counts as a bool here)
     t[::-1] (a negative step)    numpy's flip here; ValueError there
     x += y, x[i] = y             refused here on a tensor that requires grad (outside
-                                 no_grad); recorded there for a non-leaf
+                                 no_grad); recorded there for a non-leaf. Here x gets a new
+                                 array, so a graph keeps the values it saved, and views,
+                                 numpy() and detach() taken before keep the old values too;
+                                 there one storage is shared, guarded by version counters
     //  %  <<  >>  number ** t   TypeError here (not ops of this engine)
 Python's protocols (==, bool, len, iteration, in, hash, format, ...): protocols.py.
 """
@@ -119,7 +122,8 @@ class Tensor(TensorProtocols):
         return f"tensor({body}, dtype={self.dtype}{extra})"
 
     def numpy(self):
-        """The underlying array (shared, not copied); `.detach().numpy()` in PyTorch."""
+        """The underlying array (shared, not copied); `.detach().numpy()` in PyTorch. An
+        in-place operator on the tensor later gives it a new array (see the table above)."""
         return self.data
 
     def item(self):
