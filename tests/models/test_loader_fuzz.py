@@ -32,7 +32,7 @@ pytest.importorskip("tokenizers")
 
 from models.interop import export_hf, export_nanogpt, import_hf, import_nanogpt  # noqa: E402
 
-CASES = 60                        # hypothesis examples per file kind
+CASES = 80                        # hypothesis examples per file kind
 FUZZ = settings(max_examples=CASES, deadline=None, derandomize=True,
                 suppress_health_check=list(HealthCheck))
 COUNTS = {}                       # loader -> {outcome: cases}, printed at the end
