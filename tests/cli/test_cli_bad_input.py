@@ -106,7 +106,7 @@ RESUME_EDITS = {
                                    "latest.rng.state.state is -1 (an integer); expected an "
                                    "integer in [0, "),
     "a number for the data path": (lambda m: m["info"]["data"].update(path=5),
-                                   "info.data.path is 5, not a file path"),
+                                   "info.data.path is 5 (an integer); expected null or a string"),
     "iter True": (lambda m: m["latest"].update(iter=True), "expected an integer >= 0"),
     "a negative iter": (lambda m: m["best"].update(iter=-3), "expected an integer >= 0"),
 }
