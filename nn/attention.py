@@ -283,6 +283,11 @@ class MultiHeadAttention(Module):
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"MultiHeadAttention: x must be [B, T, {self.d_model}]; "
                              f"got {x.shape}")
+        if context is not None and (context.ndim != 3 or context.shape[0] != x.shape[0]
+                                    or context.shape[-1] != self.d_model):
+            # a context of batch 1 would broadcast against every row of x without a word
+            raise ValueError(f"MultiHeadAttention: context must be [B, T_k, {self.d_model}] "
+                             f"with x's B = {x.shape[0]}; got {context.shape}")
         source = x if context is None else context
         if last_only:
             x = x[:, -1:]                                   # [B, 1, D]  the one query

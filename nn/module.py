@@ -110,9 +110,13 @@ class Module:
         """Total number of learnable scalars (shared weights counted once)."""
         return sum(p.size for p in self.parameters())
 
-    def zero_grad(self):
+    def zero_grad(self, set_to_none=True):
+        """Forget every parameter's gradient: None, or zeros with set_to_none=False (torch)."""
         for p in self.parameters():
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad[...] = 0
 
     def train(self, mode=True):
         """Set `training = mode` here and in every sub-module (True: dropout on); returns self."""

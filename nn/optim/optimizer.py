@@ -60,11 +60,15 @@ class Optimizer:
             self.param_groups.append({**defaults, **group, "params": members})
         self.state = {}  # id(param) -> that parameter's buffers
 
-    def zero_grad(self):
-        """Forget every parameter's gradient before the next backward()."""
+    def zero_grad(self, set_to_none=True):
+        """Forget every parameter's gradient before the next backward(): None, or zeros with
+        set_to_none=False (torch's argument)."""
         for group in self.param_groups:
             for p in group["params"]:
-                p.grad = None
+                if set_to_none or p.grad is None:
+                    p.grad = None
+                else:
+                    p.grad[...] = 0
 
     def state_dict(self):
         """A snapshot of the optimizer, in PyTorch's layout:

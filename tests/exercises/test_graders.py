@@ -168,6 +168,7 @@ def test_the_docs_pages_are_generated_from_the_current_stubs_and_graders():
                                        "python -m models.exercises.pages docs/exercises")
 
 
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid:RuntimeWarning")
 @pytest.mark.parametrize("ex", EXERCISES, ids=lambda ex: ex.slug)
 def test_an_exception_in_any_check_names_the_inputs_and_carries_a_hint(ex):
     """Every check, not only the ones built on compare(), says where the student's code raised

@@ -75,3 +75,10 @@ def test_attention_refuses_a_key_padding_mask_of_the_wrong_shape():
     x = mt.Tensor(np.zeros((2, 3, 8), np.float32))
     with pytest.raises(ValueError, match=r"key_padding_mask must be boolean \[B, T_k\]"):
         mha(x, key_padding_mask=np.zeros((3, 2), bool))
+
+
+def test_cross_attention_refuses_a_context_of_another_batch_size():
+    mha = nn.MultiHeadAttention(8, 2)
+    x = mt.Tensor(np.zeros((2, 3, 8), np.float32))
+    with pytest.raises(ValueError, match="context must be"):
+        mha(x, context=mt.Tensor(np.zeros((1, 4, 8), np.float32)))

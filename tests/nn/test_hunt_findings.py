@@ -148,3 +148,22 @@ def test_a_module_holding_itself_lists_each_module_once():
     m.me = m
     assert [n for n, _ in m.named_modules()] == [""]
     assert len(m.parameters()) == 2
+
+
+def test_layer_norm_takes_torchs_third_argument_elementwise_affine():
+    ours, theirs = nn.LayerNorm(4, 1e-5, False), torch.nn.LayerNorm(4, 1e-5, False)
+    assert ours.weight is None and ours.bias is None and theirs.weight is None
+    assert len(ours.parameters()) == 0
+    x = rng.standard_normal((2, 4))
+    np.testing.assert_allclose(ours(mt.Tensor(x)).data, theirs(torch.tensor(x)).numpy(),
+                               rtol=1e-10)
+
+
+def test_zero_grad_takes_torchs_set_to_none():
+    lin = nn.Linear(2, 1)
+    opt = nn.optim.SGD(lin.parameters(), lr=0.1)
+    (lin(mt.Tensor(np.ones((1, 2), np.float32))) ** 2).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    assert (lin.weight.grad == 0).all(), "expected zeros kept"
+    lin.zero_grad()
+    assert lin.weight.grad is None
