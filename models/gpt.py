@@ -35,6 +35,9 @@ class GPTConfig(Config):
     bias: biases in every Linear and LayerNorm (False is nanoGPT's slightly better, faster choice).
     norm_first: pre-norm blocks (GPT-2) if True, the 2017 post-norm if False.
     activation: "gelu" (GPT-2) or "relu" (the 2017 Transformer).
+    attention: "ordinary" (built from primitive ops, keeps the T×T weights) or "tiled" (one op,
+        an online softmax over tiles, keeps O(T) for backward; notes 3.8): the same values and
+        gradients. A tiled model's `last_attention` is None.
     """
 
     vocab_size: int
@@ -46,9 +49,11 @@ class GPTConfig(Config):
     bias: bool = True
     norm_first: bool = True
     activation: str = "gelu"
+    attention: str = "ordinary"
 
     def __post_init__(self):
         self.require_positive("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
+        nn.check_attention(self.attention, "GPTConfig")
         self.require_heads_divide("n_embd", "n_head")
         self.require_dropout_and_activation()
         self.require_bools()
@@ -89,6 +94,7 @@ class GPT(nn.Module):
                                 norm_first=c.norm_first, activation=c.activation, bias=c.bias)
             for _ in range(c.n_layer))
         self.ln_f = nn.LayerNorm(c.n_embd, bias=c.bias)
+        nn.use_attention(self, c.attention)
         init_gpt2_weights(self, c.n_layer)
 
     def forward(self, idx, targets=None, kv_caches=None, last_only=False):
