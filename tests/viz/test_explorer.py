@@ -112,6 +112,27 @@ def test_masked_scores_keep_their_minus_infinity_in_the_heatmap(tmp_path, tiny_g
     assert masked["value"]["stats"]["inf"] == 2 * 2 * blocked.sum()  # B·H·(blocked per head)
 
 
+def test_a_weights_gradient_heatmap_keeps_every_row_when_the_batch_divides_them(tmp_path,
+                                                                                  tiny_gpt):
+    model = tiny_gpt(n_layer=1)  # width 8: B = 2 divides a [8, 8] weight's 8 rows
+    x = np.random.default_rng(0).integers(0, 11, (2, 8))
+    with viz.record_steps():
+        _, loss = model(x, x)
+        loss.backward()
+    data = page_data_of(loss, tmp_path)
+    weights = dict(model.named_parameters())
+    for n in data["nodes"]:
+        if n["kind"] == "param" and n["grad"] and n["name"] in weights:
+            grad = weights[n["name"]].grad
+            got = decode(n["grad"]["heat"])[0]
+            assert got.shape == grad.reshape(-1, grad.shape[-1]).shape, (
+                f"{n['name']} {list(grad.shape)}: its gradient's heatmap kept {list(got.shape)} "
+                "(a weight's rows are not the batch's positions)")
+    (logits,) = [n for n in data["nodes"] if n["op"] == "reshape" and n["shape"] == [16, 11]]
+    assert logits["value"]["heat"]["shape"] == [1, 8, 11], (
+        "a flattened [B·T, V] keeps batch row 0's T = 8 positions")
+
+
 def test_a_module_box_opens_into_the_ops_inside_it(tmp_path, tiny_gpt):
     model = tiny_gpt(n_layer=2)
     x = np.random.default_rng(0).integers(0, 11, (2, 8))
