@@ -96,6 +96,18 @@ def test_values_and_gradient_norms_are_the_engines(tmp_path):
     assert forward.startswith("a = exp(s) / Σ exp(s)"), forward
 
 
+def test_layer_norms_forward_formula_is_a_formula_not_its_shapes():
+    from microtensor.ops import layer_norm
+    from viz.formulas import op_formulas
+
+    forward, backward = op_formulas(layer_norm.LayerNorm(1))
+    module_first = " ".join(layer_norm.__doc__.split("\n\n")[0].split())
+    assert "y = (x − μ)/√(σ² + ε) ⊙ w + b" in module_first, module_first
+    assert forward.startswith(module_first) and forward.endswith("over the n_dims dims S."), (
+        f"LayerNorm's forward formula leads with its module docstring's; got {forward!r}")
+    assert backward.startswith("Backward, with x̂ = (x − μ)·r"), backward
+
+
 def test_masked_scores_keep_their_minus_infinity_in_the_heatmap(tmp_path, tiny_gpt):
     model = tiny_gpt(n_layer=1)
     x = np.random.default_rng(0).integers(0, 11, (2, 8))
