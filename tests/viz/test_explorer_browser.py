@@ -206,3 +206,16 @@ def test_heatmaps_name_their_axes_and_the_loss_is_a_number(page, explored):
         "fc.weight [8, 32]: its gradient's heatmap keeps every row", grad)
     assert "rows: input feature (0–7) · columns: output feature (0–31)" in grad, grad
     assert page.errors == []
+
+
+def test_clicking_a_box_too_small_to_read_zooms_to_it(page):
+    scale = "document.querySelector('#graph svg').getScreenCTM().a"
+    while page.evaluate(scale) >= 0.6:
+        page.keyboard.press("-")
+    box = page.locator("#graph g.node", has_text="cross_entropy")  # an op, not a module box
+    box.click()
+    assert page.evaluate(scale) == pytest.approx(0.9, rel=1e-3), "zoomed to 0.9 px per point"
+    r, g = box.bounding_box(), page.locator("#graph").bounding_box()
+    assert abs(r["x"] + r["width"] / 2 - (g["x"] + g["width"] / 2)) < 2, (r, g)
+    assert abs(r["y"] + r["height"] / 2 - (g["y"] + g["height"] / 2)) < 2, (r, g)
+    assert page.errors == []

@@ -68,7 +68,9 @@ function clickBox(id) {
     showModule(members);
     return;
   }
-  if (members.length) select(members[0]);
+  if (!members.length) return;
+  select(members[0]);
+  if (svg.getScreenCTM().a < 0.6) centre(boxEls[id], 0.9); // clicked in a graph too small to read: zoom to it
 }
 
 // ---- pan and zoom: the SVG's viewBox ---------------------------------------------------
