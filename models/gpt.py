@@ -209,7 +209,18 @@ class GPT(nn.Module):
 
 
 def sample_next(logits, temperature=1.0, top_k=None):
-    """One token id per row from logits [B, V] (numpy) -> int64 [B]; top_k=1 is argmax."""
+    """One token id per row from logits [B, V] (numpy) -> int64 [B]; top_k=1 is argmax.
+
+    Raises ValueError for a row with a NaN or +inf logit, or no finite one (−inf blocks a
+    token): its softmax is NaN, and sampling it would return token 0 every time (torch's
+    multinomial raises too). A model whose weights diverged gives such logits.
+    """
+    bad = np.isnan(logits) | np.isposinf(logits) | ~np.isfinite(logits).any(axis=-1, keepdims=True)
+    if bad.any():
+        row, token = np.argwhere(bad)[0]
+        raise ValueError(f"sample: the logits of row {row} are not finite (token {token}: "
+                         f"{logits[row, token]}); no distribution to sample from (are the "
+                         "model's weights finite? a diverged run gives NaN)")
     if top_k == 1:
         return logits.argmax(axis=-1).astype(np.int64)
     z = logits.astype(np.float64) / temperature             # [B, V]
