@@ -10,7 +10,6 @@ leaves and applies the chain rule at each one (course notes 3.8; Baydin et al. 2
 "Automatic Differentiation in Machine Learning: a Survey"; PyTorch's autograd design).
 """
 import functools
-import inspect
 import weakref
 
 import numpy as np
@@ -45,19 +44,6 @@ class no_grad:
         _grad_enabled = self._previous.pop()
 
     def __call__(self, func):
-        if inspect.isgeneratorfunction(func):  # its body runs at each next(), not at the call
-            @functools.wraps(func)
-            def generator_without_grad(*args, **kwargs):
-                steps = func(*args, **kwargs)
-                while True:
-                    with no_grad():
-                        try:
-                            value = next(steps)
-                        except StopIteration as stop:
-                            return stop.value
-                    yield value
-            return generator_without_grad
-
         @functools.wraps(func)
         def without_grad(*args, **kwargs):
             with no_grad():

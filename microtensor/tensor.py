@@ -12,13 +12,15 @@ Deliberate differences:
 
     here                         PyTorch
     sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's names; dim=, keepdim= work)
-    max(axis) -> values          amax(dim); max(dim) also returns indices (as max(dim=) here)
+    max(axis) -> values          amax(dim); max(dim) also returns indices
     view == reshape              view needs .contiguous() after transpose (no strides here)
     t.size: element count (int)  t.size() is the shape; t.numel() counts the elements
     float32 @ float64            float64 here (numpy's rule); RuntimeError there (one dtype)
     nn.Linear.weight [in, out]   [out, in]                (the course's X W_Q)
     softmax of an all −inf row   NaN there, zeros here    (a fully blocked query, notes 3.3)
     int_tensor + np.True_        int64 here, float32 there (a numpy bool counts as a bool here)
+    float32 t * 0-dim float64    float32 there; float64 here when the 0-dim one requires grad
+                                 (a constant one is cast; there is no differentiable cast)
     t[::-1] (a negative step)    numpy's flip here; ValueError there
     x += y, x[i] = y             refused here on a tensor that requires grad (outside
                                  no_grad); recorded there for a non-leaf. Here x gets a new
@@ -202,10 +204,9 @@ class Tensor(TensorProtocols):
             # refill the array before then (one buffer over micro-batches)
             other = Tensor._make(np.array(other) if isinstance(other, np.ndarray)
                                  else as_array(other, None))
-        if dtype is None or other.dtype == dtype:
+        # a tensor that requires grad keeps its dtype: a cast would cut it off the graph
+        if dtype is None or other.dtype == dtype or other.requires_grad:
             return other
-        if other.requires_grad:  # cast on the graph: its gradient comes back in its dtype
-            return apply(arithmetic.Cast(dtype), other)
         return Tensor._make(other.data.astype(dtype))
 
     def _binary(self, op, a, b, true_divide=False):
@@ -316,31 +317,7 @@ class Tensor(TensorProtocols):
         return apply(reduction.Mean(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
     def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        """The maxima over `axis` (numpy's amax; the gradient shared among ties). With
-        torch's dim= the answer is torch's: (values, indices), the gradient to the index."""
-        if dim is not None:
-            return self._max_with_indices(dim, bool(keepdim))
         return apply(reduction.Max(*_axis_args(axis, keepdims, dim, keepdim)), self)
-
-    def _max_with_indices(self, dim, keepdim):
-        """torch's t.max(dim=d): values and int64 indices (the first maximum; NaN counts as
-        the largest, as torch), the values read at the indices so the gradient goes there."""
-        reduction.normalize_axes(dim, self.ndim, "max")
-        d = dim % max(self.ndim, 1)
-        if self.ndim == 0:
-            return MaxResult(self.reshape(()), Tensor(np.array(0)))
-        if self.shape[d] == 0:
-            raise IndexError(f"max(dim={dim}): the dim has size 0 (shape {self.shape})")
-        indices = np.argmax(self.data, axis=d)                  # the first maximum
-        grid = list(np.indices(indices.shape, sparse=True))     # one index per kept dim
-        grid.insert(d, indices)
-        values = self[tuple(grid)]                              # gathered: on the graph
-        if keepdim:
-            values, indices = values.reshape(self._kept(d)), indices.reshape(self._kept(d))
-        return MaxResult(values, Tensor(indices.astype(np.int64)))
-
-    def _kept(self, d):
-        return self.shape[:d] + (1,) + self.shape[d + 1:]
 
     # ---- shapes -----------------------------------------------------------------------
     def reshape(self, *new_shape):
@@ -432,16 +409,6 @@ class Tensor(TensorProtocols):
             raise TypeError(f"{op or 'softmax'}: needs a floating-point tensor; got dtype "
                             f"{self.dtype}")
         return self
-
-
-class MaxResult(tuple):
-    """(values, indices) of torch's t.max(dim=d), readable as .values and .indices."""
-
-    def __new__(cls, values, indices):
-        return super().__new__(cls, (values, indices))
-
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
 
 
 def _matmul(a, b):

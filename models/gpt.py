@@ -203,12 +203,7 @@ class GPT(nn.Module):
 
 
 def sample_next(logits, temperature=1.0, top_k=None):
-    """One token id per row from logits [B, V] (numpy) -> int64 [B]; top_k=1 is argmax.
-    ValueError for NaN or +inf logits (a diverged model), as torch.multinomial: sampling
-    would otherwise return token 0 at every step."""
-    if np.isnan(logits).any() or np.isposinf(logits).any():
-        raise ValueError("sample: the logits hold NaN or +inf (has the model diverged? its "
-                         "weights may not be finite); no distribution to sample from")
+    """One token id per row from logits [B, V] (numpy) -> int64 [B]; top_k=1 is argmax."""
     if top_k == 1:
         return logits.argmax(axis=-1).astype(np.int64)
     z = logits.astype(np.float64) / temperature             # [B, V]

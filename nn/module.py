@@ -56,11 +56,8 @@ class Module:
             raise TypeError(f"cannot assign a {type(value).__name__} as parameter '{name}' "
                             "(nn.Parameter or None expected); to load values write "
                             f"{name}.data[...] = values, or use load_state_dict")
-        # a module already in this tree under another name keeps its first path, as
-        # named_modules lists it (torch's rule), so pictures and state_dict agree
-        known = isinstance(value, Module) and any(m is value for m in self.modules())
         object.__setattr__(self, name, value)
-        if isinstance(value, Module) and not known:
+        if isinstance(value, Module):
             value._name_tree(self._child_path(name))
         elif isinstance(value, Parameter) and value.name is None:
             value.name = self._child_path(name)  # a shared parameter (tied weight) keeps its first

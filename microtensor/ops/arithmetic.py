@@ -67,22 +67,6 @@ class Div(Function):
                 -ga * self.saved["a"] / self.saved["b"] if need_b else None)
 
 
-class Cast(Function):
-    """z = a in another dtype;   ∂L/∂a = g (the engine casts it back to a's dtype)"""
-
-    op = "cast"
-
-    def __init__(self, dtype):
-        super().__init__()
-        self.dtype_to = dtype
-
-    def forward(self, a):
-        return a.astype(self.dtype_to)
-
-    def backward(self, g):
-        return g
-
-
 class Neg(Function):
     """z = −a;   ∂L/∂a = −g"""
 

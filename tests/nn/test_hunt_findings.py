@@ -167,17 +167,3 @@ def test_zero_grad_takes_torchs_set_to_none():
     assert (lin.weight.grad == 0).all(), "expected zeros kept"
     lin.zero_grad()
     assert lin.weight.grad is None
-
-
-def test_a_module_assigned_under_two_names_keeps_its_first_name_everywhere():
-    shared = nn.Linear(2, 2)
-
-    class Tied(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.a = shared
-            self.b = shared
-
-    tied = Tied()
-    assert [n for n, _ in tied.named_parameters()] == ["a.weight", "a.bias"]
-    assert shared.weight.name == "a.weight", f"expected the first name, got {shared.weight.name}"
