@@ -260,6 +260,8 @@ def entries():
     for ours_name, torch_name in (("sum", "sum"), ("mean", "mean"), ("max", "amax")):
         ours, theirs = _reduce(ours_name, torch_name)
         out.append(E(ours_name, ours, theirs, _dims()))
+    out.append(E("max(dim=)", lambda x, **f: tuple(x.max(**f)), lambda x, **f: tuple(x.max(**f)),
+                 [{"dim": d, "keepdim": k} for d in (0, -1, 1, 3) for k in (False, True)]))
     for name in ("softmax", "log_softmax"):
         dims = [{"dim": d} for d in (0, -1, 1, 2, -3)]
         out.append(E(name, lambda x, dim, n=name: getattr(x, n)(dim),
