@@ -267,8 +267,8 @@ def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
     Two passes over the text in chunks, so memory stays ~20 MB whatever its size: the first
     collects the vocabulary (every code point seen), the second looks each code point's id
     up in a table and appends the ids. The file is written under a temporary name in the
-    same directory and renamed into place (checkpoint.atomic_write), so a reader never sees
-    half of it; it gets a normal file's mode (0o666 less the umask), not mkstemp's 0600.
+    same directory and renamed into place (checkpoint_format.atomic_write), so a reader
+    never sees half of it; it gets a normal file's mode (0o666 less the umask), not mkstemp's 0600.
     Raises ValueError (not UTF-8, > 65536 characters) naming the file, OSError if the
     directory is not writable, RuntimeError if the text changes while being read.
     """

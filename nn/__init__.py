@@ -1,13 +1,14 @@
 """nn: layers, attention, Transformer blocks and optimizers on microtensor (torch.nn's names)."""
 from . import optim, utils
-from .attention import KVCache, MultiHeadAttention, causal_mask, scaled_dot_product_attention
-from .block import TransformerBlock, residual
+from .attention import MultiHeadAttention, causal_mask, keep_attention, scaled_dot_product_attention
+from .block import TransformerBlock, residual, sublayer
 from .feedforward import FeedForward
+from .kv_cache import KVCache
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU
 from .module import Module, ModuleList, Parameter, Sequential
 from .transformer import TransformerDecoderLayer, TransformerEncoderLayer
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Embedding", "LayerNorm",
            "Dropout", "ReLU", "GELU", "scaled_dot_product_attention", "causal_mask", "KVCache",
-           "MultiHeadAttention", "FeedForward", "TransformerBlock", "residual", "optim", "utils",
-           "TransformerEncoderLayer", "TransformerDecoderLayer"]
+           "keep_attention", "MultiHeadAttention", "FeedForward", "TransformerBlock", "residual",
+           "sublayer", "optim", "utils", "TransformerEncoderLayer", "TransformerDecoderLayer"]

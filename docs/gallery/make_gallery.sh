@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Remake every picture of the README's gallery, from the repository root:
+# Remake every picture of the gallery (docs/gallery.md), from the repository root; the one
+# command that writes into docs/gallery/:
 #   bash docs/gallery/make_gallery.sh
 # Needs the package installed (`pip install -e .`) and Graphviz's `dot`. Every picture is
 # made for a 16:9 slide (--size 16:9; PNGs at 144 dpi are 1920 pixels wide). The tiny

@@ -28,9 +28,10 @@ def attention_weights(model, ids):
     import numpy as np
 
     import microtensor
+    import nn
 
     model.eval()
-    with microtensor.no_grad():
+    with microtensor.no_grad(), nn.keep_attention(model):   # the picture asks for the weights
         model(np.asarray([ids], dtype=np.int64))
     return np.stack([block.attn.last_attention.data[0] for block in model.blocks])
 

@@ -153,11 +153,12 @@ def cross_attention_weights(model, src_tokenizer, text):
     import numpy as np
 
     import microtensor
+    import nn
 
     src = np.array([src_tokenizer.encode(text)])                         # [1, T_src]
     out = model.generate(src, model.config.max_len)[0]                   # [T_out], eos last
     tgt_in = np.concatenate([[model.config.bos_id], out[:-1]])[None]     # [1, T_out]
-    with microtensor.no_grad():
+    with microtensor.no_grad(), nn.keep_attention(model):   # the picture asks for the weights
         model(src, tgt_in)
     weights = np.stack([layer.multihead_attn.last_attention.data[0] for layer in model.decoder])
     return weights, out
