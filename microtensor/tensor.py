@@ -344,8 +344,8 @@ def apply(fn, *inputs):
     Forward hooks see each call.
     """
     record = autograd.is_grad_enabled() and any(t.requires_grad for t in inputs)
-    needs = tuple(t.requires_grad and record for t in inputs)   # which gradients backward owes
-    data = fn.run(tuple(t.data for t in inputs), needs)
+    needs = tuple([t.requires_grad and record for t in inputs])  # gradients backward owes
+    data = fn.run(tuple([t.data for t in inputs]), needs)
     out = Tensor._make(data)
     observed = bool(hooks._forward_hooks)
     if record or observed:

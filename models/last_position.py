@@ -20,12 +20,13 @@ def last_position_logits(gpt, idx, kv_caches=None):
     """
     if kv_caches is not None and any(len(cache) for cache in kv_caches):
         raise ValueError("last_position_logits: the caches must start empty (a prefill)")
-    caches = kv_caches or [None] * len(gpt.blocks)
+    *blocks, last = gpt.blocks
+    *caches, last_cache = kv_caches or [None] * len(gpt.blocks)
     pos = np.arange(idx.shape[1])                                 # [T]
     x = gpt.drop(gpt.wte(idx) + gpt.wpe(pos))                     # [B, T, D]
-    for block, cache in zip(gpt.blocks[:-1], caches[:-1]):
+    for block, cache in zip(blocks, caches):
         x = block(x, kv_cache=cache)                              # [B, T, D]
-    x = _last_row_of_block(gpt.blocks[-1], x, caches[-1])         # [B, 1, D]
+    x = _last_row_of_block(last, x, last_cache)                   # [B, 1, D]
     return gpt.ln_f(x) @ gpt.wte.weight.T                         # [B, 1, V]  tied LM head
 
 
