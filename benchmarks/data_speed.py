@@ -22,7 +22,7 @@ the medians of --repeats runs are printed. Columns:
   batch us          one get_batch of 12 x 64 (as `train --preset baby`), mean of 2000
   train B/char      peak RSS growth after 2000 such batches from the train split and 2000
                     from the validation split
-  sha256 s, B/char  then `train`'s corpus fingerprint (models.train._corpus_sha256, which
+  sha256 s, B/char  then `train`'s corpus fingerprint (models.training.train._corpus_sha256, which
                     reads every id once at its start): its time, and the peak RSS growth
 `--baseline` also times the text path load_corpus replaced (read the str, CharTokenizer's
 encode into int64) at the first size.
@@ -63,9 +63,9 @@ def worker(task, path, launched):
     sys.path.insert(0, str(REPO_ROOT))
     import numpy as np
 
-    from models.data import get_batch, load_corpus, split_ids
     from models.tokenizer import CharTokenizer
-    from models.train import _corpus_sha256
+    from models.training.data import get_batch, load_corpus, split_ids
+    from models.training.train import _corpus_sha256
     base = rss_bytes("VmRSS")
     t0, cpu0 = time.perf_counter(), time.process_time()
     result = {}
@@ -112,7 +112,7 @@ def run_worker(task, path):
 def make_corpus(path, megabytes, wide):
     """Write the built-in corpus repeated to `megabytes` MB (whole copies) at `path`."""
     sys.path.insert(0, str(REPO_ROOT))
-    from models.data import default_corpus
+    from models.training.data import default_corpus
     seed = ((WIDE_CHARS + "\n" if wide else "") + default_corpus()).encode("utf-8")
     copies = max(1, round(megabytes * 1e6 / len(seed)))
     with open(path, "wb") as f:

@@ -95,8 +95,8 @@ def main():
 
     import microtensor
     from models import GPT, GPTConfig
-    from models.checkpoint import load_checkpoint
-    from models.presets import get_preset
+    from models.training.checkpoint import load_checkpoint
+    from models.training.settings import get_preset
 
     threadpool_limits(args.threads)
     torch.set_num_threads(args.threads)

@@ -81,9 +81,9 @@ def main():
     import microtensor
     import nn
     from models import GPT, GPTConfig
-    from models.data import get_batch
-    from models.presets import get_preset
-    from models.train import configure_optimizer
+    from models.training.data import get_batch
+    from models.training.settings import get_preset
+    from models.training.train import configure_optimizer
 
     microtensor.memory.keep_freed_memory()  # as the train command does
     cfg = get_preset("baby")

@@ -1,7 +1,7 @@
 """Time the baby training step in microtensor and, side by side, in PyTorch eager: the same GPT.
 
     python benchmarks/train_speed.py                      # 1 and 2 threads, 60 timed steps each;
-                                  # at 2, also ours on 2 processes (models/data_parallel.py)
+                                  # at 2, also ours on 2 processes (training/data_parallel.py)
     python benchmarks/train_speed.py --steps 1000 --threads 1   # is RSS flat over 1000 steps?
     python benchmarks/train_speed.py --busy               # with one busy process beside
 
@@ -12,7 +12,7 @@ nanoGPT writes it (fused QKV projection, scaled_dot_product_attention).
 Noise: each framework runs in its own worker process (its own BLAS threads and peak RSS);
 the parent alternates chunks of steps between them (A B B A ...) so load that comes and
 goes hits both, and reports medians and the median of the per-chunk ratios.
-With --processes N, our row is the data-parallel step (models/data_parallel.py), its RSS the
+With --processes N, our row is the data-parallel step (training/data_parallel.py), its RSS the
 parent's alone.
 GEMM floor: the matrix-product FLOPs `microtensor.profile()` counts for the forward, times 3
 (each product has two of the same size in backward), over the rate numpy's sgemm reaches on
@@ -91,8 +91,8 @@ def microtensor_worker(threads, cfg, processes=1):
     import nn
     from microtensor.hooks import register_forward_hook
     from models import GPT, GPTConfig
-    from models.data_parallel import DataParallel
-    from models.train import configure_optimizer
+    from models.training.data_parallel import DataParallel
+    from models.training.train import configure_optimizer
 
     microtensor.memory.keep_freed_memory()  # as the train command does
     model = GPT(GPTConfig(vocab_size=VOCAB, block_size=cfg.block_size, n_layer=cfg.n_layer,
@@ -294,8 +294,8 @@ def main():
     print(describe())
 
     sys.path.insert(0, ROOT)
-    from models.data import get_batch
-    from models.presets import get_preset
+    from models.training.data import get_batch
+    from models.training.settings import get_preset
 
     cfg = get_preset("baby")
     rng = np.random.default_rng(0)

@@ -10,7 +10,7 @@ graph keeps no activations (nor does attention: its weights are kept only when a
 leaves and applies the chain rule at each one (course notes 3.8; Baydin et al. 2018,
 "Automatic Differentiation in Machine Learning: a Survey"; PyTorch's autograd design).
 """
-import contextlib
+import functools
 import weakref
 
 import numpy as np
@@ -21,15 +21,35 @@ from .scope import current_scope
 _grad_enabled = True
 
 
-@contextlib.contextmanager
-def no_grad():
-    """Context manager (also a decorator): ops inside it record no graph, as `torch.no_grad`."""
-    global _grad_enabled
-    previous, _grad_enabled = _grad_enabled, False
-    try:
-        yield
-    finally:
-        _grad_enabled = previous
+class no_grad:
+    """Ops inside record no graph, as `torch.no_grad`: a context manager (nests), and a
+    decorator written `@no_grad()` or `@no_grad` (torch takes both)."""
+
+    def __new__(cls, func=None):
+        self = super().__new__(cls)
+        self._previous = []  # a stack: one instance may be entered again while inside
+        if func is None:
+            return self
+        if not callable(func):
+            raise TypeError(f"no_grad takes no argument, or the function it decorates; got "
+                            f"{type(func).__name__}")
+        return self(func)  # bare @no_grad
+
+    def __enter__(self):
+        global _grad_enabled
+        self._previous.append(_grad_enabled)
+        _grad_enabled = False
+
+    def __exit__(self, *exc_info):
+        global _grad_enabled
+        _grad_enabled = self._previous.pop()
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def without_grad(*args, **kwargs):
+            with no_grad():
+                return func(*args, **kwargs)
+        return without_grad
 
 
 def is_grad_enabled():
@@ -258,7 +278,7 @@ def backward(tensor, grad, retain_graph=False):
             if parent is None or pg is None:
                 arrived.append(None)
                 continue
-            pg = unbroadcast(pg, parent.shape)
+            pg = unbroadcast(np.asarray(pg), parent.shape)  # 0-d products are numpy scalars
             if pg.dtype != parent.dtype:  # e.g. float32 @ float64: a float64 gradient
                 pg = pg.astype(parent.dtype)
             arrived.append(pg)

@@ -35,24 +35,49 @@ def _ids(ids, name):
 
 
 def relu(x):
-    """max(x, 0) elementwise."""
-    return apply(pointwise.ReLU(), _tensor(x, "x"))
+    """max(x, 0) elementwise; TypeError for a bool x (as torch)."""
+    return _tensor(x, "x").relu()
 
 
 def gelu(x, approximate="none"):
     """x·Φ(x) elementwise, Φ the standard normal CDF (Hendrycks & Gimpel 2016);
     approximate="tanh" for GPT-2's form. ValueError for any other `approximate`."""
-    return apply(pointwise.GELU(approximate), _tensor(x, "x"))
+    return apply(pointwise.GELU(approximate), _tensor(x, "x")._float_only("gelu"))
 
 
-def softmax(x, axis=-1):
-    """exp(x)/Σexp(x) along `axis`; an all −inf row gives zeros (notes 3.1–3.3)."""
-    return _tensor(x, "x").softmax(axis)
+def softmax(x, axis=-1, *, dim=None):
+    """exp(x)/Σexp(x) along `axis` (or torch's dim=); an all −inf row gives zeros (notes
+    3.1–3.3). TypeError for a bool or integer x, IndexError for an axis out of range."""
+    return _tensor(x, "x").softmax(axis, dim=dim)
 
 
-def log_softmax(x, axis=-1):
-    """x − logsumexp(x) along `axis`, computed stably."""
-    return _tensor(x, "x").log_softmax(axis)
+def log_softmax(x, axis=-1, *, dim=None):
+    """x − logsumexp(x) along `axis` (or torch's dim=), computed stably."""
+    return _tensor(x, "x").log_softmax(axis, dim=dim)
+
+
+def normalized_shape_tuple(normalized_shape, who):
+    """normalized_shape (an int or a sequence of ints) as a tuple; ValueError naming `who`
+    for an empty one, a negative size or one that is not an int (2.5, True); a size 0 is
+    allowed, as torch (an empty row)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) \
+        else normalized_shape
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        shape = None
+    if not shape or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool)
+                            and n >= 0 for n in shape):
+        raise ValueError(f"{who}: normalized_shape must be an int >= 0 or a non-empty tuple "
+                         f"of them; got {normalized_shape!r}")
+    return tuple(int(n) for n in shape)
+
+
+def check_probability(p, who):
+    """p as a float in [0, 1]; ValueError naming `who` otherwise (bools and strings too)."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
+        raise ValueError(f"{who}: p must be a probability in [0, 1]; got {p!r}")
+    return float(p)
 
 
 def masked_fill(x, mask, value):
@@ -67,9 +92,9 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     Shapes: x [..., *normalized_shape]; weight and bias [*normalized_shape] or None.
     Raises ValueError if x's trailing dims are not `normalized_shape`.
     """
-    x = _tensor(x, "x")
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if x.shape[x.ndim - len(shape):] != shape:
+    x = _tensor(x, "x")._float_only("layer_norm")
+    shape = normalized_shape_tuple(normalized_shape, "layer_norm")
+    if x.ndim < len(shape) or x.shape[x.ndim - len(shape):] != shape:
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the last dims "
                          f"of x, shape {x.shape}")
     # a missing weight is the constant 1 and a missing bias the constant 0 (scalars broadcast)
@@ -81,21 +106,24 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
 def cross_entropy(logits, targets, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """Cross-entropy loss of `logits` against integer class `targets` (as torch's).
 
-    Shapes: logits [N, C] with targets [N], or logits [B, T, C] with targets [B, T].
+    Shapes: logits [N, C] with targets [N], [B, T, C] with [B, T] (the class dim last, where
+    torch puts it second: the CONTRACT's layout), or one row [C] with a 0-d target.
     reduction: "mean" over non-ignored targets (NaN if every target is ignored, as torch),
     "sum", or "none" (shape of targets; 0 at ignored targets).
     label_smoothing ε in [0, 1]: the target is (1 − ε)·onehot + ε/C (Szegedy et al. 2016;
     "Attention Is All You Need" §5.4 uses 0.1); see microtensor/ops/loss.py for the formula.
     Raises ValueError on mismatched shapes, a target outside [0, C) or ε outside [0, 1].
     """
-    logits, targets = _tensor(logits, "logits"), _ids(targets, "targets")
-    if logits.ndim < 2 or targets.shape != logits.shape[:-1]:
+    logits, targets = _tensor(logits, "logits")._float_only("cross_entropy"), \
+        _ids(targets, "targets")
+    if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
         raise ValueError(f"cross_entropy: logits {logits.shape} need targets of shape "
                          f"{logits.shape[:-1]}; got {targets.shape}")
-    flat = logits.reshape(-1, logits.shape[-1]) if logits.ndim > 2 else logits
+    # one row [C] with a 0-d target, as torch's unbatched input; [B, T, C] as rows [B·T, C]
+    flat = logits.reshape(-1, logits.shape[-1]) if logits.ndim != 2 else logits
     op = _loss.CrossEntropy(targets.reshape(-1), ignore_index, reduction, label_smoothing)
     out = apply(op, flat)
-    return out.reshape(targets.shape) if reduction == "none" and targets.ndim > 1 else out
+    return out.reshape(targets.shape) if reduction == "none" and targets.ndim != 1 else out
 
 
 def embedding(indices, weight):
@@ -106,10 +134,11 @@ def embedding(indices, weight):
 def dropout(x, p, training=True):
     """Zero each element with probability p and scale the rest by 1/(1−p), so the expected
     value is unchanged ("inverted" dropout: nothing to rescale at eval); identity if not
-    training or p == 0. ValueError unless 0 ≤ p < 1."""
-    if not 0 <= p < 1:
-        raise ValueError(f"dropout: p must be in [0, 1); got {p}")
+    training or p == 0, zeros if p == 1 (as torch). ValueError unless 0 ≤ p ≤ 1."""
+    p = check_probability(p, "dropout")
     x = _tensor(x, "x")
     if not training or p == 0:
         return x
+    if p == 1:  # every element dropped: zeros of x's dtype, and a zero gradient
+        return x * Tensor(np.zeros((), x.dtype))
     return apply(_dropout.Dropout(p, random.generator()), x)

@@ -30,9 +30,10 @@ import numpy as np
 from . import autograd, hooks
 from .ops import arithmetic, masking, matmul, pointwise, reduction, shape, softmax
 from .promotion import as_array, category, result_type
+from .protocols import TensorProtocols
 
 
-class Tensor:
+class Tensor(TensorProtocols):
     """An n-dimensional array that can record the ops applied to it and differentiate them.
 
     Args:
@@ -99,9 +100,6 @@ class Tensor:
     dtype = property(lambda self: self.data.dtype)
     size = property(lambda self: self.data.size)  # number of elements (torch: numel())
     T = property(lambda self: self._transpose_2d())
-
-    def __len__(self):
-        return len(self.data)
 
     def __repr__(self):
         extra = ", requires_grad=True" if self.requires_grad else ""
@@ -237,51 +235,77 @@ class Tensor:
         return self._binary(arithmetic.Div, other, self, true_divide=True)
 
     def __neg__(self):
+        if self.dtype == np.bool_:
+            raise TypeError("-t on a bool tensor is not supported (as torch); use ~t to invert")
         return apply(arithmetic.Neg(), self)
+
+    def __pos__(self):
+        if self.dtype == np.bool_:
+            raise TypeError("+t on a bool tensor is not supported (as torch)")
+        return self
+
+    def __abs__(self):
+        if self.dtype == np.bool_:
+            raise TypeError("abs() of a bool tensor is not supported (as torch)")
+        return apply(pointwise.Abs(), self)
+
+    abs = __abs__
 
     def __pow__(self, exponent):
         if not isinstance(exponent, numbers.Number):
             raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
         base = self._lift(self, result_type(self.data, exponent))  # int ** 0.5 is float32, as torch
+        if category(base.dtype) < 2 and exponent < 0:
+            raise ValueError(f"** {exponent}: integers to negative integer powers are not "
+                             "allowed (as torch); use a float exponent")
         # a Python number, so that numpy does not widen: float32 ** np.float64(2) is float32
         exponent = exponent.item() if isinstance(exponent, np.generic) else exponent
         return apply(arithmetic.Pow(exponent), base)
 
     def __matmul__(self, other):
-        return apply(matmul.MatMul(), self, self._lift(other))
+        return _matmul(self, self._lift(other))
 
     def __rmatmul__(self, other):
-        return apply(matmul.MatMul(), self._lift(other), self)
+        return _matmul(self._lift(other), self)
 
     # ---- pointwise math ---------------------------------------------------------------
+    def _floating(self):
+        """self, or for a bool or integer tensor its float32 copy: exp(int) is float32 in
+        PyTorch (numpy would give float64)."""
+        return self if category(self.dtype) == 2 else Tensor._make(self.data.astype(np.float32))
+
     def exp(self):
-        return apply(pointwise.Exp(), self)
+        return apply(pointwise.Exp(), self._floating())
 
     def log(self):
-        return apply(pointwise.Log(), self)
+        return apply(pointwise.Log(), self._floating())
 
     def sqrt(self):
-        return apply(pointwise.Sqrt(), self)
+        return apply(pointwise.Sqrt(), self._floating())
 
     def tanh(self):
-        return apply(pointwise.Tanh(), self)
+        return apply(pointwise.Tanh(), self._floating())
 
     def relu(self):
+        if self.dtype == np.bool_:
+            raise TypeError("relu of a bool tensor is not supported (as torch)")
         return apply(pointwise.ReLU(), self)
 
-    # ---- reductions -------------------------------------------------------------------
-    def sum(self, axis=None, keepdims=False):
-        return apply(reduction.Sum(axis, keepdims), self)
+    # ---- reductions (axis: None, an int or a tuple; torch's dim= and keepdim= work too) -----
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return apply(reduction.Sum(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
-    def mean(self, axis=None, keepdims=False):
-        return apply(reduction.Mean(axis, keepdims), self)
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return apply(reduction.Mean(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
-    def max(self, axis=None, keepdims=False):
-        return apply(reduction.Max(axis, keepdims), self)
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return apply(reduction.Max(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
     # ---- shapes -----------------------------------------------------------------------
     def reshape(self, *new_shape):
         # not `*shape`: that name would hide the `ops.shape` module used below
+        if not new_shape:
+            raise TypeError("reshape() needs a shape, e.g. reshape(-1) or reshape(())")
         if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
             new_shape = tuple(new_shape[0])
         return apply(shape.Reshape(new_shape), self)
@@ -291,6 +315,8 @@ class Tensor:
 
     def transpose(self, dim0, dim1):
         n = self.data.ndim
+        if n == 0 and dim0 in (0, -1) and dim1 in (0, -1):  # a 0-d tensor has dim 0, as torch
+            return self.reshape(())
         axes = list(range(n))
         if not (-n <= dim0 < n and -n <= dim1 < n):
             raise IndexError(f"transpose: dims ({dim0}, {dim1}) are out of range for a tensor "
@@ -299,6 +325,8 @@ class Tensor:
         return apply(shape.Permute(axes, op="transpose"), self)
 
     def permute(self, *dims):
+        if not dims:
+            raise TypeError("permute() needs dims, e.g. permute(1, 0)")
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
         return apply(shape.Permute(dims), self)
@@ -309,10 +337,27 @@ class Tensor:
         return self.transpose(0, 1)
 
     def __getitem__(self, index):
-        parts = index if isinstance(index, tuple) else (index,)
-        parts = tuple(p.data if isinstance(p, Tensor) else p for p in parts)  # ids as arrays
+        return apply(shape.GetItem(self._index(index)), self)
+
+    @staticmethod
+    def _index(index):
+        """index with each Tensor in it (ids, a bool mask) as its array, for numpy.
+
+        A 0-d integer Tensor is an int. A list holding sequences, slices, None or ... is a
+        tuple of indices, as in PyTorch
+        (t[[[0, 1], [1, 0]]] is t[[0, 1], [1, 0]]); numpy would read it as one array index.
+        """
+        def plain(p):
+            if isinstance(p, Tensor):  # a 0-d integer tensor is an int, as torch's: numpy
+                # would read a 0-d array as an array index and move its dims first
+                return int(p.data) if p.ndim == 0 and category(p.dtype) == 1 else p.data
+            return p
+        if isinstance(index, list) and any(
+                isinstance(p, (list, tuple, slice, Tensor, np.ndarray)) or p is None
+                or p is Ellipsis for p in index):
+            index = tuple(index)
         # a tuple index stays a tuple and a single one stays single, as the caller wrote it
-        return apply(shape.GetItem(parts if isinstance(index, tuple) else parts[0]), self)
+        return tuple(map(plain, index)) if isinstance(index, tuple) else plain(index)
 
     # ---- attention building blocks ----------------------------------------------------
     def masked_fill(self, mask, value):
@@ -324,13 +369,43 @@ class Tensor:
         if mask.dtype != np.bool_:
             raise TypeError(f"mask must be boolean (True = blocked); got dtype {mask.dtype}. "
                             "For an additive float mask add it to the scores instead")
+        value = value.item() if isinstance(value, Tensor) else value
+        if not isinstance(value, (numbers.Number, np.generic)):
+            raise TypeError(f"masked_fill: value must be a number; got {type(value).__name__}")
+        if category(self.dtype) == 1 and not np.isfinite(value):  # as torch: no int for −inf
+            raise ValueError(f"masked_fill: value {value} cannot be stored in a {self.dtype} "
+                             "tensor")
         return apply(masking.MaskedFill(mask, value), self)
 
-    def softmax(self, axis=-1):
-        return apply(softmax.Softmax(axis), self)
+    def softmax(self, axis=-1, *, dim=None):
+        return apply(softmax.Softmax(_axis_args(axis, False, dim, None)[0]), self._float_only())
 
-    def log_softmax(self, axis=-1):
-        return apply(softmax.LogSoftmax(axis), self)
+    def log_softmax(self, axis=-1, *, dim=None):
+        return apply(softmax.LogSoftmax(_axis_args(axis, False, dim, None)[0]),
+                     self._float_only())
+
+    def _float_only(self, op=None):
+        """self, or TypeError for bool and integer tensors (PyTorch refuses them in softmax,
+        log_softmax and layer_norm: their results are not of the input's kind)."""
+        if category(self.dtype) < 2:
+            raise TypeError(f"{op or 'softmax'}: needs a floating-point tensor; got dtype "
+                            f"{self.dtype}")
+        return self
+
+
+def _matmul(a, b):
+    if np.bool_ in (a.dtype, b.dtype):
+        raise TypeError("@ of bool tensors is not supported (as torch); cast to int first")
+    return apply(matmul.MatMul(), a, b)
+
+
+def _axis_args(axis, keepdims, dim, keepdim):
+    """(axis, keepdims) from numpy's names or PyTorch's (dim=, keepdim=), not both."""
+    if dim is not None:
+        if axis is not None and axis != -1:
+            raise TypeError(f"give axis= or dim=, not both; got axis={axis!r}, dim={dim!r}")
+        axis = dim
+    return axis, keepdims if keepdim is None else keepdim
 
 
 def apply(fn, *inputs):

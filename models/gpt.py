@@ -22,12 +22,12 @@ import microtensor.functional as F
 import nn
 from microtensor import Tensor
 
-from .config import ModelConfig
+from .config import Config
 from .last_position import last_position_logits
 
 
 @dataclass
-class GPTConfig(ModelConfig):
+class GPTConfig(Config):
     """The shape of a GPT. `n_embd` must be divisible by `n_head`; the MLP is 4 * n_embd wide.
 
     Raises ValueError for a size < 1, n_embd not divisible by n_head, dropout outside
@@ -50,7 +50,7 @@ class GPTConfig(ModelConfig):
 
     def __post_init__(self):
         self.require_positive("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
-        self.require_heads_divide("n_embd", "n_head", " (each head gets n_embd / n_head dims)")
+        self.require_heads_divide("n_embd", "n_head")
         self.require_dropout_and_activation()
 
 
@@ -66,6 +66,8 @@ class GPT(nn.Module):
     PyTorch's (d_model, n_heads, q_proj/k_proj/v_proj/out_proj, where nanoGPT fuses Q, K,
     V into one `c_attn` and calls the output projection `c_proj`).
     """
+
+    kind, config_class = "gpt", GPTConfig  # its name and config in a checkpoint
 
     def __init__(self, config):
         super().__init__()

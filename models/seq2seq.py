@@ -18,11 +18,11 @@ import microtensor.functional as F
 import nn
 from microtensor import Tensor
 
-from .config import ModelConfig
+from .config import Config
 
 
 @dataclass
-class Seq2SeqConfig(ModelConfig):
+class Seq2SeqConfig(Config):
     """The shape of an encoder-decoder Transformer (the paper's base model is d_model 512,
     n_heads 8, 6 + 6 layers, d_ff 2048, dropout 0.1).
 
@@ -97,6 +97,8 @@ class Seq2SeqTransformer(nn.Module):
     x @ tgt_embed.weight.T). Every matrix starts Xavier-uniform, as the Annotated
     Transformer and torch.nn.Transformer start theirs.
     """
+
+    kind, config_class = "seq2seq", Seq2SeqConfig  # its name and config in a checkpoint
 
     def __init__(self, config):
         super().__init__()

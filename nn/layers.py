@@ -6,11 +6,12 @@ Initialisation follows PyTorch's defaults, so a student comparing with PyTorch s
 same distributions; models/gpt.py re-initialises its weights the GPT-2 way.
 """
 import math
+import numbers
 
 import numpy as np
 
 import microtensor.functional as F
-from microtensor import random
+from microtensor import Tensor, random
 
 from .module import Module, Parameter
 
@@ -46,7 +47,10 @@ class Linear(Module):
         self.bias = Parameter(_uniform((out_features,), bound)) if bias else None
 
     def forward(self, x):
-        if x.shape[-1] != self.in_features:
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        if x.dtype.kind != "f":  # int @ float32 would quietly be float64; torch refuses it
+            raise TypeError(f"Linear: input must be floating-point; got dtype {x.dtype}")
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
             raise ValueError(f"Linear({self.in_features}, {self.out_features}): input has shape "
                              f"{x.shape}; its last dim must be {self.in_features}")
         y = x @ self.weight
@@ -87,9 +91,9 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape, eps=1e-5, bias=True):
         super().__init__()
-        shape = (
-            (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-        )
+        shape = F.normalized_shape_tuple(normalized_shape, "LayerNorm")
+        if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
+            raise ValueError(f"LayerNorm: eps must be a number >= 0; got {eps!r}")
         self.normalized_shape, self.eps = shape, eps
         self.weight = Parameter(np.ones(shape, dtype=np.float32))
         self.bias = Parameter(np.zeros(shape, dtype=np.float32)) if bias else None
@@ -109,9 +113,7 @@ class Dropout(Module):
 
     def __init__(self, p=0.5):
         super().__init__()
-        if not 0 <= p < 1:
-            raise ValueError(f"Dropout: p must be in [0, 1); got {p}")
-        self.p = p
+        self.p = F.check_probability(p, "Dropout")
 
     def forward(self, x):
         return F.dropout(x, self.p, self.training)

@@ -156,16 +156,43 @@ class Module:
 
 
 class ModuleList(Module):
-    """A list of modules whose parameters are registered (`blocks.0...`, `blocks.1...`)."""
+    """A list of modules whose parameters are registered (`blocks.0...`, `blocks.1...`).
+
+    Holds Modules only: anything else (a function such as F.relu, a Tensor) is a TypeError
+    naming its position and type, as torch; a dropped function would change the model.
+    """
 
     def __init__(self, modules=()):
         super().__init__()
-        for m in modules:
-            self.append(m)
+        self.extend(modules)
+
+    def _check(self, module, position):
+        if not isinstance(module, Module):
+            raise TypeError(f"{type(self).__name__}: entry {position} is a "
+                            f"{type(module).__name__} ({module!r:.60}), not a Module; wrap a "
+                            "function in a Module (nn.ReLU(), nn.GELU(), ...)")
+        return module
+
+    def _reset(self, modules):
+        """Renumber: the entries become attributes "0", "1", ... again, in this order."""
+        for key in [k for k in vars(self) if k.isdigit()]:
+            delattr(self, key)
+        for i, m in enumerate(modules):
+            setattr(self, str(i), m)  # found by named_children, in assignment order
 
     def append(self, module):
-        setattr(self, str(len(self)), module)  # attribute "0", "1", ...: found by named_children
+        setattr(self, str(len(self)), self._check(module, len(self)))
         return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        entries = list(self)
+        entries.insert(index, self._check(module, index))
+        self._reset(entries)
 
     def __iter__(self):
         return (m for _, m in self.named_children())
@@ -174,7 +201,28 @@ class ModuleList(Module):
         return sum(1 for _ in self.named_children())
 
     def __getitem__(self, i):
-        return list(self)[i]
+        entries = list(self)
+        return type(self)._from(entries[i]) if isinstance(i, slice) else entries[i]
+
+    @classmethod
+    def _from(cls, modules):
+        """A list of the same modules that leaves their names as they are (a slice is a view
+        of the model, as torch's: assigning would rename the parameters)."""
+        new = cls.__new__(cls)
+        Module.__init__(new)
+        for i, m in enumerate(modules):
+            object.__setattr__(new, str(i), m)
+        return new
+
+    def __setitem__(self, i, module):
+        entries = list(self)
+        entries[i] = self._check(module, i)
+        self._reset(entries)
+
+    def __delitem__(self, i):
+        entries = list(self)
+        del entries[i]
+        self._reset(entries)
 
 
 class Sequential(ModuleList):

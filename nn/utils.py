@@ -1,25 +1,66 @@
 """Gradient utilities: clipping by the global norm (Pascanu et al. 2013)."""
 import math
+import numbers
 
 import numpy as np
 
+from microtensor import Tensor
 
-def clip_grad_norm_(params, max_norm):
-    """Scale all gradients together so that their joint L2 norm is at most `max_norm`.
 
-    The norm is taken over every gradient at once, √(Σ‖g‖²), not per parameter, so the
-    update keeps its direction. Returns the total norm before clipping (a float).
-    Raises ValueError for a max_norm that is not a finite number >= 0.
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
+    """Scale all gradients together so that their joint norm is at most `max_norm` (as torch).
+
+    parameters: one Tensor or an iterable of them (a generator too); those without a
+    gradient are skipped. The norm is taken over every gradient at once, not per
+    parameter, so the update keeps its direction: the `norm_type` norm of the per-tensor
+    norms, each computed in float64, so float32 gradients near 1e19 do not overflow (torch
+    takes the same norm of norms). Every gradient is multiplied by min(1, max_norm /
+    (total + 1e-6)); a non-finite total makes the gradients NaN (inf·0), as torch, unless
+    `error_if_nonfinite`, which raises RuntimeError instead.
+    Returns the total norm before clipping (a float).
+    Raises ValueError for a max_norm that is not a finite number >= 0, TypeError for an
+    entry that is not a Tensor.
     """
-    if not (math.isfinite(max_norm) and max_norm >= 0):  # a negative one would flip the update
-        raise ValueError(f"clip_grad_norm_: max_norm must be a finite number >= 0; got {max_norm}")
+    if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not (
+            math.isfinite(max_norm) and max_norm >= 0):  # a negative one would flip the update
+        raise ValueError(f"clip_grad_norm_: max_norm must be a finite number >= 0; got "
+                         f"{max_norm!r}")
+    if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real):
+        raise ValueError(f"clip_grad_norm_: norm_type must be a number or inf; got {norm_type!r}")
+    params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
+    for i, p in enumerate(params):
+        if not isinstance(p, Tensor):
+            raise TypeError(f"clip_grad_norm_: parameters must be Tensors; entry {i} is a "
+                            f"{type(p).__name__}")
     grads = [p.grad for p in params if p.grad is not None]
-    total = math.sqrt(sum(float(np.vdot(g, g)) for g in grads))  # vdot: g·g over all elements
-    scale = max_norm / (total + 1e-6)
-    if scale < 1:
-        for g in grads:
-            g *= scale
+    if not grads:
+        return 0.0
+    for g in grads:
+        if g.dtype.kind != "f":
+            raise TypeError(f"clip_grad_norm_: gradients must be floating-point; got {g.dtype}")
+    total = _norm(np.array([_norm(g, norm_type) for g in grads]), norm_type)
+    if error_if_nonfinite and not math.isfinite(total):
+        raise RuntimeError(f"clip_grad_norm_: the total norm of the gradients is {total}; "
+                           "pass error_if_nonfinite=False to clip anyway")
+    scale = min(max_norm / (total + 1e-6), 1.0) if not math.isnan(total) else math.nan
+    if scale != 1.0:  # torch multiplies by 1.0 too: skipping it changes no bit
+        with np.errstate(invalid="ignore"):  # inf·0 is NaN on purpose (see above)
+            for g in grads:
+                g *= scale
     return total
+
+
+def _norm(g, p):
+    """‖g‖_p without overflow or underflow: float32 squares past 3.4e38 would give inf."""
+    if p == 2:  # the common case, fast: one dot product in g's dtype when nothing overflows
+        squares = np.vdot(g, g)
+        if np.isfinite(squares) and squares > 1e-30:
+            return math.sqrt(float(squares))
+    g = np.abs(g.reshape(-1).astype(np.float64))
+    s = g.max(initial=0.0)
+    if s == 0 or not np.isfinite(s):  # all zeros, or an inf or NaN: the norm is that
+        return float(s) if not np.isnan(g).any() else math.nan
+    return float(s * np.linalg.norm(g / s, ord=p))  # scaled by the largest: no overflow
 
 
 def grad_norms_by_module(module):

@@ -104,7 +104,7 @@ def gradient_flow(series, title="Gradient norm along the residual stream"):
 def read_metrics(path):
     """The evaluation records of a training run: one JSON object per line of metrics.jsonl.
 
-    Bytes that are not UTF-8 read as U+FFFD, as models/run.py does when it trims the file on
+    Bytes that are not UTF-8 read as U+FFFD, as training/run.py does when it trims the file on
     resume: one inside a JSON string leaves its line readable, one elsewhere makes the line
     not JSON.
     Raises ValueError naming the file and the line that is not JSON or lacks

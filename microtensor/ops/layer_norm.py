@@ -15,6 +15,19 @@ from ..autograd import Function
 from .rows import row_dot, row_sum
 
 
+def _rescale_overflowed_rows(dev, rstd, n, eps):
+    """Where Σ(x − μ)² overflowed (deviations near 1e19 in float32) although each deviation
+    is finite, recompute r with the row scaled by s = max|x − μ|:
+    r = 1/(s·√(Σ(d/s)²/n + ε/s²)). Without this r would be 0 and the row a wrong 0."""
+    bad = (rstd[..., 0] == 0) & np.isfinite(dev).all(axis=-1)
+    if not bad.any():  # the usual case: one cheap test per call
+        return
+    rows = dev[bad]
+    s = np.abs(rows).max(axis=-1, keepdims=True)
+    scaled = rows / s
+    rstd[bad] = 1 / (s * np.sqrt(row_dot(scaled, scaled) / n + eps / (s * s)))
+
+
 class LayerNorm(Function):
     """x [..., *S], weight [*S], bias [*S] -> y [..., *S], normalizing over the n_dims dims S.
 
@@ -47,6 +60,7 @@ class LayerNorm(Function):
         xhat = rows - rows[..., :1]                # x − (first of its row), in an array of our own
         xhat -= row_sum(xhat) / n                  # x − μ, in place
         rstd = 1 / np.sqrt(row_dot(xhat, xhat) / n + self.eps)
+        _rescale_overflowed_rows(xhat, rstd, n, self.eps)
         xhat *= rstd                               # x̂ = (x − μ)·r, in place
         weight, bias = (a.reshape(-1) for a in (weight, bias))  # [*S] -> [n]; a constant -> [1]
         self.save(xhat=xhat)  # ∂L/∂x and ∂L/∂w use x̂

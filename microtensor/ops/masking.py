@@ -17,7 +17,7 @@ class MaskedFill(Function):
     def __init__(self, mask, value):
         """mask: a boolean numpy array (Tensor.masked_fill checks and converts it)."""
         super().__init__()
-        self.mask, self.value = mask, float(value)
+        self.mask, self.value = mask, value
 
     def forward(self, x):
         if np.broadcast_shapes(x.shape, self.mask.shape) != x.shape:
@@ -31,6 +31,6 @@ class MaskedFill(Function):
 
 def _fill(x, mask, value):
     """A copy of x with `value` where mask; copy-then-write is ~2x faster than np.where here."""
-    out = x.copy()
-    np.copyto(out, value, where=mask)
+    out = np.array(x)  # a copy, and an array even for a 0-d x
+    np.copyto(out, value, where=mask, casting="unsafe")  # value in x's dtype, as torch
     return out

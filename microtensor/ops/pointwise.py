@@ -1,4 +1,4 @@
-"""Elementwise functions `exp log sqrt tanh relu gelu`, each with its derivative.
+"""Elementwise functions `exp log sqrt abs tanh relu gelu`, each with its derivative.
 
 GELU follows Hendrycks & Gimpel 2016, "Gaussian Error Linear Units": exact form
 x·Φ(x), or the tanh approximation GPT-2 used.
@@ -51,6 +51,21 @@ class Sqrt(Function):
 
     def backward(self, g):
         return g / (2 * self.saved["z"])
+
+
+class Abs(Function):
+    """z = |a|;   ∂L/∂a = g ⊙ sign(a)   (0 at a = 0, as PyTorch)"""
+
+    op = "abs"
+
+    def forward(self, a):
+        sign = np.asarray(np.sign(a))
+        sign[np.isnan(sign)] = 0  # the slope at NaN is 0, as torch's sgn
+        self.save(sign=sign)
+        return np.abs(a)
+
+    def backward(self, g):
+        return g * self.saved["sign"]
 
 
 class Tanh(Function):

@@ -9,14 +9,25 @@ from ..autograd import Function
 
 
 def normalize_axes(axis, ndim, op):
-    """`axis` (None, int or tuple, negatives allowed) as a sorted tuple of axes."""
-    if axis is None:
+    """`axis` (None, int or tuple, negatives allowed) as a sorted tuple of axes.
+
+    As PyTorch's dim: an empty tuple means every axis, a 0-d tensor takes axis 0 or −1;
+    IndexError for an axis out of range, TypeError for one that is not an int, ValueError
+    for one given twice.
+    """
+    if axis is None or axis == ():
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    for a in axes:  # max(ndim, 1): a 0-d tensor accepts axis 0 or −1, as PyTorch's dim
-        if not -ndim <= a < max(ndim, 1):
-            raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims")
-    return tuple(sorted(a % max(ndim, 1) for a in axes))
+    for a in axes:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{op}: axis must be an int or a tuple of ints; got {axis!r}")
+        if not -max(ndim, 1) <= a < max(ndim, 1):
+            raise IndexError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims "
+                             f"(expected {-max(ndim, 1)} to {max(ndim, 1) - 1})")
+    normalized = tuple(sorted(int(a) % max(ndim, 1) for a in axes))
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"{op}: axis {axis!r} names an axis twice")
+    return normalized if ndim else ()
 
 
 class _Reduce(Function):
@@ -38,7 +49,9 @@ class Sum(_Reduce):
 
     def forward(self, a):
         self.axes = normalize_axes(self.axis, a.ndim, self.op)
-        return a.sum(axis=self.axes, keepdims=self.keepdims)
+        # bool and integer sums are int64, as PyTorch (numpy would keep uint8, say)
+        dtype = np.int64 if a.dtype.kind in "biu" else None
+        return a.sum(axis=self.axes, keepdims=self.keepdims, dtype=dtype)
 
     def backward(self, g):
         return np.broadcast_to(self._spread(g), self.input_shapes[0])
@@ -51,11 +64,16 @@ class Mean(_Reduce):
 
     def forward(self, a):
         self.axes = normalize_axes(self.axis, a.ndim, self.op)
+        if a.dtype.kind not in "f":
+            raise TypeError(f"mean: needs a floating-point tensor (as PyTorch); got dtype "
+                            f"{a.dtype}: cast it first, or take sum()")
         self.count = int(np.prod([a.shape[i] for i in self.axes]))
-        return a.mean(axis=self.axes, keepdims=self.keepdims)
+        with np.errstate(invalid="ignore", divide="ignore"):  # mean of nothing is NaN, as torch
+            total = a.sum(axis=self.axes, keepdims=self.keepdims)
+            return np.divide(total, self.count, dtype=a.dtype)
 
     def backward(self, g):
-        return np.broadcast_to(self._spread(g) / self.count, self.input_shapes[0])
+        return np.broadcast_to(self._spread(g) / max(self.count, 1), self.input_shapes[0])
 
 
 class Max(_Reduce):
@@ -68,8 +86,9 @@ class Max(_Reduce):
 
     def forward(self, a):
         self.axes = normalize_axes(self.axis, a.ndim, self.op)
-        if a.size == 0:
-            raise ValueError(f"max: cannot reduce an empty tensor of shape {a.shape}")
+        if any(a.shape[i] == 0 for i in self.axes):  # an empty kept axis is fine
+            raise ValueError(f"max: cannot reduce over an axis of size 0 (shape {a.shape}, "
+                             f"axes {self.axes}): a maximum of nothing has no value")
         z = a.max(axis=self.axes, keepdims=True)
         is_max = a == z
         self.save(is_max=is_max, count=is_max.sum(axis=self.axes, keepdims=True))

@@ -15,6 +15,11 @@ class Reshape(Function):
 
     def __init__(self, shape):
         super().__init__()
+        for n in shape:  # int(2.5) would quietly be 2
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < -1:
+                raise ValueError(f"reshape: sizes must be ints >= 0 (or one -1); got {shape}")
+        if list(shape).count(-1) > 1:
+            raise ValueError(f"reshape: only one size can be -1 (inferred); got {shape}")
         self.new_shape = tuple(int(n) for n in shape)
 
     def forward(self, a):
@@ -49,11 +54,44 @@ class Permute(Function):
         return g.transpose(np.argsort([d % g.ndim for d in self.dims]))
 
 
+def _is_basic(p):
+    return isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis
+
+
+def torch_steps(index):
+    """`index` as (basic, advanced): a[index] in PyTorch is a[basic][advanced].
+
+    PyTorch applies ints, slices, None and ... first, then the arrays; numpy counts an int
+    next to an array as an array, which moves the dims: x[0, :, [3, 1]] is [2, 3] in torch
+    and the transpose in numpy. One step (basic = ()) unless both kinds are present.
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    has_int = any(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in parts)
+    if all(map(_is_basic, parts)) or not has_int:
+        return (), index
+    basic, advanced = [], []
+    for p in parts:
+        if isinstance(p, (int, np.integer)) and not isinstance(p, bool):
+            basic.append(p)  # its dim is gone after the first step
+        elif p is Ellipsis:
+            basic.append(p)
+            advanced.append(p)
+        elif _is_basic(p):  # a slice or None: applied first, kept whole in the second
+            basic.append(p)
+            advanced.append(slice(None))
+        else:  # an array; a bool mask spans as many dims as it has
+            array = np.asarray(p)
+            basic += [slice(None)] * (array.ndim if array.dtype == np.bool_ else 1)
+            advanced.append(p)
+    return tuple(basic), tuple(advanced)
+
+
 class GetItem(Function):
-    """z = a[index] (basic slicing or integer arrays);   ∂L/∂a = g scattered to a[index]
+    """z = a[index] (slicing, ints, integer arrays, bool masks);   ∂L/∂a = g scattered to a[index]
 
     With integer arrays an element may be read several times; its gradient is then
-    the sum of those reads, hence `np.add.at` (an unbuffered +=) in backward.
+    the sum of those reads, hence `np.add.at` (an unbuffered +=) in backward. Ints and
+    slices apply before arrays, as PyTorch (`torch_steps`).
     """
 
     op = "getitem"
@@ -61,22 +99,25 @@ class GetItem(Function):
     def __init__(self, index):
         """index: what numpy indexing takes (slices, ints, integer arrays; no Tensors)."""
         super().__init__()
-        self.index = index
+        self.basic, self.index = torch_steps(index)
         parts = self.index if isinstance(self.index, tuple) else (self.index,)
-        self.advanced = any(isinstance(p, (list, np.ndarray)) for p in parts)
+        # anything but ints, slices, None and ... reads by arrays (lists, arrays, a tuple in
+        # the tuple): positions may repeat, so backward must add, not assign
+        self.advanced = not all(map(_is_basic, parts))
 
     def forward(self, a):
         try:
-            return a[self.index]
+            return (a[self.basic] if self.basic else a)[self.index]
         except IndexError as error:
             raise IndexError(f"getitem: {error} (tensor shape {a.shape})") from None
 
     def backward(self, g):
         ga = np.zeros(self.input_shapes[0], dtype=g.dtype)
+        view = ga[self.basic] if self.basic else ga  # basic indexing: a view; writes reach ga
         if self.advanced:
-            np.add.at(ga, self.index, g)
+            np.add.at(view, self.index, g)
         else:  # basic slicing reads each element at most once: plain assignment suffices
-            ga[self.index] = g
+            view[self.index] = g
         return ga
 
 

@@ -10,11 +10,21 @@ from ..autograd import Function
 from .rows import row_dot, row_max, row_sum
 
 
+def check_axis(x, axis, op):
+    """IndexError unless `axis` names an axis of x (a 0-d x has axis 0 and −1, as PyTorch)."""
+    n = max(x.ndim, 1)
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{op}: axis must be an int; got {axis!r}")
+    if not -n <= axis < n:
+        raise IndexError(f"{op}: axis {axis} is out of range for a tensor with {x.ndim} dims")
+
+
 def _stable_exp(x, axis):
     """exp(x − max x) along axis, in a new array; a row that is all −inf gives zeros, not NaN."""
     m = row_max(x, axis)
     m[np.isneginf(m)] = 0  # −inf − (−inf) would be NaN
-    e = x - m
+    with np.errstate(invalid="ignore"):  # inf − inf is NaN, as PyTorch's softmax of [inf, inf]
+        e = x - m
     return np.exp(e, out=e), m
 
 
@@ -32,18 +42,20 @@ class Softmax(Function):
         self.axis = axis
 
     def forward(self, s):
-        a, _ = _stable_exp(s, self.axis)
+        check_axis(s, self.axis, self.op)
+        a, _ = _stable_exp(s.reshape(s.shape or (1,)), self.axis)  # 0-d: a row of one
         total = row_sum(a, self.axis)
         total[total == 0] = 1  # an all −inf row has e = 0: 0/1 gives zero weights, not 0/0
         a /= total  # normalised in place: the exp buffer is this op's own
         self.save(a=a)
-        return a
+        return a.reshape(s.shape)
 
     def backward(self, da):
         a = self.saved["a"]
+        da = da.reshape(a.shape)
         ds = da - row_dot(a, da, self.axis)
         ds *= a
-        return ds
+        return ds.reshape(self.input_shapes[0])
 
 
 class LogSoftmax(Function):
@@ -60,10 +72,15 @@ class LogSoftmax(Function):
         self.axis = axis
 
     def forward(self, s):
-        e, m = _stable_exp(s, self.axis)
-        y = s - m - np.log(row_sum(e, self.axis))
+        check_axis(s, self.axis, self.op)
+        s_rows = s.reshape(s.shape or (1,))  # 0-d: a row of one
+        e, m = _stable_exp(s_rows, self.axis)
+        with np.errstate(divide="ignore", invalid="ignore"):  # all −inf: log 0, NaN (as torch)
+            y = s_rows - m - np.log(row_sum(e, self.axis))
         self.save(y=y)
-        return y
+        return y.reshape(s.shape)
 
     def backward(self, dy):
-        return dy - np.exp(self.saved["y"]) * row_sum(dy, self.axis)
+        y = self.saved["y"]
+        dy = dy.reshape(y.shape)
+        return (dy - np.exp(y) * row_sum(dy, self.axis)).reshape(self.input_shapes[0])

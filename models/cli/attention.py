@@ -47,7 +47,7 @@ def _pick(value, count, flag):
 
 def run(args):
     import viz
-    from models.checkpoint import load_checkpoint
+    from models.training.checkpoint import load_checkpoint
     from viz.save import picture_format
 
     picture_format(args.output)  # a bad suffix fails before the model is loaded

@@ -140,7 +140,7 @@ def add_settings_flags(group, config_class, help, choices=None):
     other an int or a float. help: {field name: text}. Every default is None, so that
     `given_settings` tells the flags given from the values a preset or checkpoint supplies.
     """
-    from models.presets import flag_name
+    from models.training.settings import flag_name
 
     for field in dataclasses.fields(config_class):
         name = field.name

@@ -30,8 +30,8 @@ def add_parser(subparsers):
 def run(args):
     import os
 
-    from models.checkpoint import load_checkpoint
     from models.interop import hf, nanogpt
+    from models.training.checkpoint import load_checkpoint
 
     if args.format == "hf" and (args.data or args.dataset):
         raise ValueError("--data and --dataset go with --format nanogpt")

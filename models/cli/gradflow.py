@@ -93,9 +93,9 @@ def _stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps, le
     import microtensor
     import nn
     from models import GPT, CharTokenizer
-    from models.data import default_corpus, get_batch
-    from models.presets import TrainConfig
-    from models.train import configure_optimizer
+    from models.training.data import default_corpus, get_batch
+    from models.training.settings import TrainConfig
+    from models.training.train import configure_optimizer
 
     text = default_corpus()
     tokenizer = CharTokenizer.from_text(text)

@@ -103,7 +103,7 @@ def training_batch(tokenizer, batch_size, seq_len):
     import numpy as np
 
     import microtensor
-    from models.data import default_corpus, get_batch
+    from models.training.data import default_corpus, get_batch
 
     ids = np.array([tokenizer.stoi[c] for c in default_corpus() if c in tokenizer.stoi],
                    dtype=np.int64)
@@ -117,9 +117,9 @@ def training_batch(tokenizer, batch_size, seq_len):
 def load_model(args):
     """(model, tokenizer) from --out, or a fresh model of --preset (default baby)."""
     from models import GPT, CharTokenizer
-    from models.checkpoint import load_checkpoint
-    from models.data import default_corpus
-    from models.presets import get_preset
+    from models.training.checkpoint import load_checkpoint
+    from models.training.data import default_corpus
+    from models.training.settings import get_preset
 
     if args.out:
         if args.n_layer is not None:

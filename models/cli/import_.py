@@ -27,8 +27,8 @@ def add_parser(subparsers):
 def run(args):
     import os
 
-    from models import checkpoint
     from models.interop import hf, nanogpt
+    from models.training import checkpoint
 
     source = args.source
     if not os.path.exists(source):
@@ -37,9 +37,11 @@ def run(args):
     is_nanogpt = os.path.isfile(ckpt)
     if args.meta and not is_nanogpt:
         raise ValueError("--meta goes with a nanoGPT ckpt.pt")
-    if os.path.exists(os.path.join(args.out, checkpoint.CONFIG_FILE)) and not args.overwrite:
+    try:  # refused before anything is read or written: nothing in OUT changes
+        checkpoint.open_out_dir(args.out, overwrite=args.overwrite)
+    except checkpoint.CheckpointExists:
         raise ValueError(f"--out {args.out!r} already holds a checkpoint; give --overwrite "
-                         "to replace it, or another directory")
+                         "to replace it, or another directory") from None
     if is_nanogpt:
         model, tokenizer, notes = nanogpt.import_nanogpt(ckpt, args.meta)
     else:

@@ -32,7 +32,7 @@ def run(args):
     import numpy as np
 
     import microtensor
-    from models.checkpoint import load_checkpoint
+    from models.training.checkpoint import load_checkpoint
 
     model, tokenizer, _ = load_checkpoint(args.out)
     prompt = args.prompt

@@ -1,6 +1,6 @@
 """`microtensor train`: train a character-level GPT on a text file and checkpoint it.
 
-Without --data it trains on the built-in corpus (models.data.default_corpus).
+Without --data it trains on the built-in corpus (models.training.data.default_corpus).
 
 Every setting of a preset has a flag named as nanoGPT names it, with dashes
 (`max_iters` -> `--max-iters`); a flag overrides the preset's value. With --resume the
@@ -38,7 +38,7 @@ HELP = {
 
 
 def add_parser(subparsers):
-    from models.presets import PRESETS, TrainConfig
+    from models.training.settings import PRESETS, TrainConfig
 
     p = subparsers.add_parser(
         "train", help="train a character-level GPT",
@@ -69,7 +69,7 @@ def add_parser(subparsers):
 
 def check_processes(processes, threads, batch_size):
     """ValueError unless --processes fits the batch and comes without several --threads."""
-    from models.data_parallel import share_sizes
+    from models.training.data_parallel import share_sizes
 
     share_sizes(batch_size, processes)  # raises for more processes than rows
     if processes > 1 and threads > 1:
@@ -79,45 +79,37 @@ def check_processes(processes, threads, batch_size):
 
 def run(args):
     from microtensor.memory import keep_freed_memory
-    from models.checkpoint_format import CONFIG_FILE, CheckpointError
-    from models.data import DEFAULT_CORPUS_NAME, load_corpus
-    from models.presets import TrainConfig, check_same_settings, get_preset
-    from models.run import Interrupted, TrainingRun
-    from models.train import train
+    from models.training.checkpoint_format import CheckpointError
+    from models.training.data import DEFAULT_CORPUS_NAME, load_corpus
+    from models.training.run import Interrupted, TrainingRun
+    from models.training.settings import TrainConfig, get_preset
+    from models.training.train import train
 
     given = given_settings(args, TrainConfig)
     # Refuse (or find what to resume) before the data is read: nothing in --out changes.
     run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite)
-    if args.resume:
-        config_path = os.path.join(args.out, CONFIG_FILE)
-        try:
-            saved = TrainConfig.from_dict(run.manifest["info"]["train_config"])
-        except ValueError as error:
-            raise CheckpointError(f"--resume: {config_path}: info.train_config: {error}") from None
-        if args.preset is not None:  # the first command again, plus --resume: fine if it matches
-            first = get_preset(args.preset, **given)
-            if "lr_decay_iters" not in given:  # an extended run keeps its first decay length
-                first = dataclasses.replace(first, lr_decay_iters=saved.lr_decay_iters)
-            try:
-                check_same_settings(saved, first)
-            except ValueError as error:
-                raise ValueError(f"--preset {args.preset}: {error}") from None
-        config = dataclasses.replace(saved, **given)
-        data_path = args.data or run.manifest["info"]["data"].get("path")
+    data_path = args.data
+    config = get_preset(args.preset or "baby", **given)
+    if args.resume:  # the saved settings and the flags given; --preset: the first command again
+        saved = run.saved_settings(TrainConfig)
+        asked = config if args.preset else dataclasses.replace(saved, **given)
+        config = dataclasses.replace(asked, max_iters=given.get("max_iters", saved.max_iters))
+        data_path = data_path or run.manifest["info"]["data"].get("path")
         if not isinstance(data_path, (str, type(None))):
-            raise CheckpointError(f"--resume: {config_path}: info.data.path is {data_path!r}, "
-                                  "not a file path; give --data")
-    else:
-        config = get_preset(args.preset or "baby", **given)
-        data_path = args.data
-    config.validate()
+            raise CheckpointError(f"--resume: {os.path.join(args.out, 'config.json')}: "
+                                  f"info.data.path is {data_path!r}, not a file path; give --data")
+    try:
+        config = run.settings(config)
+    except ValueError as error:
+        if args.resume and args.preset is not None:
+            raise ValueError(f"--preset {args.preset}: {error}") from None
+        raise
     check_processes(args.processes, args.threads, config.batch_size)
     corpus = load_corpus(data_path)  # (tokenizer, ids), ids read from the prepared id file
     source = f"data file {data_path!r}" if data_path else DEFAULT_CORPUS_NAME
     keep_freed_memory()  # a training step frees and reallocates the same large buffers
     try:
-        result = train(config, corpus, args.out, source=source, progress=not args.quiet,
-                       resume=args.resume, overwrite=args.overwrite,
+        result = train(config, corpus, run, source=source, progress=not args.quiet,
                        data_path=os.path.abspath(data_path) if data_path else None,
                        log_grad_norms=args.log_grad_norms, processes=args.processes)
     except Interrupted as stop:

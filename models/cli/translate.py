@@ -3,7 +3,7 @@
 (`translate graph`).
 
 The task turns a date in words into ISO form ("the third of march, 1999" -> "1999-03-03");
-see models/translation.py. Every setting of models.train_translation.TranslateConfig has a flag.
+see models/tasks/dates.py. Every setting of models.training.settings.TranslateConfig has a flag.
 """
 import dataclasses
 import sys
@@ -37,7 +37,7 @@ HELP = {
 
 
 def add_parser(subparsers):
-    from models.train_translation import TranslateConfig
+    from models.training.settings import TranslateConfig
 
     p = subparsers.add_parser(
         "translate", help="train and run the encoder-decoder on dates in words -> ISO",
@@ -89,20 +89,19 @@ def add_parser(subparsers):
 
 
 def run_train(args):
-    from models.run import Interrupted, TrainingRun
-    from models.train_translation import KIND, TranslateConfig, train_translation
+    from models.training.run import Interrupted, TrainingRun
+    from models.training.settings import TranslateConfig
+    from models.training.translate import KIND, train_translation
 
     given = given_settings(args, TranslateConfig)
+    run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite, kind=KIND)
     if args.resume:  # the saved settings, and the flags given (only --max-iters may differ)
-        run = TrainingRun(args.out, resume=True, kind=KIND)
-        saved = TranslateConfig.from_dict(run.manifest["info"]["train_config"])
-        config = dataclasses.replace(saved, **given)
+        config = dataclasses.replace(run.saved_settings(TranslateConfig), **given)
     else:
         config = TranslateConfig(**given)
-    config.validate()
+    config = run.settings(config)
     try:
-        result = train_translation(config, args.out, progress=not args.quiet,
-                                   resume=args.resume, overwrite=args.overwrite)
+        result = train_translation(config, run, progress=not args.quiet)
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return stop.exit_status
@@ -113,8 +112,8 @@ def run_train(args):
 
 
 def run_translate(args):
-    from models.train_translation import load_translator
-    from models.translation import translate
+    from models.tasks.dates import translate
+    from models.training.translate import load_translator
 
     model, src_tok, tgt_tok, _ = load_translator(args.out)
     text = " ".join(args.text)
@@ -213,9 +212,9 @@ def draw_cross_attention(model, src_tokenizer, tgt_tokenizer, text, layer, path,
 def run_graph(args):
     import microtensor
     import viz
-    from models import translation as task
     from models.seq2seq import Seq2SeqTransformer
-    from models.train_translation import TranslateConfig
+    from models.tasks import dates as task
+    from models.training.settings import TranslateConfig
     from viz.save import FORMATS, picture_format
 
     picture_format(args.output, FORMATS + ("dot",))  # a bad suffix fails before any work
@@ -223,7 +222,7 @@ def run_graph(args):
     src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
     config = TranslateConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
                              d_ff=32)
-    model = Seq2SeqTransformer(config.model_config(src_tok.vocab_size, tgt_tok.vocab_size))
+    model = Seq2SeqTransformer(config.model_config())
     pairs = [("3 Mar 1999", "1999-03-03"), ("the third of may, 2001", "2001-05-03")]
     _, loss = model(*task.encode_batch(pairs, src_tok, tgt_tok))
     with viz.record_grad_norms():  # the norms the picture draws on its edges

@@ -21,8 +21,8 @@ import os
 
 import numpy as np
 
-from ..checkpoint_format import atomic_write
 from ..gpt import GPTConfig
+from ..training.checkpoint_format import atomic_write
 from .char_tokenizer_json import (
     TOKENIZER_CONFIG_FILE,
     TOKENIZER_FILE,

@@ -20,12 +20,12 @@ import pickle
 
 import numpy as np
 
-from ..checkpoint import load_checkpoint, load_optimizer
-from ..checkpoint_format import atomic_write, load_snapshot
-from ..data import split_ids
 from ..gpt import GPTConfig
-from ..presets import TrainConfig
 from ..tokenizer import CharTokenizer
+from ..training.checkpoint import load_checkpoint, load_optimizer
+from ..training.checkpoint_format import atomic_write, load_snapshot
+from ..training.data import split_ids
+from ..training.settings import TrainConfig
 from .hf import check_gpt2_block
 from .names import LINEAR_WEIGHTS, gpt2_parameter_names, load_gpt2_state, to_gpt2
 from .optional import require
@@ -134,11 +134,11 @@ def training_state(out_dir):
     """(model, tokenizer, train_state, optimizer): the latest training state in out_dir.
 
     That is what nanoGPT resumes from: the latest weights with their AdamW moments (our
-    `nn.optim.AdamW`, grouped as `models.train.configure_optimizer` groups it), the step
+    `nn.optim.AdamW`, grouped as `models.training.train.configure_optimizer` groups it), the step
     and the best validation loss so far. optimizer is None for a checkpoint without
     training state (e.g. an imported model).
     """
-    from ..train import configure_optimizer  # the training loop, only when exporting one
+    from ..training.train import configure_optimizer  # the training loop, only when exporting one
 
     model, tokenizer, manifest = load_checkpoint(out_dir, which="latest")
     latest, settings = manifest["latest"], manifest["info"].get("train_config")

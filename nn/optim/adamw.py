@@ -3,6 +3,8 @@
 Decay shrinks the weight directly, p ← p − lr·λ·p, instead of being added to the gradient
 (which Adam would rescale): the "W" in AdamW, and it is multiplied by the learning rate.
 """
+import math
+
 import numpy as np
 
 from .optimizer import Optimizer, require_real
@@ -26,7 +28,7 @@ class AdamW(Optimizer):
                              f"lr={lr}, betas={betas}, eps={eps}, weight_decay={weight_decay}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay))
-        self._buffers = {}  # dtype -> scratch array for `step` (not state: nothing to save)
+        self._buffers = {}  # (dtype, slot) -> scratch array for `step` (not state: nothing to save)
 
     def step(self):
         for group in self.param_groups:
@@ -42,27 +44,29 @@ class AdamW(Optimizer):
                 t, m, v, g = state["step"], state["exp_avg"], state["exp_avg_sq"], p.grad
                 if wd:
                     p.data *= 1 - lr * wd
-                # the formulas above, each term written into one scratch array instead of a
-                # fresh temporary (no allocation per term: 1.80 -> 1.68 ms for the baby
-                # model); the same operations in the same order, so the same bits
-                tmp = self._scratch(p.data)
+                # the formulas above, with PyTorch's order where float32 can overflow:
+                # (1 − β₂)·g before ·g, so g = 2e19 gives v = 4e35, as torch, not g² = inf;
+                # each term written into scratch arrays, not fresh temporaries
+                tmp, tmp2 = self._scratch(p.data, 0), self._scratch(p.data, 1)
                 m *= beta1
-                m += np.multiply(g, 1 - beta1, out=tmp)
+                m += np.multiply(g, 1 - beta1, out=tmp)         # m ← β₁m + (1 − β₁)g
                 v *= beta2
-                np.square(g, out=tmp)
-                tmp *= 1 - beta2
-                v += tmp
-                np.divide(v, 1 - beta2 ** t, out=tmp)
-                np.sqrt(tmp, out=tmp)
-                tmp += eps                                      # denom = √(v / (1 − β₂ᵗ)) + ε
-                np.divide(m, tmp, out=tmp)
-                tmp *= lr / (1 - beta1 ** t)
-                p.data -= tmp
+                np.multiply(g, 1 - beta2, out=tmp)
+                tmp *= g
+                v += tmp                                        # v ← β₂v + (1 − β₂)g·g
+                np.sqrt(v, out=tmp)
+                tmp /= math.sqrt(1 - beta2 ** t)
+                tmp += eps                                      # denom = √v / √(1 − β₂ᵗ) + ε
+                np.multiply(m, -lr / (1 - beta1 ** t), out=tmp2)
+                tmp2 /= tmp
+                p.data += tmp2
 
-    def _scratch(self, like):
-        """An uninitialised array shaped and typed as `like`: a view of one buffer per dtype,
-        grown to the largest parameter, so the step allocates nothing after the first."""
-        buffer = self._buffers.get(like.dtype)
+    def _scratch(self, like, slot):
+        """An uninitialised array shaped and typed as `like`: a view of one buffer per dtype
+        and slot, grown to the largest parameter, so the step allocates nothing after the first."""
+        key = (like.dtype, slot)
+        buffer = self._buffers.get(key)
         if buffer is None or buffer.size < like.size:
-            buffer = self._buffers[like.dtype] = np.empty(like.size, like.dtype)
+            buffer = self._buffers[key] = np.empty(like.size, like.dtype)
         return buffer[:like.size].reshape(like.shape)
+

@@ -90,7 +90,8 @@ def test_missing_data_file(capsys, tmp_path):
 def test_bad_data_files(capsys, tmp_path, content, message):
     path = tmp_path / "bad.txt"
     path.write_bytes(content)
-    code, err = error_of(capsys, ["train", "--data", str(path), "--out", str(tmp_path)] + FAST)
+    code, err = error_of(capsys, ["train", "--data", str(path), "--out", str(tmp_path / "out")]
+                         + FAST)
     assert code == 1 and "bad.txt" in err and message in err
 
 
@@ -161,6 +162,9 @@ def test_resume_accepts_the_first_command_again_with_the_same_preset(corpus, tmp
     assert main(["train", "--data", str(corpus), "--out", out, "--resume"] + again) == 0
     records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["iter"] for r in records] == [0, 2, 4, 6, 8], "expected the run continued to 8"
+    without = again[:i - 1] + again[i + 1:]  # no --max-iters: the checkpoint's, not the preset's
+    code = main(["train", "--data", str(corpus), "--out", out, "--resume"] + without)
+    assert code == 1, "expected a resume at the checkpoint's --max-iters to have nothing to do"
 
 
 def test_resume_names_a_changed_data_file(capsys, corpus, tmp_path):

@@ -46,7 +46,7 @@ def test_a_directory_given_as_the_picture_is_a_usage_error_suggesting_a_file_in_
 
 
 def test_plot_loss_reads_bytes_that_are_not_utf8_as_start_metrics_does(capsys, tmp_path):
-    # start_metrics (models/run.py) decodes with errors="replace": a stray byte inside a
+    # start_metrics (models/training/run.py) decodes with errors="replace": a stray byte inside a
     # JSON string keeps its line, a line it breaks is not JSON and is named with its file
     path = tmp_path / "metrics.jsonl"
     path.write_bytes(b'{"iter": 0, "train_loss": 4.0, "val_loss": 4.1, "note": "\xff"}\n'

@@ -6,8 +6,8 @@ pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 
-from models.checkpoint import load_checkpoint
 from models.cli.main import main
+from models.training.checkpoint import load_checkpoint
 
 FAST = ["--max-iters", "2", "--eval-interval", "2", "--eval-iters", "1", "--batch-size", "2",
         "--block-size", "16", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--quiet"]

@@ -47,7 +47,8 @@ def test_max_gradient_goes_only_to_the_arg_max():
 def test_reshape_moves_values_and_gradients_like_numpy(shape, new_shape):
     x = tensor64(*shape)
     assert_close(x.reshape(new_shape), x.data.reshape(new_shape), f"reshape to {new_shape}")
-    assert_close(x.reshape(*new_shape), x.data.reshape(new_shape), f"reshape(*{new_shape})")
+    if new_shape:  # reshape() with no shape at all is a TypeError, as torch's
+        assert_close(x.reshape(*new_shape), x.data.reshape(new_shape), f"reshape(*{new_shape})")
     assert check_gradients(lambda t: t.reshape(new_shape), x)
 
 

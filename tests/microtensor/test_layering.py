@@ -51,3 +51,25 @@ def test_importing_microtensor_leaves_the_process_allocator_alone():
                         and "keep_freed_memory" in ast.unparse(node.func)):
                     calls.append(path.name)
     assert not calls, f"keep_freed_memory() must be called by programs, not at import: {calls}"
+
+
+def test_the_model_definitions_at_the_top_of_models_import_no_machinery():
+    machinery = {"cli", "interop", "training", "tasks", "exercises"}
+    wrong = []
+    for path in (ROOT / "models").glob("*.py"):
+        if path.name == "__main__.py":  # `python -m models` runs the command line
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name.split(".") for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):  # `from .training import x`, `from . import x`
+                module = (node.module or "").split(".")
+                modules = [module] if node.module else [[a.name] for a in node.names]
+                if node.level:
+                    modules = [["models", *m] for m in modules]
+            else:
+                continue
+            wrong += [(path.name, ".".join(m)) for m in modules
+                      if m[0] == "models" and len(m) > 1 and m[1] in machinery]
+    assert not wrong, ("models/*.py define models and import no training, cli, interop or "
+                       f"tasks; got (file, import): {wrong}")

@@ -13,9 +13,9 @@ import pytest
 import microtensor
 import nn
 from models import GPT, CharTokenizer, GPTConfig
-from models import checkpoint as ckpt
-from models.checkpoint import CONFIG_FILE, CheckpointError, Snapshot, load_checkpoint
-from models.run import CheckpointExists, TrainingRun
+from models.training import checkpoint as ckpt
+from models.training.checkpoint import CONFIG_FILE, CheckpointError, Snapshot, load_checkpoint
+from models.training.run import CheckpointExists, TrainingRun
 
 TEXT = "hello, world\n"
 
@@ -70,10 +70,12 @@ def test_best_and_latest_are_separate_and_an_unchanged_best_is_kept(tmp_path):
 def test_a_save_removes_the_files_it_replaces_and_strays_of_a_crashed_save(tmp_path):
     model, tok = gpt()
     first = save(tmp_path, model, tok)
-    (tmp_path / "latest.99.npz").write_bytes(b"left by a crash")
-    (tmp_path / "notes.txt").write_text("the user's own file")
-    second = save(tmp_path, model, tok)
-    assert sorted(os.listdir(tmp_path)) == sorted([CONFIG_FILE, "notes.txt", second["best"]["file"],
+    crashed = f"best.{first['save'] + 1}.npz"  # what a save cut off before config.json leaves
+    (tmp_path / crashed).write_bytes(b"left by a crash")
+    (tmp_path / "best.99.npz").write_bytes(b"a name like ours, the user's own file")
+    second = save(tmp_path, model, tok, best=False)
+    assert sorted(os.listdir(tmp_path)) == sorted([CONFIG_FILE, "best.99.npz",
+                                                   second["best"]["file"],
                                                    second["latest"]["file"]])
     assert first["latest"]["file"] != second["latest"]["file"]
 
@@ -220,25 +222,35 @@ class ToyConfig:
 
 
 class Toy(nn.Module):
+    kind, config_class = "toy", ToyConfig
+
     def __init__(self, config):
         super().__init__()
         self.config = config
         self.proj = nn.Linear(config.n, 1)
 
 
+INFO = {"vocab": None, "train_config": {}, "data": {}}  # what a resume needs in config.json
+
+
+def started(run, model, it=5, val_loss=0.25):
+    """`run` with the toy model and an optimizer, as after an evaluation at iteration `it`."""
+    run.start(model, nn.optim.AdamW(model.parameters()), INFO)
+    run.last_eval, run.best_val_loss = {"iter": it, "val_loss": val_loss}, val_loss
+    return run
+
+
 def test_another_model_kind_uses_the_same_checkpoints_and_run_policy(tmp_path, monkeypatch):
-    monkeypatch.setattr(ckpt, "_MODELS", dict(ckpt._MODELS))
-    ckpt.register_model("toy", Toy, ToyConfig)
+    monkeypatch.setitem(ckpt.MODELS, "toy", Toy)
     model = Toy(ToyConfig(3))
     run = TrainingRun(tmp_path)
-    run.save(model, {"vocab": None}, 5, 0.25, ckpt.model_arrays(model), {"custom": [1, 2]},
-             best_arrays=ckpt.model_arrays(model))
+    started(run, model).save_state(5, 0.25, new_best=True)
     loaded, manifest = ckpt.load_model(tmp_path, kind="toy")
-    assert manifest["kind"] == "toy" and manifest["latest"]["custom"] == [1, 2]
+    assert manifest["kind"] == "toy" and manifest["latest"]["last_eval"]["iter"] == 5
     assert np.array_equal(loaded.proj.weight.data, model.proj.weight.data)
     with pytest.raises(CheckpointExists, match="latest iter 5 .val loss 0.2500."):
         TrainingRun(tmp_path)
-    resumed = TrainingRun(tmp_path, resume=True, kind="toy", required={"latest": ("custom",)})
+    resumed = TrainingRun(tmp_path, resume=True, kind="toy")
     assert resumed.manifest["latest"]["iter"] == 5
     with pytest.raises(CheckpointError, match="holds a 'toy' model, not a 'gpt' one"):
         load_checkpoint(tmp_path)
@@ -254,7 +266,7 @@ def test_a_second_run_into_the_same_out_stops_at_its_first_write_until_the_first
     with pytest.raises(CheckpointError, match="another training run is writing there"):
         second.log({"iter": 0})
     with pytest.raises(CheckpointError, match="another training run is writing there"):
-        second.save(model, {"vocab": None}, 0, 1.0, ckpt.model_arrays(model), {})
+        started(second, model).save_state(0, 1.0, new_best=True)
     lines = (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
     assert lines == ['{"iter": 0}'], f"expected only the first run's line; got {lines}"
     first.release()
@@ -264,15 +276,13 @@ def test_a_second_run_into_the_same_out_stops_at_its_first_write_until_the_first
 
 def test_a_resume_into_a_locked_out_changes_nothing(tmp_path, monkeypatch):
     pytest.importorskip("fcntl")
-    monkeypatch.setattr(ckpt, "_MODELS", dict(ckpt._MODELS))
-    ckpt.register_model("toy", Toy, ToyConfig)
+    monkeypatch.setitem(ckpt.MODELS, "toy", Toy)
     model = Toy(ToyConfig(3))
     running = TrainingRun(tmp_path)
-    running.save(model, {"vocab": None}, 5, 0.25, ckpt.model_arrays(model), {"custom": []},
-                 best_arrays=ckpt.model_arrays(model))
+    started(running, model).save_state(5, 0.25, new_best=True)
     running.log({"iter": 5})
     running.log({"iter": 8})  # the running job is past its latest save
-    resumed = TrainingRun(tmp_path, resume=True, kind="toy", required={"latest": ("custom",)})
+    resumed = TrainingRun(tmp_path, resume=True, kind="toy")
     with pytest.raises(CheckpointError, match="another training run is writing there"):
         resumed.start_metrics()  # would drop the lines after the latest state (iter 5)
     lines = (tmp_path / "metrics.jsonl").read_text().splitlines()

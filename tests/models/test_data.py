@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import microtensor
-from models import data
-from models.data import default_corpus, get_batch, load_corpus, load_text, split_ids
-from models.prepare import IdFile
 from models.tokenizer import CharTokenizer
+from models.training import data
+from models.training.data import default_corpus, get_batch, load_corpus, split_ids
+from models.training.prepare import IdFile
 
 # One-, two-, three- and four-byte UTF-8 characters: every chunk size below cuts some of them.
 MIXED = "a é € 😀 z\nÆble 中文 𝔘𝔫𝔦\n" * 7
@@ -167,7 +167,7 @@ def test_nowhere_to_write_is_an_error_naming_the_file(tmp_path, monkeypatch):
         load_corpus(path, cache_dir=tmp_path / "cache")
 
 
-@pytest.mark.parametrize("read", [load_text, load_corpus])
+@pytest.mark.parametrize("read", [load_corpus])
 def test_missing_directory_and_empty_files_are_named(tmp_path, read):
     with pytest.raises(FileNotFoundError, match="nope.txt"):
         read(tmp_path / "nope.txt")
@@ -177,7 +177,7 @@ def test_missing_directory_and_empty_files_are_named(tmp_path, read):
         read(write(tmp_path / "empty.txt", ""))
 
 
-@pytest.mark.parametrize("read", [load_text, lambda path: load_corpus(path, chunk_size=4)])
+@pytest.mark.parametrize("read", [load_corpus, lambda path: load_corpus(path, chunk_size=4)])
 def test_non_utf8_byte_is_named_with_its_offset_in_the_file(tmp_path, read):
     path = tmp_path / "latin1.txt"
     path.write_bytes("abcdéfghijcaf\xe9".encode("latin-1"))   # 0xe9 at offsets 4 and 13
@@ -186,10 +186,6 @@ def test_non_utf8_byte_is_named_with_its_offset_in_the_file(tmp_path, read):
     path.write_bytes(b"abcdefghijcaf" + "é".encode()[:1])  # the file ends mid-character
     with pytest.raises(ValueError, match="latin1.txt.*not UTF-8.*0xc3 at offset 13 "):
         read(path)
-
-
-def test_load_text(tmp_path):
-    assert load_text(write(tmp_path / "t.txt", "héllo\n")) == "héllo\n"
 
 
 def test_too_short_for_block_size():

@@ -1,4 +1,4 @@
-"""Data parallel training (models/data_parallel.py): shares of a batch give its gradient.
+"""Data parallel training (models/training/data_parallel.py): shares of a batch give its gradient.
 
 Processes that each backpropagate (n_i / B) · L_i of their rows give, summed, the gradient
 of the full batch's mean loss; a run on two processes follows a run on one, resumes bit
@@ -18,12 +18,12 @@ import pytest
 import microtensor
 import nn
 from models import GPT, GPTConfig
-from models import train as train_module
 from models.cli.main import main
-from models.data_parallel import DataParallel, share_sizes
-from models.presets import TrainConfig
-from models.run import Interrupted, NonFiniteLoss
-from models.train import train
+from models.training import train as train_module
+from models.training.data_parallel import DataParallel, share_sizes
+from models.training.run import Interrupted, NonFiniteLoss
+from models.training.settings import TrainConfig
+from models.training.train import train
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40

@@ -9,10 +9,9 @@ import pytest
 
 import microtensor
 from models import GPT, CharTokenizer, GPTConfig
-from models import checkpoint as ckpt
-from models.checkpoint import CheckpointError
-from models.presets import TrainConfig
-from models.train_translation import TranslateConfig
+from models.training import checkpoint as ckpt
+from models.training.checkpoint import CheckpointError
+from models.training.settings import TrainConfig, TranslateConfig
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ import pytest
 
 import microtensor
 from models import GPT, GPTConfig
-from models import train as train_module
-from models.checkpoint import load_checkpoint
-from models.presets import PRESETS, TrainConfig, get_preset
-from models.train import configure_optimizer, train
+from models.training import train as train_module
+from models.training.checkpoint import load_checkpoint
+from models.training.settings import PRESETS, TrainConfig, get_preset
+from models.training.train import configure_optimizer, train
 
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40
 

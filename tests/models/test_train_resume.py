@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import nn
-from models import train as train_module
-from models.checkpoint import CONFIG_FILE, load_checkpoint
-from models.presets import TrainConfig
-from models.run import Interrupted, NonFiniteLoss
-from models.train import train
+from models.training import train as train_module
+from models.training.checkpoint import CONFIG_FILE, load_checkpoint
+from models.training.run import Interrupted, NonFiniteLoss
+from models.training.settings import TrainConfig
+from models.training.train import train
 
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The built-in dates task (models/translation.py) and `microtensor translate train / run`."""
+"""The built-in dates task (models/tasks/dates.py) and `microtensor translate train / run`."""
 import datetime
 import json
 import os
@@ -6,9 +6,9 @@ import os
 import numpy as np
 import pytest
 
-from models import translation as task
-from models.checkpoint import load_model
 from models.cli.main import main
+from models.tasks import dates as task
+from models.training.checkpoint import load_model
 
 
 def test_every_phrasing_writes_the_same_date_and_the_target_is_iso():
@@ -184,7 +184,7 @@ def test_translate_graph_has_encoder_and_decoder_clusters_joined_by_cross_attent
 def test_sigterm_saves_the_latest_state_and_resume_finishes_the_run(tmp_path, monkeypatch, capsys):
     import signal
 
-    from models.run import TrainingRun
+    from models.training.run import TrainingRun
 
     check_finite = TrainingRun.check_finite
 

@@ -194,7 +194,7 @@ def test_dropout_mask_repeats_under_the_same_seed():
 
 
 def test_dropout_rejects_p_outside_zero_to_one():
-    for p in (-0.1, 1.0):
+    for p in (-0.1, 1.01, "0.1", None):
         with pytest.raises(ValueError):
             nn.Dropout(p)
 

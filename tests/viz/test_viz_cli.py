@@ -26,7 +26,7 @@ def checkpoint(tmp_path):
     """A checkpoint of an untrained 2-layer, 2-head, 12-wide GPT over the 8 characters of "hello
     world"."""
     from models import GPT, CharTokenizer, GPTConfig
-    from models.checkpoint import save_model
+    from models.training.checkpoint import save_model
 
     tokenizer = CharTokenizer.from_text("hello world")
     model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, block_size=8, n_layer=2, n_head=2,
@@ -97,7 +97,7 @@ def test_attention_draws_every_layer_and_head_of_a_checkpoint(checkpoint, tmp_pa
 def test_attention_weights_are_causal_rows_that_sum_to_one(checkpoint):
     import numpy as np
 
-    from models.checkpoint import load_checkpoint
+    from models.training.checkpoint import load_checkpoint
 
     model, tokenizer, _ = load_checkpoint(checkpoint)
     w = models.cli.attention.attention_weights(model, tokenizer.encode("hello"))

@@ -47,7 +47,7 @@ def test_depth_1_folds_the_gpt_into_embeddings_blocks_and_final_norm(read_dot, t
 
 def test_the_depth_1_baby_gpt_fits_one_slide(read_dot, gpt_step):
     from models import GPT, GPTConfig
-    from models.presets import PRESETS
+    from models.training.settings import PRESETS
 
     c = PRESETS["baby"]
     model = GPT(GPTConfig(vocab_size=65, block_size=c.block_size, n_layer=c.n_layer,

@@ -149,14 +149,14 @@ def test_a_named_constant_reads_its_name_and_an_unnamed_one_is_numbered(read_dot
 
 
 def test_the_encoder_decoders_position_tables_are_named_in_its_picture(read_dot):
-    from models import translation as task
     from models.seq2seq import Seq2SeqTransformer
-    from models.train_translation import TranslateConfig
+    from models.tasks import dates as task
+    from models.training.settings import TranslateConfig
 
     src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
     config = TranslateConfig(d_model=8, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
                              d_ff=16)
-    model = Seq2SeqTransformer(config.model_config(src_tok.vocab_size, tgt_tok.vocab_size))
+    model = Seq2SeqTransformer(config.model_config())
     _, loss = model(*task.encode_batch([("3 Mar 1999", "1999-03-03")], src_tok, tgt_tok))
     dot = read_dot(viz.draw_graph(loss, depth=1))
     named = sorted(a["label"] for a in dot.nodes.values() if "positions" in a["label"])

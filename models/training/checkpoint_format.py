@@ -10,7 +10,10 @@ A checkpoint directory (`--out`) holds
     best.<n>.npz        the weights of the best model by validation loss: "model/<name>"
     latest.<n>.npz      the latest training state: "model/<name>" and the optimizer's
                         buffers "optimizer/<index>/<buffer>"
-    metrics.jsonl       (written by models/run.py's TrainingRun.log, not here)
+    metrics.jsonl       (written by models/training/run.py's TrainingRun.log, not here)
+
+and nothing else: "files" in config.json names the other files of ours (metrics.jsonl), and
+checkpoint.py's open_out_dir refuses a directory that holds a file it does not name.
 
 <n> is the number of the save that wrote the file (checkpoint.py's save_checkpoint says in
 what order a save writes them); the hashes catch a file damaged after the fact.
@@ -153,6 +156,14 @@ def read_manifest(out_dir):
         if not SNAPSHOT_FILE.fullmatch(str(entry["file"])):
             raise CheckpointError(f"{path}: {which} names the file {entry['file']!r}, not a "
                                   "snapshot of this directory")
+    files, save = manifest.get("files", []), manifest.get("save", 0)
+    if not isinstance(files, list) or not all(
+            isinstance(n, str) and n == os.path.basename(n) and n not in ("", ".", "..")
+            for n in files):
+        raise CheckpointError(f"{path}: files is {files!r}; expected a list of names of files "
+                              "in this directory")
+    if type(save) is not int or save < 0:
+        raise CheckpointError(f"{path}: save is {save!r}; expected an int >= 0")
     return manifest
 
 

@@ -1,4 +1,5 @@
-"""Checkpoints of models: which model kinds a checkpoint can hold, and saving and loading them.
+"""Checkpoints of models: which model kinds a checkpoint can hold, the --out directory policy,
+and saving and loading them.
 
 A checkpoint is a run's best model and latest training state, in one directory; its files
 and how they are read back checked are checkpoint_format.py's. A save writes its new files
@@ -6,9 +7,9 @@ first (each a temporary file renamed into place), then replaces config.json, the
 the files the old config.json named. config.json is one file and `os.replace` is atomic,
 so a crash at any point leaves either the old checkpoint or the new one, never a mix.
 
-A model kind is registered with `register_model(kind, model_class, config_class)`: the
-config class has `to_dict()` and `from_dict(d)`, the model class is built as
-`model_class(config)` and keeps it as `.config`. "gpt" is registered here.
+A model class names its kind and config class (`GPT.kind`, `GPT.config_class`), where it is
+defined; the config class has `to_dict()` and `from_dict(d)`, the model is built as
+`model_class(config)` and keeps it as `.config`.
 """
 import json
 import os
@@ -16,10 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..gpt import GPT
+from ..seq2seq import Seq2SeqTransformer
+from ..tokenizer import CharTokenizer
 from .checkpoint_format import (
     CONFIG_FILE,
     FORMAT,
-    SNAPSHOT_FILE,
     VERSION,
     CheckpointError,
     atomic_write,
@@ -28,18 +31,85 @@ from .checkpoint_format import (
     require_manifest,
     sha256,
 )
-from .gpt import GPT, GPTConfig
-from .tokenizer import CharTokenizer
 
-_MODELS = {}  # kind -> (model class, config class)
-
-
-def register_model(kind, model_class, config_class):
-    """Let checkpoints hold models of `model_class`, recorded as `kind` in config.json."""
-    _MODELS[kind] = (model_class, config_class)
+MODELS = {model.kind: model for model in (GPT, Seq2SeqTransformer)}  # kind -> model class
+METRICS_FILE = "metrics.jsonl"
 
 
-register_model("gpt", GPT, GPTConfig)
+class CheckpointExists(ValueError):
+    """A run into an --out that holds a checkpoint, without --resume or --overwrite."""
+
+
+def describe(manifest):
+    """A summary for messages, e.g. "latest iter 300, best iter 250 (val loss 2.0500)"."""
+    parts = []
+    for which in ("latest", "best"):
+        loss = manifest[which]["val_loss"]
+        parts.append(f"{which} iter {manifest[which]['iter']}"
+                     + ("" if loss is None else f" (val loss {loss:.4f})"))
+    return ", ".join(parts)
+
+
+def our_files(manifest):
+    """The names of the files in a checkpoint directory that we wrote, as `manifest` (its
+    config.json) records them, with the snapshots a crashed save may have left (that save's
+    number) and the temporary files of atomic_write."""
+    names = {CONFIG_FILE, manifest["best"]["file"], manifest["latest"]["file"],
+             *manifest.get("files", [METRICS_FILE] if "train_config" in manifest["info"] else [])}
+    names |= {f"{which}.{manifest.get('save', 0) + 1}.npz" for which in ("best", "latest")}
+    return names
+
+
+def _is_ours(name, ours):
+    """`name` is one of `ours`, or atomic_write's temporary file of one (".NAME.xxxx.tmp")."""
+    return name in ours or any(name.startswith(f".{o}.") and name.endswith(".tmp") for o in ours)
+
+
+def open_out_dir(out_dir, resume=False, overwrite=False, flag="--out"):
+    """The --out policy of every command that writes a checkpoint: the manifest of the
+    checkpoint a resume continues (else None), or an error before anything is written.
+
+    A directory that holds anything we did not write (as its config.json records it: no
+    config.json of ours, and the directory is not empty, or a file it does not name) is
+    refused, whatever the flags: a file of the user's is never deleted, moved or overwritten.
+    A checkpoint of ours is refused unless resume (continue it) or overwrite (start afresh:
+    our files are replaced). Raises CheckpointExists (refused), CheckpointError (names the
+    foreign files; or resume of a broken checkpoint), FileNotFoundError (resume with nothing
+    to continue), ValueError (both flags, or out_dir is a file).
+    """
+    out_dir = os.fspath(out_dir)
+    if resume and overwrite:
+        raise ValueError("--resume and --overwrite exclude each other: continue the "
+                         "checkpoint, or start afresh")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ValueError(f"{flag} {out_dir!r} is a file; give a directory")
+    if not os.path.isdir(out_dir):
+        if resume:
+            raise FileNotFoundError(f"--resume: {out_dir} does not exist; drop --resume to "
+                                    "start a new run there")
+        return None
+    try:
+        manifest = read_manifest(out_dir)
+    except CheckpointError as error:
+        raise CheckpointError(f"{'--resume: ' if resume else ''}{error}; {flag} {out_dir} is "
+                              "left as it is: choose another directory") from None
+    names = sorted(os.listdir(out_dir))
+    foreign = [n for n in names if manifest is None or not _is_ours(n, our_files(manifest))]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5
+                                          else "")
+        what = (f"and no checkpoint of ours (no {CONFIG_FILE})" if manifest is None
+                else f"which its {CONFIG_FILE} does not name")
+        raise CheckpointError(f"{flag} {out_dir} holds {shown} {what}: a file we did "
+                              "not write is never replaced; choose another directory, or "
+                              "move them")
+    if resume and manifest is None:
+        raise FileNotFoundError(f"--resume: no checkpoint in {out_dir} (no {CONFIG_FILE}); "
+                                "drop --resume to start a new run there")
+    if manifest is not None and not resume and not overwrite:
+        raise CheckpointExists(f"{out_dir} already holds a checkpoint ({describe(manifest)}): "
+                               "continue it with --resume, or start afresh with --overwrite")
+    return manifest if resume else None
 
 
 @dataclass
@@ -101,21 +171,24 @@ def _write_snapshot(out_dir, which, number, snapshot):
             "bytes": os.path.getsize(path), "sha256": sha256(path), **snapshot.state}
 
 
-def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False):
+def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False, files=()):
     """Write `model`'s checkpoint into out_dir: its kind and config, `info`, and the snapshots.
 
     info: JSON-safe notes about the run (for a GPT: "vocab", the settings, the data).
     best, latest: `Snapshot`s; one left None keeps the one already in out_dir (so a save
     after an evaluation that did not improve rewrites only the latest state).
     replace=True starts afresh: nothing is kept from out_dir, even a broken checkpoint.
-    Creates out_dir if needed. Raises CheckpointError if a snapshot is None and out_dir
-    has none to keep, or if out_dir's config.json is broken (unless replace).
+    files: the names of other files of ours in out_dir (metrics.jsonl), recorded so that
+    `open_out_dir` knows them. Creates out_dir if needed; deletes only files of the old
+    checkpoint that config.json named, and the snapshots of a crashed save. Raises
+    CheckpointError if a snapshot is None and out_dir has none to keep, or if out_dir's
+    config.json is broken (unless replace).
     """
     out_dir = os.fspath(out_dir)
-    kind = next((k for k, (cls, _) in _MODELS.items() if type(model) is cls), None)
-    if kind is None:
-        raise TypeError(f"save_checkpoint: no model kind registered for {type(model).__name__}; "
-                        "call register_model first")
+    kind = getattr(type(model), "kind", None)
+    if MODELS.get(kind) is not type(model):
+        raise TypeError(f"save_checkpoint: {type(model).__name__} is no model kind of "
+                        f"checkpoints ({sorted(MODELS)})")
     try:  # before any file is written: config.json must be able to hold `info`
         json.dumps(info, ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError) as error:
@@ -129,10 +202,11 @@ def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False)
             raise
         old = {}
     number = old.get("save", 0) + 1  # new file names, so the old checkpoint stays whole
+    replaced = our_files(old) if old else {f"{w}.{number}.npz" for w in ("best", "latest")}
     if replace:
         old = {}
     manifest = {"format": FORMAT, "version": VERSION, "save": number, "kind": kind,
-                "model_config": model.config.to_dict(), "info": info}
+                "model_config": model.config.to_dict(), "info": info, "files": sorted(files)}
     for which, snapshot in (("best", best), ("latest", latest)):
         if snapshot is not None:
             manifest[which] = _write_snapshot(out_dir, which, number, snapshot)
@@ -143,9 +217,9 @@ def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False)
                                   f"pass one")
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     atomic_write(os.path.join(out_dir, CONFIG_FILE), lambda f: f.write(text.encode("utf-8")))
-    keep = {manifest["best"]["file"], manifest["latest"]["file"]}
-    for name in os.listdir(out_dir):  # the old snapshots, and any a crashed save left behind
-        if name not in keep and SNAPSHOT_FILE.fullmatch(name):
+    keep = our_files(manifest) - {f"{w}.{number + 1}.npz" for w in ("best", "latest")}
+    for name in sorted(replaced - keep):  # old snapshots (or a crashed save's), old files
+        if os.path.isfile(os.path.join(out_dir, name)):
             os.remove(os.path.join(out_dir, name))
     return manifest
 
@@ -168,11 +242,11 @@ def build_model(manifest, kind=None, path=CONFIG_FILE):
     found = manifest["kind"]
     if kind is not None and found != kind:
         raise CheckpointError(f"{path} holds a {found!r} model, not a {kind!r} one")
-    if found not in _MODELS:
-        raise CheckpointError(f"{path}: unknown model kind {found!r}; known: {sorted(_MODELS)}")
-    model_class, config_class = _MODELS[found]
+    if found not in MODELS:
+        raise CheckpointError(f"{path}: unknown model kind {found!r}; known: {sorted(MODELS)}")
+    model_class = MODELS[found]
     try:
-        return model_class(config_class.from_dict(manifest["model_config"]))
+        return model_class(model_class.config_class.from_dict(manifest["model_config"]))
     except (ValueError, TypeError, AttributeError, MemoryError) as error:
         raise CheckpointError(f"{path}: model_config is not valid: {error}") from None
 

@@ -14,7 +14,7 @@ import datetime
 
 import numpy as np
 
-from .tokenizer import CharTokenizer
+from ..tokenizer import CharTokenizer
 
 MONTHS = [calendar.month_name[m].lower() for m in range(1, 13)]      # "january" ...
 ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",

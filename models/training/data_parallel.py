@@ -111,32 +111,24 @@ def _worker(conn, inherited, model, loss_of, grads, x, y, batch_size):
 
 
 class DataParallel:
-    """A context manager that splits each batch's forward and backward over `processes`.
+    """A context manager that splits each batch's forward and backward over `processes`:
 
         with DataParallel(model, lambda x, y: model(x, y)[1], processes=2,
                           batch_shape=(B, T), reseed=dropout > 0) as parallel:
-            optimizer.zero_grad()
             loss = parallel.forward_backward(x, y)   # x, y int arrays [B, T]; a float
-            optimizer.step()
-            model.eval()
-            val_loss = parallel.loss(x_val, y_val)   # no graph; a float
+            val_loss = parallel.loss(x_val, y_val)   # no graph, the model's mode; a float
 
-    model: each parameter's `.grad` receives the full batch's gradient; loss_of(x, y) returns
-    the mean loss of rows x, y [n, T] as a scalar Tensor, and must give every parameter a
-    gradient. processes: 1 computes everything here (no worker, nothing shared); N > 1 forks
-    N - 1 workers on entering, which read the parameters from shared memory: while inside
-    (and after), every parameter's `data` is a view of it, so update it in place only (AdamW
-    and load_state_dict do; reassigning p.data would leave the workers on the old values).
-    With N > 1 every process runs one BLAS thread. reseed: the loss draws random numbers
-    (dropout): each step the parent draws a seed per worker from the package generator, and
-    each worker reseeds its own from it, so a run repeats, and resumes with the same
-    `processes`, bit for bit. Off (no dropout), nothing is drawn, so the batches do not
-    depend on `processes`.
+    loss_of(x, y) is the mean loss of rows x, y [n, T] (a scalar Tensor giving every parameter
+    a gradient); each parameter's `.grad` receives the full batch's. processes=1 computes
+    here, with nothing shared; N > 1 forks N - 1 workers on entering, one BLAS thread in each,
+    and from then on every parameter's `data` is a view of shared memory: update it in place
+    only (AdamW and load_state_dict do). reseed (dropout): each step the parent draws a seed per
+    worker from the package generator, so a run repeats, and resumes with the same `processes`,
+    bit for bit; off, nothing is drawn and the batches do not depend on `processes`.
 
-    Workers ignore SIGINT/SIGTERM (the training loop stops at a step boundary and leaves
-    the block), and exit when the block is left, by any exit. Raises ValueError for a count
-    out of range or where fork is unavailable (Windows); forward_backward raises
-    RuntimeError when a worker fails (with its traceback) or dies.
+    Workers ignore SIGINT/SIGTERM (the training loop stops at a step boundary) and exit when
+    the block is left. Raises ValueError for a count out of range or without fork (Windows);
+    forward_backward raises RuntimeError when a worker fails (with its traceback) or dies.
     """
 
     def __init__(self, model, loss_of, processes, batch_shape, reseed=False):

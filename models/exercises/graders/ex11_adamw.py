@@ -1,0 +1,115 @@
+"""Grader of exercise 11, AdamW's step (Loshchilov & Hutter 2019; PyTorch's rule): the first
+step moves each parameter by about lr·sign(g) (what bias correction is for), five steps with
+weight decay, other betas and float32 against the reference optimizer, and a few hundred
+steps minimizing a quadratic."""
+import numpy as np
+
+from .. import reference
+from ..grading import ExerciseFailure, Mistake, as_array, call, compare, student_function
+
+HINT = ("p ← p − lr·λ·p; m ← β₁m + (1 − β₁)g; v ← β₂v + (1 − β₂)g²; "
+        "p ← p − lr·(m/(1 − β₁ᵗ)) / (√(v/(1 − β₂ᵗ)) + ε)")
+
+
+def _adam(p, g, m, v, t, lr, betas, eps):
+    b1, b2 = betas
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    return m, v, lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps)
+
+
+def _no_bias_correction(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    b1, b2 = betas
+    p = p * (1 - lr * weight_decay)
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    return p - lr * m / (np.sqrt(v) + eps), m, v
+
+
+def _l2(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    m, v, step = _adam(p, g + weight_decay * p, m, v, t, lr, betas, eps)
+    return p - step, m, v
+
+
+def _decay_without_lr(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    m, v, step = _adam(p, g, m, v, t, lr, betas, eps)
+    return p * (1 - weight_decay) - step, m, v
+
+
+def _eps_inside(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    b1, b2 = betas
+    p = p * (1 - lr * weight_decay)
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    return p - lr * (m / (1 - b1 ** t)) / np.sqrt(v / (1 - b2 ** t) + eps), m, v
+
+
+def _t_from_zero(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    return reference.adamw_step(p, g, m, v, t + 1, lr, betas, eps, weight_decay)
+
+
+MISTAKES = [
+    Mistake("no bias correction", "divide m by (1 − β₁ᵗ) and v by (1 − β₂ᵗ): both start at 0, "
+            "so without it the first steps are far too small", _no_bias_correction),
+    Mistake("L2", "AdamW decays the weight itself, p ← p − lr·λ·p; adding λp to the gradient "
+            "is Adam with L2, which the moments rescale", _l2),
+    Mistake("decay without lr", "the decay is multiplied by the learning rate: p ← p·(1 − lr·λ)",
+            _decay_without_lr),
+    Mistake("eps inside", "ε goes outside the square root: √v̂ + ε", _eps_inside),
+    Mistake("t off by one", "t is the number of this step, 1 at the first: use β₁ᵗ as given",
+            _t_from_zero),
+]
+
+
+def _pick(out, i):
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        raise ExerciseFailure("adamw_step must return three arrays (p, m, v)")
+    return out[i]
+
+
+def check_first_step_moves_by_lr(student):
+    """At t = 1, m̂ = g and v̂ = g², so (λ = 0) each parameter moves by lr·g/(|g| + ε) ≈
+    lr·sign(g): here exactly [−0.1, 0.1, −0.1] up to ε."""
+    fn = student_function(student, "adamw_step")
+    p, g = np.array([1.0, 2.0, 3.0]), np.array([0.5, -4.0, 0.001])
+    expected = p - 0.1 * g / (np.abs(g) + 1e-8)
+    compare(fn, (p, g, np.zeros(3), np.zeros(3), 1, 0.1, (0.9, 0.999), 1e-8, 0.0), expected,
+            "p", hint=HINT, mistakes=MISTAKES, pick=lambda out: _pick(out, 0),
+            context="p = [1, 2, 3], g = [0.5, −4, 0.001], lr = 0.1, λ = 0")
+
+
+def check_five_steps_against_the_reference(student):
+    """Five steps with random gradients: lr 0.01, betas (0.8, 0.95), λ = 0.1, p [3, 4];
+    then float32 and a zero-size p."""
+    fn = student_function(student, "adamw_step")
+    rng = np.random.default_rng(33)
+    for shape, dtype in (((3, 4), np.float64), ((5,), np.float32), ((0, 2), np.float64)):
+        p = rng.normal(size=shape).astype(dtype)
+        m, v = np.zeros_like(p), np.zeros_like(p)
+        settings = (0.01, (0.8, 0.95), 1e-8, 0.1)
+        for t in range(1, 6):
+            g = rng.normal(size=shape).astype(dtype)
+            expected = reference.adamw_step(p, g, m, v, t, *settings)
+            context = f"step {t}, p {list(shape)} {np.dtype(dtype)}, lr 0.01, betas (0.8, 0.95)"
+            for i, name in enumerate(("p", "m", "v")):
+                compare(fn, (p, g, m, v, t, *settings), expected[i], name, hint=HINT,
+                        mistakes=MISTAKES, pick=lambda out, i=i: _pick(out, i), atol=1e-6,
+                        rtol=1e-4, context=context)
+            p, m, v = expected
+
+
+def check_minimizes_a_quadratic(student):
+    """300 steps on L = ½‖p − c‖² (g = p − c), lr 0.05, λ = 0: p ends within 0.05 of c."""
+    fn = student_function(student, "adamw_step")
+    c = np.array([1.0, -2.0, 0.5])
+    p, m, v = np.zeros(3), np.zeros(3), np.zeros(3)
+    for t in range(1, 301):
+        out = call(fn, p, p - c, m, v, t, 0.05, (0.9, 0.999), 1e-8, 0.0)
+        p, m, v = (as_array(_pick(out, i), "p, m, v") for i in range(3))
+    if not np.all(np.abs(p - c) < 0.05):
+        raise ExerciseFailure(f"after 300 steps p = {np.round(p, 3).tolist()}, expected near "
+                              f"c = {c.tolist()}. Hint: {HINT}")
+
+
+CHECKS = [check_first_step_moves_by_lr, check_five_steps_against_the_reference,
+          check_minimizes_a_quadratic]

@@ -1,0 +1,265 @@
+"""The graders' vocabulary: load a student's file, call it, compare what it returns with the
+expected numbers, and say what is wrong in one message (the first wrong number, where, and a hint).
+
+A check (a function in `models/exercises/graders/`) raises `ExerciseFailure` with that message,
+or `NotStarted` when the student's function still raises the stub's NotImplementedError. Any
+other exception of the student's code becomes an `ExerciseFailure` naming the exception: a
+grader never shows a bare traceback.
+
+Hints: each grader lists the plausible mistakes of its exercise as small functions with the
+student's signature (`Mistake`). When the student's output differs from the expected one, the
+grader runs the same inputs through each mistake; if one reproduces the student's numbers,
+its hint is printed, otherwise the exercise's general hint.
+"""
+import contextlib
+import importlib.util
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from microtensor import Tensor
+
+
+class ExerciseFailure(AssertionError):
+    """A check failed; the message is what the student reads."""
+
+
+class NotStarted(Exception):
+    """The student's function still raises the stub's NotImplementedError."""
+
+
+@dataclass
+class Mistake:
+    """A plausible wrong answer: `fn` has the student's signature and makes the mistake;
+    `hint` is what the grader prints when the student's numbers match it."""
+
+    name: str
+    hint: str
+    fn: Callable
+
+
+_counter = itertools.count()
+
+
+def load_student(path):
+    """Import the student's file at `path` as a fresh module (never cached in sys.modules, so an
+    edit is seen by the next check). Errors in the file become an ExerciseFailure."""
+    path = Path(path)
+    if not path.is_file():
+        raise ExerciseFailure(f"{path.name} is missing from the workspace (expected at {path}); "
+                              "`microtensor exercises start` writes it")
+    spec = importlib.util.spec_from_file_location(f"_mt_student_{next(_counter)}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # a syntax error, a bad import: say so in one line
+        line = getattr(error, "lineno", None)
+        where = f"{path.name}, line {line}" if line else path.name
+        raise ExerciseFailure(f"{where} does not import: {type(error).__name__}: {error}") from None
+    return module
+
+
+def student_function(module, name):
+    """`module.name`, or an ExerciseFailure saying it is missing."""
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise ExerciseFailure(f"the workspace file defines no function `{name}`; keep the "
+                              "stub's name and signature")
+    return fn
+
+
+def call(fn, *args, what=None, **kwargs):
+    """fn(*args, **kwargs), the student's code: NotImplementedError -> NotStarted; any other
+    exception -> an ExerciseFailure naming it and the call."""
+    what = what or f"{fn.__name__}(...)"
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError as stub:
+        raise NotStarted(str(stub) or f"{fn.__name__} is not written yet") from None
+    except ExerciseFailure:
+        raise
+    except Exception as error:
+        raise ExerciseFailure(f"{what} raised {type(error).__name__}: {error}") from None
+
+
+def as_array(x, name):
+    """A student's return value as a numpy array (a Tensor's data); ExerciseFailure if None."""
+    if x is None:
+        raise ExerciseFailure(f"{name}: your function returned None; did you forget `return`?")
+    if isinstance(x, Tensor):
+        return x.data
+    return np.asarray(x)
+
+
+def fmt_index(idx):
+    return "[" + ", ".join(str(int(i)) for i in idx) + "]" if len(idx) else ""
+
+
+def first_difference(got, expected, atol, rtol):
+    """Index of the first element where got and expected differ (NaN equals NaN), or None."""
+    close = np.isclose(got, expected, atol=atol, rtol=rtol, equal_nan=True)
+    if close.all():
+        return None
+    return tuple(int(i) for i in np.argwhere(~close)[0])
+
+
+def _same(a, b, atol, rtol):
+    try:
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return a.shape == b.shape and bool(np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True))
+
+
+def diagnose(got, args, mistakes, pick=lambda out: out, atol=1e-6, rtol=1e-5):
+    """The hint of the first mistake that reproduces `got` on the same `args`, or None.
+
+    pick: from a mistake's return value, the part that `got` is (e.g. one of two gradients).
+    """
+    for mistake in mistakes:
+        try:
+            with np.errstate(all="ignore"):
+                wrong = mistake.fn(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
+            wrong = pick(wrong)
+            wrong = wrong.data if isinstance(wrong, Tensor) else wrong
+        except Exception:  # the mistake cannot even run on these inputs: not this one
+            continue
+        if _same(got, wrong, atol, rtol):
+            return mistake.hint
+    return None
+
+
+def expect_close(got, expected, name, *, hint, atol=1e-6, rtol=1e-5, dtype=None, context=""):
+    """ExerciseFailure unless `got` equals `expected` (shape, optionally dtype, values).
+
+    name: how the notes write the quantity ("∂L/∂s"); the message shows its first wrong element
+    as `∂L/∂s[0, 2] = 0.131, expected 0.087`, then `context` (the inputs used) and `hint`.
+    """
+    got = as_array(got, name)
+    expected = np.asarray(expected)
+    where = f" ({context})" if context else ""
+    if got.shape != expected.shape:
+        raise ExerciseFailure(f"{name} has shape {list(got.shape)}, expected "
+                              f"{list(expected.shape)}{where}. Hint: {hint}")
+    if dtype is not None and got.dtype != dtype:
+        raise ExerciseFailure(f"{name} has dtype {got.dtype}, expected {np.dtype(dtype)} (the "
+                              f"input's dtype){where}. Hint: a float64 array or a numpy scalar "
+                              "(np.int64 from .sum(), np.float64) turns float32 into float64; "
+                              "use Python numbers (int(n)), or .astype(x.dtype) at the end")
+    if not np.issubdtype(got.dtype, np.number) and got.dtype != np.bool_:
+        raise ExerciseFailure(f"{name} holds {got.dtype}, expected numbers{where}")
+    idx = first_difference(got.astype(np.float64), expected.astype(np.float64), atol, rtol)
+    if idx is not None:
+        shown, wanted = _distinct(float(got[idx]), float(expected[idx]))
+        raise ExerciseFailure(f"{name}{fmt_index(idx)} = {shown}, expected {wanted}{where}. "
+                              f"Hint: {hint}")
+
+
+def _distinct(a, b):
+    """a and b with 4 significant digits, or as many more as it takes to tell them apart."""
+    for digits in (4, 6, 8, 10, 17):
+        shown, wanted = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if shown != wanted:
+            break
+    return shown, wanted
+
+
+def compare(student_fn, args, expected, name, *, hint, mistakes=(), pick=lambda out: out,
+            atol=1e-6, rtol=1e-5, dtype=None, context=""):
+    """Call the student's function on `args`, pick the part to check, and compare it with
+    `expected`; on a difference the hint is the matching mistake's, else `hint`."""
+    what = f"{getattr(student_fn, '__name__', 'your function')}(...)"
+    try:
+        out = call(student_fn, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in args],
+                   what=what)
+    except ExerciseFailure as failure:  # the same error as a known mistake raises: its hint
+        for mistake in mistakes:
+            try:
+                call(mistake.fn, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in args],
+                     what=what)
+            except ExerciseFailure as same:
+                if str(same) == str(failure):
+                    raise ExerciseFailure(f"{failure} ({context}). Hint: {mistake.hint}") from None
+            except Exception:
+                continue
+        raise ExerciseFailure(f"{failure} ({context}). Hint: {hint}") from None
+    got = pick(out)
+    try:
+        expect_close(got, expected, name, hint=hint, atol=atol, rtol=rtol, context=context)
+    except ExerciseFailure as failure:
+        found = diagnose(as_array(got, name), args, mistakes, pick, atol, rtol)
+        if found is None:
+            raise
+        message = str(failure)
+        raise ExerciseFailure(message[:message.rfind("Hint: ")] + f"Hint: {found}") from None
+    if dtype is not None:  # the right numbers in the wrong dtype: no mistake to diagnose
+        expect_close(got, expected, name, hint=hint, atol=atol, rtol=rtol, dtype=dtype,
+                     context=context)
+    return out
+
+
+def shape_text(*arrays):
+    """'a [2, 3], b [3]' style description of the inputs, for a failure's context."""
+    return ", ".join(f"{name} {list(np.shape(a))}" for name, a in arrays)
+
+
+@contextlib.contextmanager
+def plugged(owner, name, value):
+    """Replace `owner.name` (a reference op's method, a module's function) by `value` while the
+    block runs: the student's piece inside the reference code."""
+    original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+def weights_like(shape, seed=123):
+    """Fixed random weights ±[0.5, 1.5) for L = Σ w ⊙ out: a plain sum would hide a wrong
+    gradient of an op whose outputs sum to a constant (softmax rows sum to 1)."""
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+def check_gradients(fn, inputs, names, *, hint, eps=1e-6, atol=1e-5, rtol=1e-3, context=""):
+    """Compare backward() with central finite differences, (L(x+ε) − L(x−ε))/2ε, for every
+    input that requires grad (float64). L = Σ w ⊙ fn(*inputs). `names` name the inputs as the
+    notes do ("s", "V"); a difference reads `∂L/∂V[0, 1] = ..., expected ... (finite
+    differences)`."""
+    from microtensor import no_grad
+
+    where = f"finite differences{', ' + context if context else ''}"
+    try:
+        with no_grad():
+            out = call(fn, *inputs, what="the forward with your code")
+        w = weights_like(np.shape(as_array(out, "the output")))
+
+        def loss():
+            return (call(fn, *inputs, what="the forward with your code") * w).sum()
+
+        for t in inputs:
+            if isinstance(t, Tensor):
+                t.grad = None
+        call(lambda: loss().backward(), what="backward() with your code")
+    except ExerciseFailure as failure:
+        raise ExerciseFailure(f"{failure} ({context}). Hint: {hint}") from None
+    for t, name in zip(inputs, names):
+        if not (isinstance(t, Tensor) and t.requires_grad):
+            continue
+        numeric = np.zeros_like(t.data)
+        with no_grad():
+            for idx in np.ndindex(t.data.shape):
+                original = t.data[idx]
+                t.data[idx] = original + eps
+                up = loss().item()
+                t.data[idx] = original - eps
+                down = loss().item()
+                t.data[idx] = original
+                numeric[idx] = (up - down) / (2 * eps)
+        analytic = t.grad if t.grad is not None else np.zeros_like(t.data)
+        expect_close(analytic, numeric, f"∂L/∂{name}", hint=hint, atol=atol, rtol=rtol,
+                     context=where)

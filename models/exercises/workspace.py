@@ -1,0 +1,243 @@
+"""A student's workspace: writing it (`exercises start`), and running its graders in-process with
+pytest (`exercises check`, `exercises status`), one result per exercise.
+
+    DIR/
+      README.md                    what to do, in what order, how it is graded
+      pytest.ini                   `pytest` in DIR runs graders/ (a course's CI does just that)
+      exercises/ex03_softmax_backward.py    the student's files: stubs to fill in
+      graders/test_ex03_softmax_backward.py the graders: thin pytest files
+      .microtensor-exercises       marks DIR as a workspace (which version wrote it)
+
+How the student's code is imported: a grader loads `exercises/<file>.py` by its path, as a fresh
+module each time (never through sys.path, so nothing in the workspace can shadow the installed
+`microtensor`, `nn` or `models`), takes the function it grades, and plugs it alone into the
+installed reference code: exercise k needs no other exercise solved.
+"""
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .catalog import EXERCISES, exercise
+from .grading import ExerciseFailure, NotStarted, load_student
+
+MARKER = ".microtensor-exercises"
+FORMAT = 1
+NOT_STARTED = "not started"
+
+_GRADER_FILE = '''"""Grader of exercise {n}, {title} (notes {section}).
+
+Written by `microtensor exercises start`; run by `microtensor exercises check {n}`, or `pytest`
+in this folder. Keep it as it is: a course's CI grades the workspace with it."""
+import pytest
+
+from models.exercises.workspace import checks, grade
+
+CHECKS = checks({n})
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=[c.__name__[len("check_"):] for c in CHECKS])
+def test_{slug}(check):
+    grade({n}, check, __file__)
+'''
+
+_PYTEST_INI = """[pytest]
+testpaths = graders
+addopts = --import-mode=importlib -p no:cacheprovider
+"""
+
+_GITIGNORE = "__pycache__/\n.pytest_cache/\n"
+
+
+def checks(number):
+    """The check functions of exercise `number`, in order."""
+    return list(exercise(number).grader().CHECKS)
+
+
+def grade(number, check, grader_file):
+    """Run one check on the student's file of exercise `number`, as a pytest test: a failure
+    is one message (pytest.fail without a traceback); a stub still in place is "not started"."""
+    import pytest
+
+    ex = exercise(number)
+    student = Path(grader_file).resolve().parent.parent / "exercises" / ex.filename
+    message = None
+    try:
+        check(load_student(student))
+    except NotStarted as stub:
+        message = f"exercise {number}: {NOT_STARTED} ({stub})"
+    except ExerciseFailure as failure:
+        message = f"exercise {number}: {failure}"
+    except Exception as error:  # a value the checks did not foresee, deep in a grader
+        message = (f"exercise {number}: the grader stopped on what your code returned: "
+                   f"{type(error).__name__}: {error} (check the shapes and types the file's "
+                   "docstring asks for)")
+    if message:  # outside the except: pytest would print the exception it handled, too
+        pytest.fail(message, pytrace=False)
+
+
+def _write(path, text):
+    """Write `text` to `path` atomically (a temporary file renamed into place)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _readme():
+    rows = "\n".join(f"| {ex.number} | {ex.section} | {ex.title} | `exercises/{ex.filename}` |"
+                     for ex in EXERCISES)
+    return f"""# microtensor exercises
+
+Write the pieces of a Transformer the course notes (chapter 3) derive; the graders check them
+against finite differences, the notes' hand example and the project's reference code.
+
+Each file under `exercises/` holds, at its top, the notes' section, the formula in the notes'
+symbols, the shapes and a hint; replace the `raise NotImplementedError(...)` with your code.
+The exercises stand alone: exercise k grades your piece inside the project's own code, so you
+can do them in any order (the order below builds up from the engine: the backward passes of
+notes 3.8, then attention, the heads, the block, decoding and the optimizer).
+
+| # | notes | exercise | file |
+|---|-------|----------|------|
+{rows}
+
+Grade your work (from this folder; it needs the microtensor package with pytest,
+`pip install 'microtensor[exercises]'` from your course's copy):
+
+    microtensor exercises check        # every exercise
+    microtensor exercises check 3      # one
+    microtensor exercises status       # progress
+    pytest                             # the same graders, as a course's CI runs them
+
+Keep `graders/`, `pytest.ini` and the function names and signatures as they are.
+"""
+
+
+def start(directory):
+    """Write a fresh workspace into `directory` (created; it must be absent or empty).
+
+    Raises ValueError for a directory that holds anything: a file the project did not write is
+    never overwritten.
+    """
+    root = Path(directory)
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise ValueError(f"exercises start: {directory} exists and is not empty; give a new "
+                         "folder (nothing there is overwritten)")
+    for ex in EXERCISES:
+        _write(root / "exercises" / ex.filename, ex.stub_source())
+        _write(root / "graders" / ex.grader_filename,
+               _GRADER_FILE.format(n=ex.number, title=ex.title, section=ex.section,
+                                   slug=ex.slug))
+    _write(root / "README.md", _readme())
+    _write(root / "pytest.ini", _PYTEST_INI)
+    _write(root / ".gitignore", _GITIGNORE)
+    _write(root / MARKER, json.dumps({"format": FORMAT, "exercises": len(EXERCISES)}) + "\n")
+    return root
+
+
+def find_workspace(start_dir):
+    """The workspace holding `start_dir` (it or a parent has the marker); ValueError if none."""
+    here = Path(start_dir).resolve()
+    for folder in (here, *here.parents):
+        if (folder / MARKER).is_file():
+            return folder
+    raise ValueError(f"{start_dir} is not inside an exercises workspace (no {MARKER} found); "
+                     "create one with `microtensor exercises start DIR`, or pass --dir DIR")
+
+
+@dataclass
+class Result:
+    """One exercise's grade: status "passed", "failed" or "not started"; the checks that passed
+    of how many; the first failure's message."""
+
+    exercise: object
+    status: str = "passed"
+    passed: int = 0
+    total: int = 0
+    messages: list = field(default_factory=list)
+
+
+class _Collector:
+    """A pytest plugin that keeps each grader test's outcome and message."""
+
+    def __init__(self):
+        self.reports = []
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" or report.failed:
+            self.reports.append(report)
+
+    def pytest_collectreport(self, report):
+        if report.failed:  # a grader file that does not import
+            self.reports.append(report)
+
+
+def _forget_modules_of(folder):
+    """Drop the modules pytest imported from `folder` (the grader files): pytest names them by
+    their path under the rootdir, the same in every workspace, so a second run in this
+    process would otherwise reuse the first workspace's modules."""
+    folder = str(Path(folder).resolve())
+    for name, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(folder + os.sep):
+            del sys.modules[name]
+
+
+def run_graders(workspace, numbers=None):
+    """Run the graders of `numbers` (default: all) with pytest in this process; returns
+    {number: Result}. pytest's own output is kept out of the way (it goes to a buffer).
+    Raises RuntimeError when pytest is not installed."""
+    try:
+        import pytest
+    except ImportError:
+        raise RuntimeError("the graders need pytest: pip install pytest (or the package's "
+                           "extra, 'microtensor[exercises]')") from None
+
+    workspace = Path(workspace)
+    selected = [exercise(n) for n in numbers] if numbers else list(EXERCISES)
+    results = {ex.number: Result(ex) for ex in selected}
+    missing = [ex for ex in selected if not (workspace / "graders" / ex.grader_filename).is_file()]
+    for ex in missing:
+        results[ex.number].status = "failed"
+        results[ex.number].messages.append(f"graders/{ex.grader_filename} is missing; copy it "
+                                           "from a fresh `microtensor exercises start`")
+    files = [str(workspace / "graders" / ex.grader_filename) for ex in selected
+             if ex not in missing]
+    if files:
+        collector = _Collector()
+        args = [*files, "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
+                "--rootdir", str(workspace), "-c", str(workspace / "pytest.ini"), "-o", "addopts="]
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                pytest.main(args, plugins=[collector])
+            finally:
+                _forget_modules_of(workspace)
+        by_file = {ex.grader_filename: ex.number for ex in selected}
+        for report in collector.reports:
+            number = by_file.get(Path(report.nodeid.split("::")[0]).name)
+            if number is None:
+                continue
+            result = results[number]
+            if report.when == "call":
+                result.total += 1
+                result.passed += report.passed
+            if report.failed:
+                message = report.longreprtext.strip()
+                printed = getattr(report, "capstdout", "").strip().splitlines()
+                if printed:  # the student's own print() calls, kept for debugging (20 lines)
+                    message += "\n  your code printed:\n" + "\n".join(
+                        "    " + line for line in printed[:20])
+                result.messages.append(message)
+        for ex in selected:
+            result = results[ex.number]
+            if result.total == 0 and not result.messages:
+                result.messages.append(f"graders/{ex.grader_filename} ran no test")
+            if result.messages:
+                started = any(NOT_STARTED not in m.splitlines()[0] for m in result.messages)
+                result.status = "failed" if started else NOT_STARTED
+    return results

@@ -1,0 +1,1 @@
+"""Built-in tasks that need no download: `dates`, the encoder-decoder's dates in words -> ISO."""

@@ -1,0 +1,116 @@
+"""Training the encoder-decoder on the built-in dates task (models/tasks/dates.py): teacher-forced
+batches, and evaluation by exact match on held-out dates.
+
+The settings (`TranslateConfig`), the loop, the AdamW step, the --out directory, resume,
+signals and checkpoints are those of `microtensor train` (settings.py, run.py, checkpoint.py).
+References: Vaswani et al. 2017 §5 (Adam with β₂ = 0.98 and warmup, label smoothing,
+dropout); course notes 3.7 (teacher forcing: one forward trains every target position).
+"""
+import sys
+
+import numpy as np
+from tqdm import tqdm
+
+import microtensor
+import nn
+
+from ..seq2seq import Seq2SeqTransformer
+from ..tasks import dates as task
+from .checkpoint import CheckpointError, load_model
+from .run import TrainingRun
+
+KIND = Seq2SeqTransformer.kind
+
+
+def evaluate(model, pairs, src_tokenizer, tgt_tokenizer, label_smoothing=0.0, exact=True,
+             batch_size=250):
+    """{"loss": mean teacher-forced loss over `pairs`, "exact_match": fraction or None} (eval mode).
+
+    exact=False skips the greedy translations (the slow part) and gives exact_match None.
+    """
+    model.eval()
+    losses, weights = [], []
+    with microtensor.no_grad():
+        for i in range(0, len(pairs), batch_size):
+            chunk = pairs[i:i + batch_size]
+            _, loss = model(*task.encode_batch(chunk, src_tokenizer, tgt_tokenizer),
+                            label_smoothing=label_smoothing)
+            losses.append(loss.item())
+            weights.append(len(chunk))
+        match = task.exact_match(model, pairs, src_tokenizer, tgt_tokenizer) if exact else None
+    model.train()
+    return {"loss": float(np.average(losses, weights=weights)), "exact_match": match}
+
+
+def load_translator(out_dir, which="best"):
+    """(model in eval mode, source and target tokenizers, manifest) of a `translate train` run.
+
+    Raises FileNotFoundError when out_dir holds no checkpoint, CheckpointError (a
+    ValueError naming the file) when it is broken or holds another kind of model.
+    """
+    model, manifest = load_model(out_dir, which, kind=KIND)
+    try:
+        src_tok = task.Seq2SeqTokenizer(manifest["info"]["src_vocab"])
+        tgt_tok = task.Seq2SeqTokenizer(manifest["info"]["tgt_vocab"])
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(f"{out_dir}: info.src_vocab / info.tgt_vocab are not "
+                              f"vocabularies ({error})") from None
+    if (src_tok.vocab_size, tgt_tok.vocab_size) != (model.config.src_vocab_size,
+                                                     model.config.tgt_vocab_size):
+        raise CheckpointError(f"{out_dir}: the vocabularies do not match model_config")
+    return model, src_tok, tgt_tok, manifest
+
+
+def train_translation(config, out_dir, progress=True, resume=False, overwrite=False):
+    """Train a Seq2SeqTransformer on the dates task as `config` (a TranslateConfig) says;
+    checkpoints go to out_dir (a path, or the TrainingRun the command line made on it), with
+    the rules of `microtensor train` (run.py, train.train). Each evaluation (iteration 0,
+    every eval_interval, the end) measures the teacher-forced loss on the first n_test
+    training pairs and on the held-out pairs, and the exact match of greedy translations of
+    the held-out pairs, and appends {"iter", "train_loss", "val_loss", "exact_match",
+    "elapsed_s"} to metrics.jsonl. Returns the last one plus "best_val_loss".
+    """
+    run = (out_dir if isinstance(out_dir, TrainingRun)
+           else TrainingRun(out_dir, resume=resume, overwrite=overwrite, kind=KIND))
+    config, resume = run.settings(config), run.resuming
+    microtensor.manual_seed(config.seed)
+    src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
+    train_pairs, test_pairs = task.date_pairs(config.n_train, config.n_test, seed=config.seed)
+    model = Seq2SeqTransformer(config.model_config())
+    model.train()
+    optimizer = nn.optim.AdamW(model.parameters(), lr=config.learning_rate,
+                               betas=(config.beta1, config.beta2),
+                               weight_decay=config.weight_decay)
+    info = {"src_vocab": src_tok.chars.chars, "tgt_vocab": tgt_tok.chars.chars,
+            "train_config": config.to_dict(),
+            "data": {"source": "the built-in dates task (models/tasks/dates.py)"}}
+    it = run.start(model, optimizer, info)
+    say = tqdm.write if progress else print
+    resuming = f"resuming at iter {it}: " if resume else ""
+    say(f"{resuming}training a {model.num_parameters():,}-parameter encoder-decoder on dates "
+        f"in words -> ISO ({len(train_pairs):,} train / {len(test_pairs):,} held-out pairs)",
+        file=sys.stdout)
+
+    def get_batch():
+        """(src, tgt_in, targets) of a random batch of training pairs (teacher forcing)."""
+        rows = microtensor.random.generator().integers(len(train_pairs), size=config.batch_size)
+        return task.encode_batch([train_pairs[i] for i in rows], src_tok, tgt_tok)
+
+    def forward_backward(*batch):
+        _, loss = model(*batch, label_smoothing=config.label_smoothing)
+        loss.backward()
+        return loss.item()
+
+    def evaluate_at(it):
+        val = evaluate(model, test_pairs, src_tok, tgt_tok, config.label_smoothing)
+        trn = evaluate(model, train_pairs[:config.n_test], src_tok, tgt_tok,
+                       config.label_smoothing, exact=False)
+        for what, value in (("train loss", trn["loss"]), ("val loss", val["loss"])):
+            run.check_finite(value, it, what)
+        last = {"iter": it, "train_loss": trn["loss"], "val_loss": val["loss"],
+                "exact_match": val["exact_match"], "elapsed_s": run.elapsed()}
+        say(f"iter {it}: train loss {last['train_loss']:.4f}, val loss {last['val_loss']:.4f}, "
+            f"exact match {last['exact_match']:.1%}", file=sys.stdout)
+        run.record_evaluation(last)
+
+    return run.loop(it, get_batch, forward_backward, evaluate_at, "translate", progress)

@@ -1,0 +1,24 @@
+"""Exercise 2 · notes 3.8 · the backward pass of a matrix product.
+
+The notes write it for Z = AV (A the attention weights): with the upstream gradient
+G = ∂L/∂Z,
+    ∂L/∂V = AᵀG        ∂L/∂A = GVᵀ.
+For any product Z = a @ b the same holds: ∂L/∂a = G bᵀ, ∂L/∂b = aᵀ G.
+
+Shapes: a [..., M, K], b [..., K, N], g [..., M, N] (the same leading batch dims on all three,
+e.g. [B, H] in attention) -> (∂L/∂a [..., M, K], ∂L/∂b [..., K, N]).
+Check the shapes: [M, N] @ [N, K] gives [M, K], as a has.
+
+Hint: "transpose" means swapping the *last two* axes, np.swapaxes(x, -1, -2) (or
+x.transpose(..., -1, -2)); x.T reverses every axis, which breaks batched matrices.
+Keep the order: G on the left for ∂L/∂a, G on the right for ∂L/∂b.
+
+Reference (read it after): microtensor/ops/matmul.py, `MatMul.backward` (which also handles
+1-D operands and broadcast batch dims).
+"""
+import numpy as np  # noqa: F401  (you will need it)
+
+
+def matmul_backward(a, b, g):
+    """(∂L/∂a, ∂L/∂b) for z = a @ b, given g = ∂L/∂z (numpy arrays)."""
+    return g @ np.swapaxes(b, -1, -2), np.swapaxes(a, -1, -2) @ g

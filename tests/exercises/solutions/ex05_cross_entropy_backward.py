@@ -1,0 +1,30 @@
+"""Exercise 5 · notes 3.7 (and 3.3's loss mask) · the backward pass of cross-entropy.
+
+Teacher forcing (3.7) scores every position at once: logits z [N, C] (N = B·T positions, C
+classes), targets t [N]. A position whose target is `ignore_index` (padding: the loss mask of
+3.3) does not count. With p = softmax(z) per row and n the number of counted rows:
+    L = (1/n) Σ_{counted i} −log p_i[t_i]
+    ∂L/∂z_i = (p_i − onehot(t_i)) / n    for a counted row,    0 for an ignored row.
+
+Shapes: logits [N, C] float, targets [N] integer -> ∂L/∂logits [N, C], logits' dtype.
+
+Hint: p − onehot, not onehot − p (L falls as p[t] grows). The mean is over the *counted* rows,
+so divide by n, not by N; ignored rows get exactly 0. Compute softmax stably (subtract each
+row's max first) so large logits do not overflow.
+
+Reference (read it after): microtensor/ops/loss.py, `CrossEntropy.backward` (which also
+handles label smoothing and the other reductions).
+"""
+import numpy as np  # noqa: F401  (you will need it)
+
+
+def cross_entropy_backward(logits, targets, ignore_index=-100):
+    """∂L/∂logits of the mean cross-entropy over rows whose target is not `ignore_index`."""
+    z = logits - logits.max(axis=-1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=-1, keepdims=True)
+    counted = targets != ignore_index
+    rows = np.arange(len(targets))[counted]
+    p[rows, targets[counted]] -= 1
+    p[~counted] = 0
+    return p / max(int(counted.sum()), 1)
