@@ -75,11 +75,15 @@ def main():
     ap.add_argument("--rounds", type=int, default=6, help="worker runs per tree and kind")
     ap.add_argument("--steps", type=int, default=20, help="timed steps per worker run")
     ap.add_argument("--generations", type=int, default=3, help="timed generations per run")
+    ap.add_argument("--kinds", nargs="+", choices=("step", "generate"),
+                    default=["step", "generate"], help="what to time (default: both)")
     args = ap.parse_args()
     from machine import describe  # benchmarks/machine.py
     print(describe())
     for kind, n, unit in (("step", args.steps, "ms per step"),
                           ("generate", args.generations, "ms per 300 chars")):
+        if kind not in args.kinds:
+            continue
         med = {args.before: [], args.after: []}
         order = [args.before, args.after]
         for _ in range(args.rounds):
