@@ -271,8 +271,11 @@ def backward(tensor, grad, retain_graph=False):
                 f"backward through '{node.op}' a second time: its saved arrays were freed "
                 "by the first backward(); call backward(retain_graph=True) the first time")
         input_grads = node.backward(g)
-        if not isinstance(input_grads, tuple):
+        if not isinstance(input_grads, (tuple, list)):
             input_grads = (input_grads,)
+        if len(input_grads) != len(node.inputs):  # zip would drop the missing ones silently
+            raise RuntimeError(f"'{node.op}'.backward returned {len(input_grads)} gradients; "
+                               f"expected {len(node.inputs)}, one per input (None for none)")
         arrived = []
         for parent, pg in zip(node.inputs, input_grads):
             if parent is None or pg is None:

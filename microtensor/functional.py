@@ -28,7 +28,8 @@ def _tensor(x, name):
 
 def _ids(ids, name):
     """An integer numpy array from a Tensor, array or list (token ids, targets, indices)."""
-    ids = np.asarray(ids.data if isinstance(ids, Tensor) else ids)
+    # a copy: an op keeps the ids for backward, and the caller may refill its array first
+    ids = np.array(ids.data if isinstance(ids, Tensor) else ids)
     if not np.issubdtype(ids.dtype, np.integer):
         raise TypeError(f"{name} must hold integers; got dtype {ids.dtype}")
     return ids
@@ -100,6 +101,10 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     # a missing weight is the constant 1 and a missing bias the constant 0 (scalars broadcast)
     weight = _tensor(weight, "weight") if weight is not None else Tensor(np.ones((), x.dtype))
     bias = _tensor(bias, "bias") if bias is not None else Tensor(np.zeros((), x.dtype))
+    for name, given in (("weight", weight), ("bias", bias)):
+        if given.ndim and given.shape != shape:  # as torch: no broadcasting of either
+            raise ValueError(f"layer_norm: {name} has shape {given.shape}; expected "
+                             f"normalized_shape {shape}")
     return apply(_layer_norm.LayerNorm(len(shape), eps), x, weight, bias)
 
 
@@ -116,6 +121,10 @@ def cross_entropy(logits, targets, ignore_index=-100, reduction="mean", label_sm
     """
     logits, targets = _tensor(logits, "logits")._float_only("cross_entropy"), \
         _ids(targets, "targets")
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer)):
+        raise TypeError(f"cross_entropy: ignore_index must be an int; got "
+                        f"{type(ignore_index).__name__} (torch's third argument is weight=; "
+                        "class weights are not supported here)")
     if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
         raise ValueError(f"cross_entropy: logits {logits.shape} need targets of shape "
                          f"{logits.shape[:-1]}; got {targets.shape}")

@@ -203,7 +203,9 @@ class TensorProtocols:
         if result.shape != self.shape:
             raise RuntimeError(f"{symbol}=: the result's shape {result.shape} is not the "
                                f"tensor's shape {self.shape}")
-        self.data[...] = result  # the same array: every alias sees the change, as torch
+        # a new array: every name for this Tensor sees the change, and a graph that saved the
+        # old values for backward keeps them (torch raises there; numpy has no version count)
+        self.data = result.astype(self.dtype, copy=False)
         return self
 
     def __iadd__(self, other):
@@ -237,8 +239,10 @@ class TensorProtocols:
         if array.dtype.kind not in "biuf":
             raise TypeError(f"t[...] = value: value must be numbers; got {type(value).__name__}")
         basic, advanced = torch_steps(self._index(index))
-        target = self.data[basic] if basic else self.data  # a view: the write reaches self
+        data = self.data.copy()  # written into a copy, for the reason in _in_place
+        target = data[basic] if basic else data  # a view of the copy: the write reaches it
         target[advanced] = array
+        self.data = data
 
     def __delitem__(self, index):
         raise TypeError("del t[...]: a tensor's shape is fixed; build a new one with indexing")
@@ -260,4 +264,4 @@ class TensorProtocols:
 
     def __setstate__(self, state):
         self.data, self.grad, self.name = state["data"], state["grad"], state["name"]
-        self.requires_grad = state["requires_grad"]
+        self._requires_grad = state["requires_grad"]

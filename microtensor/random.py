@@ -61,5 +61,7 @@ def randn(*shape, requires_grad=False, dtype=np.float32, name=None):
     generator (as `torch.randn`); shape as ints or one tuple."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
+    if np.dtype(dtype).kind != "f":  # normal samples cast to ints would be silently truncated
+        raise TypeError(f"randn: dtype must be floating-point; got {np.dtype(dtype)}")
     data = _generator.standard_normal(shape).astype(dtype)
     return Tensor(data, requires_grad=requires_grad, name=name)

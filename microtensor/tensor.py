@@ -11,7 +11,7 @@ float32, Python ints int64, numpy arrays keep their dtype (the rules: promotion.
 Deliberate differences:
 
     here                         PyTorch
-    sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's argument names)
+    sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's names; dim=, keepdim= work)
     max(axis) -> values          amax(dim); max(dim) also returns indices
     view == reshape              view needs .contiguous() after transpose (no strides here)
     t.size: element count (int)  t.size() is the shape; t.numel() counts the elements
@@ -21,6 +21,11 @@ Deliberate differences:
     int_tensor + np.True_        int64 here, float32 there (a numpy bool counts as a bool here)
     float32 t * 0-dim float64    float32 there; float64 here when the 0-dim one requires grad
                                  (a constant one is cast; there is no differentiable cast)
+    t[::-1] (a negative step)    numpy's flip here; ValueError there
+    x += y, x[i] = y             refused here on a tensor that requires grad (outside
+                                 no_grad); recorded there for a non-leaf
+    //  %  <<  >>  number ** t   TypeError here (not ops of this engine)
+Python's protocols (==, bool, len, iteration, in, hash, format, ...): protocols.py.
 """
 import numbers
 import weakref
@@ -61,7 +66,7 @@ class Tensor(TensorProtocols):
     name = None
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
     _accumulator = None  # a leaf's AccumulateGrad node, weakly held (autograd.py)
-    requires_grad = False
+    _requires_grad = False
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
         self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype)
@@ -91,8 +96,14 @@ class Tensor(TensorProtocols):
                 f"only floating-point tensors can require grad; got dtype {self.dtype}"
                 + (f" for '{self.name}'" if self.name else "")
                 + " (integer tensors hold ids, indices or targets)")
-        self.requires_grad = flag
+        if not flag and self.grad_fn is not None:  # it would cut the graph without a word
+            raise RuntimeError("requires_grad can be changed on leaf tensors only (as torch); "
+                               "for a copy off the graph use detach()")
+        self._requires_grad = bool(flag)
         return self
+
+    # `t.requires_grad = True` goes through the same checks as requires_grad_()
+    requires_grad = property(lambda self: self._requires_grad, requires_grad_)
 
     # ---- numpy-like attributes -------------------------------------------------
     shape = property(lambda self: self.data.shape)
@@ -184,7 +195,9 @@ class Tensor(TensorProtocols):
         if not isinstance(other, Tensor):
             if isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
                 return Tensor._make(np.asarray(other, dtype=dtype))  # to dtype at once: no rounding
-            other = Tensor._make(np.asarray(other) if isinstance(other, np.ndarray)
+            # a copy, as Tensor(array): an op may save it for backward, and the caller may
+            # refill the array before then (one buffer over micro-batches)
+            other = Tensor._make(np.array(other) if isinstance(other, np.ndarray)
                                  else as_array(other, None))
         # a tensor that requires grad keeps its dtype: a cast would cut it off the graph
         if dtype is None or other.dtype == dtype or other.requires_grad:
@@ -306,7 +319,7 @@ class Tensor(TensorProtocols):
         # not `*shape`: that name would hide the `ops.shape` module used below
         if not new_shape:
             raise TypeError("reshape() needs a shape, e.g. reshape(-1) or reshape(())")
-        if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
+        if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list, np.ndarray)):
             new_shape = tuple(new_shape[0])
         return apply(shape.Reshape(new_shape), self)
 
@@ -350,8 +363,8 @@ class Tensor(TensorProtocols):
         def plain(p):
             if isinstance(p, Tensor):  # a 0-d integer tensor is an int, as torch's: numpy
                 # would read a 0-d array as an array index and move its dims first
-                return int(p.data) if p.ndim == 0 and category(p.dtype) == 1 else p.data
-            return p
+                return int(p.data) if p.ndim == 0 and category(p.dtype) == 1 else p.data.copy()
+            return p.copy() if isinstance(p, np.ndarray) else p  # kept for backward: a copy
         if isinstance(index, list) and any(
                 isinstance(p, (list, tuple, slice, Tensor, np.ndarray)) or p is None
                 or p is Ellipsis for p in index):
@@ -365,7 +378,7 @@ class Tensor(TensorProtocols):
 
         mask: a boolean Tensor or numpy array; TypeError for any other dtype.
         """
-        mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+        mask = np.array(mask.data if isinstance(mask, Tensor) else mask)  # kept: a copy
         if mask.dtype != np.bool_:
             raise TypeError(f"mask must be boolean (True = blocked); got dtype {mask.dtype}. "
                             "For an additive float mask add it to the scores instead")
@@ -418,8 +431,8 @@ def apply(fn, *inputs):
     is known before forward runs, so that forward saves only what backward will use.
     Forward hooks see each call.
     """
-    record = autograd.is_grad_enabled() and any(t.requires_grad for t in inputs)
-    needs = tuple([t.requires_grad and record for t in inputs])  # gradients backward owes
+    record = autograd.is_grad_enabled() and any(t._requires_grad for t in inputs)
+    needs = tuple([t._requires_grad and record for t in inputs])  # gradients backward owes
     data = fn.run(tuple([t.data for t in inputs]), needs)
     out = Tensor._make(data)
     observed = bool(hooks._forward_hooks)
@@ -427,7 +440,7 @@ def apply(fn, *inputs):
         fn.describe(data)
     if record:
         fn.connect(inputs)
-        out.grad_fn, out.requires_grad = fn, True
+        out.grad_fn, out._requires_grad = fn, True
     if observed:
         hooks.run_forward_hooks(fn, inputs, out)
     return out

@@ -8,6 +8,8 @@ from dataclasses import MISSING, asdict, fields
 
 import numpy as np
 
+from .schema import Bool, FileError, Int, Nullable, Number, Object, Optional, Str, check
+
 ACTIVATIONS = ("gelu", "relu")
 
 
@@ -30,6 +32,14 @@ class Config:
             raise self._error(f"{width}={getattr(self, width)} must be divisible by "
                               f"{heads}={getattr(self, heads)}")
 
+    def require_bools(self):
+        """ValueError unless each field annotated bool holds True or False: "False" is a
+        truthy string, and bias="False" would silently keep the biases."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type is bool and not isinstance(value, (bool, np.bool_)):
+                raise self._error(f"{f.name} must be True or False; got {value!r}")
+
     def require_dropout_and_activation(self):
         """ValueError unless 0 <= dropout < 1 and activation is 'gelu' or 'relu'."""
         if not 0 <= self.dropout < 1:
@@ -41,23 +51,30 @@ class Config:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d):
-        """Inverse of `to_dict`; raises ValueError naming an unknown or missing field, or one
-        whose value has the wrong JSON type (e.g. in a hand-edited config.json)."""
-        if not isinstance(d, dict):
-            raise ValueError(f"{cls.__name__}: expected a dict of fields; got {d!r}")
-        names = {f.name for f in fields(cls)}
-        missing = sorted(f.name for f in fields(cls) if f.name not in d and f.default is MISSING)
-        if set(d) - names or missing:
-            raise ValueError(f"{cls.__name__}: unknown fields {sorted(set(d) - names)}, "
-                             f"missing {missing}")
-        for f in fields(cls):
-            value = d.get(f.name, f.default)
-            allowed = (int, float) if f.type is float else (f.type,)  # JSON writes 1.0 as 1
-            if value is None and f.default is None:
-                continue
-            # bool is an int to isinstance, so True must not pass as a size
-            if not isinstance(value, allowed) or isinstance(value, bool) != (f.type is bool):
-                raise ValueError(f"{cls.__name__}: {f.name} must be {f.type.__name__}; "
-                                 f"got {value!r}")
-        return cls(**d)
+    def schema(cls):
+        """The fields as models/schema.py specs, from their annotations (int, float, bool,
+        str; a field whose default is None may be null); a float field takes an integer
+        too (JSON writes 1.0 as 1)."""
+        kinds = {int: Int(), float: Number(), bool: Bool(), str: Str()}
+
+        def spec(f):
+            kind = Nullable(kinds[f.type]) if f.default is None else kinds[f.type]
+            return kind if f.default is MISSING else Optional(kind, f.default)
+        return Object({f.name: spec(f) for f in fields(cls)})
+
+    @classmethod
+    def from_dict(cls, d, file=None, field=""):
+        """Inverse of `to_dict`: the JSON types are checked first (a bool is not an int,
+        "false" is not a bool), then the ranges (`__post_init__`).
+
+        file, field: where `d` was read, for the message (default: the class's name).
+        Raises FileError (a ValueError) naming an unknown or missing field, or the field,
+        its value and the type expected; ValueError from `__post_init__` for a range.
+        """
+        where = file or cls.__name__
+        if isinstance(d, dict):
+            unknown = sorted(set(d) - {f.name for f in fields(cls)})
+            if unknown:
+                raise FileError(f"{where}: {field or 'the config'} has unknown fields "
+                                f"{unknown}")
+        return cls(**check(d, cls.schema(), where, field))

@@ -52,6 +52,15 @@ class GPTConfig(Config):
         self.require_positive("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
         self.require_heads_divide("n_embd", "n_head")
         self.require_dropout_and_activation()
+        self.require_bools()
+
+    def num_elements(self):
+        """The parameter count of GPT(self): embeddings, n_layer blocks of 12·D² weights
+        (+ 13·D biases and LayerNorm shifts, or 2·D LayerNorm scales without them), ln_f."""
+        d, bias = self.n_embd, self.bias
+        block = 12 * d * d + (13 * d if bias else 2 * d)
+        final_norm = 2 * d if bias else d
+        return (self.vocab_size + self.block_size) * d + self.n_layer * block + final_norm
 
 
 class GPT(nn.Module):
@@ -103,6 +112,8 @@ class GPT(nn.Module):
         idx = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
         if idx.ndim != 2:
             raise ValueError(f"GPT: idx must be [B, T] token ids; got shape {idx.shape}")
+        if kv_caches is not None:
+            nn.attention.check_kv_caches(kv_caches, len(self.blocks), "GPT: kv_caches")
         start = len(kv_caches[0]) if kv_caches else 0
         T = idx.shape[1]
         if start + T > self.config.block_size:

@@ -55,12 +55,23 @@ class Seq2SeqConfig(Config):
                               "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff")
         self.require_heads_divide("d_model", "n_heads")
         self.require_dropout_and_activation()
+        self.require_bools()
         for name in ("pad_id", "bos_id", "eos_id"):
             value = getattr(self, name)
             smaller = min(self.src_vocab_size, self.tgt_vocab_size)
             if not 0 <= value < smaller:
                 raise ValueError(f"Seq2SeqConfig: {name}={value} must be an id of both "
                                  f"vocabularies, in [0, {smaller})")
+
+    def num_elements(self):
+        """Parameters of Seq2SeqTransformer(self), plus its [max_len, d_model] sinusoid table."""
+        d, f = self.d_model, self.d_ff
+        attention, ffn, norm = 4 * d * d + 4 * d, 2 * d * f + f + d, 2 * d
+        encoder, decoder = attention + ffn + 2 * norm, 2 * attention + ffn + 3 * norm
+        return ((self.src_vocab_size + self.tgt_vocab_size + self.max_len) * d
+                + self.n_encoder_layers * encoder + self.n_decoder_layers * decoder
+                + (2 * norm if self.norm_first else 0)
+                + (0 if self.tie_output else d * self.tgt_vocab_size + self.tgt_vocab_size))
 
 
 def sinusoidal_positions(max_len, d_model):
@@ -165,6 +176,9 @@ class Seq2SeqTransformer(nn.Module):
         caches: one (self-attention, cross-attention) pair of nn.KVCache per decoder layer,
         for decoding: tgt_in then holds only the new tokens, at positions len(cache) onwards.
         """
+        if caches is not None:
+            nn.attention.check_kv_caches(caches, len(self.decoder), "Seq2Seq.decode: caches",
+                                         pairs=True)
         start = len(caches[0][0]) if caches else 0
         x = self._embed(self.tgt_embed, tgt_in, start)              # [B, T_tgt, D]
         for i, layer in enumerate(self.decoder):

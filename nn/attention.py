@@ -13,29 +13,31 @@ import numpy as np
 import microtensor.functional as F
 from microtensor import Tensor
 
-from .kv_cache import shared_causal_mask
+from .kv_cache import KVCache, shared_causal_mask
 from .layers import Linear
 from .module import Module
 
 
-def causal_mask(t_q, t_k, offset=None):
+def causal_mask(t_q, t_k, offset=0):
     """Boolean [t_q, t_k], True where key j lies in query i's future: j > i + offset.
 
-    The one alignment rule of `is_causal` everywhere (function and module): the t_q queries
-    are the *last* t_q of the t_k positions, so offset = t_k − t_q by default and the last
-    query sees every key (bottom-right alignment). With t_q == t_k that is the usual square
-    mask of notes 3.3; with a KV cache (t_q new queries after t_k − t_q cached keys) each
-    new query sees the cache and itself. PyTorch's `is_causal=True` aligns top-left
-    (offset 0), which differs only when t_q != t_k; `torch.nn.attention.bias.causal_lower_right`
-    is this rule. Pass `offset` to choose another alignment.
+    offset=0 is the usual square mask; with a KV cache the t_q new queries sit at the
+    end of t_k keys, so offset = t_k − t_q.
     """
-    offset = t_k - t_q if offset is None else offset
     return np.triu(np.ones((t_q, t_k), dtype=bool), k=offset + 1)
 
 
 def _mask_array(mask):
     """A mask given as a Tensor or as an array, as a numpy array."""
     return np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+
+
+def _causal_offset(t_q, t_k, alignment):
+    """The causal mask's offset for an alignment: 0 top-left, T_k − T_q bottom-right."""
+    if alignment not in ("top_left", "bottom_right"):
+        raise ValueError(f"causal_alignment must be 'top_left' or 'bottom_right'; got "
+                         f"{alignment!r}")
+    return 0 if alignment == "top_left" else t_k - t_q
 
 
 def _attn_mask_array(attn_mask):
@@ -48,6 +50,48 @@ def _attn_mask_array(attn_mask):
     return mask
 
 
+def _check_mask_fits(mask, shape, name):
+    """ValueError unless `mask` broadcasts to the scores' `shape` without growing it: a mask
+    with extra or mismatched dims would otherwise reshape the attention, or align a batch
+    dim with the heads, without a word."""
+    try:
+        fits = np.broadcast_shapes(mask.shape, shape) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{name} of shape {mask.shape} does not broadcast to the scores "
+                         f"{tuple(shape)} = [..., T_q, T_k]")
+
+
+def check_kv_caches(caches, n_layers, who, pairs=False):
+    """The caches a caller passes to a model: a list with one nn.KVCache per layer (a pair
+    (self, cross) per decoder layer if `pairs`), none shared between layers, the
+    self-attention ones holding the same number of positions. TypeError or ValueError in
+    one line naming `who` otherwise (a shared cache would mix two layers' keys)."""
+    if not isinstance(caches, (list, tuple)):
+        raise TypeError(f"{who}: caches must be a list with one entry per layer; got "
+                        f"{type(caches).__name__}")
+    if len(caches) != n_layers:
+        raise ValueError(f"{who}: got {len(caches)} caches; expected one per layer, {n_layers}")
+    flat = []
+    for i, entry in enumerate(caches):
+        if pairs and not (isinstance(entry, (list, tuple)) and len(entry) == 2):
+            raise TypeError(f"{who}: cache {i} must be a (self-attention, cross-attention) "
+                            f"pair of nn.KVCache; got {entry!r:.60}")
+        for cache in (entry if pairs else (entry,)):
+            if not isinstance(cache, KVCache):
+                raise TypeError(f"{who}: cache {i} must be an nn.KVCache; got "
+                                f"{type(cache).__name__}")
+            if any(cache is seen for seen in flat):
+                raise ValueError(f"{who}: cache {i} is an nn.KVCache already passed for "
+                                 "another layer; each layer needs its own")
+            flat.append(cache)
+    lengths = {len(entry[0] if pairs else entry) for entry in caches}
+    if len(lengths) > 1:
+        raise ValueError(f"{who}: the caches hold different numbers of positions "
+                         f"{sorted(lengths)}; they must come from the same decoding run")
+
+
 def _role(tensor, role):
     """Name the step that made `tensor` on its graph node (`grad_fn.role`): the pictures and
     the course tests find attention's QKᵀ, S, A and Z by it. Nothing to name without a graph."""
@@ -55,16 +99,19 @@ def _role(tensor, role):
         tensor.grad_fn.role = role
 
 
-def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0):
+def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0,
+                                 causal_alignment="top_left"):
     """Attention of queries over keys: returns (out, weights).
 
     Shapes: q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]
     -> out [..., T_q, d_v], weights [..., T_q, T_k] (each row sums to 1 over the keys, or is
     all zeros where every key is blocked; the weights before attention dropout).
     attn_mask: boolean (True = blocked) or float (added to the scaled scores), broadcasting
-    against [..., T_q, T_k]; is_causal blocks each query's future keys, the queries being the
-    last T_q of the T_k positions (`causal_mask`: the same rule as MultiHeadAttention's, and
-    PyTorch's whenever T_q == T_k).
+    against [..., T_q, T_k]; a float attn_mask that requires grad (a learned bias) gets its
+    gradient. is_causal blocks key j > query i + offset: causal_alignment="top_left" (offset 0,
+    PyTorch's F.scaled_dot_product_attention) or "bottom_right" (offset T_k − T_q: the last
+    query sees every key, as after a KV cache; MultiHeadAttention's rule). The two agree
+    when T_q == T_k.
     A query whose keys are all blocked gets zero weights and a zero output, never NaN.
     Raises ValueError when the shapes do not fit together, TypeError for an attn_mask of
     another dtype (integers, say).
@@ -74,24 +121,33 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     multiplies by 1/√d_k; then QKᵀ sends the gradient back to Q and K.
     """
     d_k = q.shape[-1]
-    if k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
+    if min(q.ndim, k.ndim, v.ndim) < 2 or k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: need "
                          "q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]")
+    if any(t.dtype.kind != "f" for t in (q, k, v)):  # int scores would quietly be float64
+        raise TypeError(f"attention: q, k, v must be floating-point; got "
+                        f"{q.dtype}, {k.dtype}, {v.dtype}")
     t_q, t_k = q.shape[-2], k.shape[-2]
     k_t = k.transpose(-2, -1)                              # [..., d_k, T_k]   Kᵀ
     scores = q @ k_t                                       # [..., T_q, T_k]   QKᵀ
     _role(scores, "QKᵀ")
     # A constant factor: ∂S/∂(QKᵀ) = 1/√d_k, so backward keeps only that scalar, never the
     # score tensor (dividing by √d_k would cost the same; the product reads as the notes' 1/√d_k).
-    s = scores * (1.0 / math.sqrt(d_k))                    # [..., T_q, T_k]   S = QKᵀ/√d_k
+    scale = 1.0 / math.sqrt(d_k) if d_k else math.inf      # d_k = 0: empty rows, as torch
+    s = scores * scale                                     # [..., T_q, T_k]   S = QKᵀ/√d_k
     _role(s, "S")
-    blocked = causal_mask(t_q, t_k) if is_causal else None  # [T_q, T_k]  True = future key
+    # [T_q, T_k], True = a future key; MultiHeadAttention passes its own mask instead
+    blocked = causal_mask(t_q, t_k, _causal_offset(t_q, t_k, causal_alignment)) \
+        if is_causal else None
     if attn_mask is not None:
         mask = _attn_mask_array(attn_mask)
+        _check_mask_fits(mask, s.shape, "attn_mask")
         if mask.dtype == np.bool_:
             blocked = mask if blocked is None else blocked | mask
         else:
-            s = s + mask.astype(s.dtype)                   # the course's QKᵀ/√d_k + M
+            # a learned bias (a Tensor that requires grad) is added on the graph
+            learned = isinstance(attn_mask, Tensor) and attn_mask.requires_grad
+            s = s + (attn_mask if learned else mask.astype(s.dtype))  # QKᵀ/√d_k + M
             _role(s, "S + M")
     if blocked is not None:
         s = s.masked_fill(blocked, -math.inf)              # blocked keys get exp(−inf) = 0
@@ -113,11 +169,15 @@ class MultiHeadAttention(Module):
     (+4D biases) whatever H is; each head has width d = D / H.
     keep_attention: False by default, so a forward keeps nothing but its graph; set it (or
     use `nn.keep_attention(model)`) to have `last_attention` hold the weights
-    [B, H, T_q, T_k] of the last call, a detached Tensor, for a picture or a check.
+    [B, H, T_q, T_k] of the last call, a read-only detached Tensor, for a picture or a check.
     """
 
     def __init__(self, d_model, n_heads, dropout=0.0, bias=True, keep_attention=False):
         super().__init__()
+        for name, value in (("d_model", d_model), ("n_heads", n_heads)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"MultiHeadAttention: {name} must be a positive int; got "
+                                 f"{value!r}")
         if d_model % n_heads:
             raise ValueError(f"MultiHeadAttention: d_model={d_model} is not divisible by "
                              f"n_heads={n_heads}")
@@ -140,23 +200,30 @@ class MultiHeadAttention(Module):
         return x.transpose(1, 2)                            # [B, H, T, d]
 
     def forward(self, x, context=None, attn_mask=None, key_padding_mask=None, is_causal=False,
-                kv_cache=None):
+                kv_cache=None, causal_alignment=None):
         """x [B, T_q, D]; context [B, T_k, D] for cross-attention (default: x itself).
 
         attn_mask: bool or float, broadcasting against [B, H, T_q, T_k] (e.g. [T_q, T_k]);
-        key_padding_mask: bool [B, T_k], True at padding keys; is_causal: block each query's
-        future keys, the queries being the last T_q of the T_k positions (`nn.causal_mask`;
-        the same rule as `scaled_dot_product_attention`'s, so that new queries after a KV
-        cache see every cached key; PyTorch's whenever T_q == T_k);
+        key_padding_mask: bool [B, T_k], True at padding keys; is_causal: block future keys,
+        with causal_alignment "bottom_right" (the last query sees every key: cached decoding)
+        or "top_left" (PyTorch's F.scaled_dot_product_attention); they agree when T_q == T_k,
+        and for T_q != T_k without a KV cache the alignment must be given (ValueError: the
+        function's default is top-left, so a silent choice would differ from it);
         kv_cache: an nn.KVCache. In self-attention each call appends its keys and values; in
         cross-attention (context given) the first call fills it with the context's keys and
         values and later calls reuse them without projecting the context again.
-        Returns [B, T_q, D]. Raises ValueError for x that is not [B, T, d_model] or a
-        key_padding_mask that is not boolean [B, T_k].
+        Returns [B, T_q, D]. Raises ValueError for x or context of the wrong shape, masks
+        that do not fit, or is_causal with T_q != T_k and no alignment; TypeError for a
+        kv_cache that is not an nn.KVCache.
         """
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"MultiHeadAttention: x must be [B, T, {self.d_model}]; "
                              f"got {x.shape}")
+        if context is not None and (context.ndim != 3 or context.shape[0] != x.shape[0]
+                                    or context.shape[-1] != self.d_model):
+            # a context of batch 1 would broadcast against every row of x without a word
+            raise ValueError(f"MultiHeadAttention: context must be [B, T_k, {self.d_model}] "
+                             f"with x's B = {x.shape[0]}; got {context.shape}")
         source = x if context is None else context
         b, t_q, _ = x.shape
         q = self._split_heads(self.q_proj(x))               # [B, H, T_q, d]
@@ -170,11 +237,32 @@ class MultiHeadAttention(Module):
             if kv_cache is not None:
                 k, v = kv_cache.append(k, v)                # [B, H, T_past + T_q, d]
         t_k = k.shape[2]                                    # cached keys plus this call's
-        mask = self._combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, is_causal)
+        if attn_mask is not None:
+            _check_mask_fits(_mask_array(attn_mask), (b, self.n_heads, t_q, t_k), "attn_mask")
+        if kv_cache is not None and not isinstance(kv_cache, KVCache):
+            raise TypeError(f"MultiHeadAttention: kv_cache must be an nn.KVCache; got "
+                            f"{type(kv_cache).__name__}")
+        if is_causal and causal_alignment is None:
+            if t_q != t_k and kv_cache is None:
+                raise ValueError(f"MultiHeadAttention: is_causal with T_q={t_q} != T_k={t_k} "
+                                 "needs causal_alignment='top_left' or 'bottom_right'")
+            causal_alignment = "bottom_right"
+        offset = _causal_offset(t_q, t_k, causal_alignment) if is_causal else None
+        learned = attn_mask if isinstance(attn_mask, Tensor) and attn_mask.requires_grad \
+            else None
+        mask = self._combined_mask(b, t_q, t_k, None if learned is not None else attn_mask,
+                                   key_padding_mask, offset)
+        if learned is not None:  # a learned bias stays on the graph; blocked keys add −inf
+            mask = learned if mask is None else learned + (
+                np.where(mask, -np.inf, 0.0).astype(learned.dtype))
         dropout_p = self.dropout if self.training else 0.0
         z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         if self.keep_attention:                             # only when asked: see the docstring
-            self.last_attention = weights.detach()          # [B, H, T_q, T_k]
+            # read-only: it shares its array with what softmax and A·V saved for backward,
+            # so a write (tidying a picture) would change the gradients without a word
+            kept = weights.data.view()
+            kept.flags.writeable = False
+            self.last_attention = Tensor._make(kept)        # [B, H, T_q, T_k]
         # heads back next to each other per position before merging: reshaping [B, H, T, d]
         # straight to [B, T, D] would mix heads with positions
         z = z.transpose(1, 2)                               # [B, T_q, H, d]
@@ -185,10 +273,12 @@ class MultiHeadAttention(Module):
         return F.dropout(out, self.dropout, self.training)
 
     @staticmethod
-    def _combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, is_causal):
-        """One mask for the scores [B, H, T_q, T_k]: boolean, or float if attn_mask is float."""
+    def _combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, causal_offset):
+        """One mask for the scores [B, H, T_q, T_k]: boolean, or float if attn_mask is float.
+        causal_offset: None (no causal mask) or the offset of `causal_mask`."""
         # speed: one read-only causal mask per shape, shared by every layer and step
-        blocked = shared_causal_mask(t_q, t_k) if is_causal else None   # [T_q, T_k]
+        blocked = shared_causal_mask(t_q, t_k, causal_offset) \
+            if causal_offset is not None else None
         if key_padding_mask is not None:
             pad = _mask_array(key_padding_mask)
             if pad.dtype != np.bool_ or pad.shape != (b, t_k):

@@ -87,13 +87,13 @@ class DoublingBuffers:
 
 
 @functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
-def shared_causal_mask(t_q, t_k):
-    """Speed: nn.causal_mask(t_q, t_k), built once per shape and shared read-only.
+def shared_causal_mask(t_q, t_k, offset):
+    """Speed: nn.causal_mask(t_q, t_k, offset), built once per shape and shared read-only.
 
     Every attention layer of every step asks for the same few shapes, and np.triu builds
     a 64 × 64 mask in about the time of a small op. Used by MultiHeadAttention alone.
     """
     from .attention import causal_mask  # attention imports this module
-    mask = causal_mask(t_q, t_k)
+    mask = causal_mask(t_q, t_k, offset)
     mask.flags.writeable = False
     return mask

@@ -86,23 +86,27 @@ class LayerNorm(Module):
     The scale `weight` starts at ones, the shift `bias` at zeros.
 
     Shapes: x [..., *normalized_shape] -> same shape. `bias=False` drops the shift, as
-    nanoGPT's bias-free configuration. (Ba et al. 2016; notes 3.6.)
+    nanoGPT's bias-free configuration; elementwise_affine=False drops both (torch's order of
+    arguments, so that LayerNorm(D, 1e-5, False) means the same as there). (Ba et al. 2016;
+    notes 3.6.)
     """
 
-    def __init__(self, normalized_shape, eps=1e-5, bias=True):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True):
         super().__init__()
         shape = F.normalized_shape_tuple(normalized_shape, "LayerNorm")
         if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
             raise ValueError(f"LayerNorm: eps must be a number >= 0; got {eps!r}")
         self.normalized_shape, self.eps = shape, eps
-        self.weight = Parameter(np.ones(shape, dtype=np.float32))
-        self.bias = Parameter(np.zeros(shape, dtype=np.float32)) if bias else None
+        affine = bool(elementwise_affine)
+        self.weight = Parameter(np.ones(shape, dtype=np.float32)) if affine else None
+        self.bias = Parameter(np.zeros(shape, dtype=np.float32)) if affine and bias else None
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}, bias={self.bias is not None}"
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.weight is not None}, bias={self.bias is not None}")
 
 
 class Dropout(Module):

@@ -48,7 +48,14 @@ class Module:
 
     def __setattr__(self, name, value):
         """Assigning a sub-module names it and everything below it; assigning a parameter
-        that has no name yet names it. Both happen once, while the tree is built."""
+        that has no name yet names it. Both happen once, while the tree is built.
+        TypeError for anything but a Parameter or None over a parameter (as torch): a plain
+        Tensor would silently leave parameters(), the optimizer and state_dict()."""
+        if isinstance(vars(self).get(name), Parameter) and not (
+                value is None or isinstance(value, Parameter)):
+            raise TypeError(f"cannot assign a {type(value).__name__} as parameter '{name}' "
+                            "(nn.Parameter or None expected); to load values write "
+                            f"{name}.data[...] = values, or use load_state_dict")
         object.__setattr__(self, name, value)
         if isinstance(value, Module):
             value._name_tree(self._child_path(name))
@@ -73,11 +80,16 @@ class Module:
             if isinstance(value, Module):
                 yield name, value
 
-    def named_modules(self, prefix=""):
-        """(dotted path, module) for this module ("") and every module below it."""
+    def named_modules(self, prefix="", memo=None):
+        """(dotted path, module) for this module ("") and every module below it, each once
+        (a module reachable twice, or holding itself, is listed at its first path, as torch)."""
+        memo = set() if memo is None else memo
+        if id(self) in memo:
+            return
+        memo.add(id(self))
         yield prefix, self
         for name, child in self.named_children():
-            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+            yield from child.named_modules(f"{prefix}.{name}" if prefix else name, memo)
 
     def modules(self):
         return (m for _, m in self.named_modules())
@@ -98,9 +110,13 @@ class Module:
         """Total number of learnable scalars (shared weights counted once)."""
         return sum(p.size for p in self.parameters())
 
-    def zero_grad(self):
+    def zero_grad(self, set_to_none=True):
+        """Forget every parameter's gradient: None, or zeros with set_to_none=False (torch)."""
         for p in self.parameters():
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad[...] = 0
 
     def train(self, mode=True):
         """Set `training = mode` here and in every sub-module (True: dropout on); returns self."""

@@ -20,6 +20,14 @@ from .layers import LayerNorm
 from .module import Module
 
 
+def _require_batch_first(layer, batch_first):
+    """batch_first sits where torch has it, so that torch's positional arguments mean the same
+    here (the 7th is not norm_first); tensors here are always [B, T, D]."""
+    if batch_first is not True:
+        raise ValueError(f"{layer}: batch_first must be True: tensors here are [B, T, D] "
+                         f"(torch's layout [T, B, D] is not supported); got {batch_first!r}")
+
+
 class TransformerEncoderLayer(Module):
     """src [B, T_src, D] -> [B, T_src, D]: self-attention over the whole source, then the FFN.
 
@@ -33,8 +41,9 @@ class TransformerEncoderLayer(Module):
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, norm_first=False, bias=True):
+                 layer_norm_eps=1e-5, batch_first=True, norm_first=False, bias=True):
         super().__init__()
+        _require_batch_first(type(self).__name__, batch_first)
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias)
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -75,8 +84,9 @@ class TransformerDecoderLayer(Module):
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, norm_first=False, bias=True):
+                 layer_norm_eps=1e-5, batch_first=True, norm_first=False, bias=True):
         super().__init__()
+        _require_batch_first(type(self).__name__, batch_first)
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias)
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)

@@ -18,13 +18,14 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     (total + 1e-6)); a non-finite total makes the gradients NaN (inf·0), as torch, unless
     `error_if_nonfinite`, which raises RuntimeError instead.
     Returns the total norm before clipping (a float).
-    Raises ValueError for a max_norm that is not a finite number >= 0, TypeError for an
+    Raises ValueError for a max_norm that is not a number >= 0 (inf: measure only, as
+    torch's idiom), TypeError for an
     entry that is not a Tensor.
     """
     if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not (
-            math.isfinite(max_norm) and max_norm >= 0):  # a negative one would flip the update
-        raise ValueError(f"clip_grad_norm_: max_norm must be a finite number >= 0; got "
-                         f"{max_norm!r}")
+            max_norm >= 0):  # a negative one would flip the update; inf only measures, as torch
+        raise ValueError(f"clip_grad_norm_: max_norm must be a number >= 0 (inf to measure "
+                         f"only); got {max_norm!r}")
     if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real):
         raise ValueError(f"clip_grad_norm_: norm_type must be a number or inf; got {norm_type!r}")
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)

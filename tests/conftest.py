@@ -1,5 +1,5 @@
 """Suite-wide rule: in CI (CI=true) a test skipped because an optional package (or Graphviz's
-`dot`) is missing fails the run.
+`dot`, or the `chromium` the browser tests drive) is missing fails the run.
 
 Tests that need PyTorch, transformers, ... use `pytest.importorskip`, so the README's
 test command passes on a plain install. CI installs every optional extra; there a skip
@@ -17,14 +17,15 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from mt_testing import DOT_MISSING  # noqa: E402  (importable once the path above is set)
+# importable once the path above is set
+from mt_testing import CHROMIUM_MISSING, DOT_MISSING  # noqa: E402
 
 _missing = []
 
 
 def _note_missing_import(report):
-    if report.skipped and ("could not import" in str(report.longrepr)
-                           or DOT_MISSING in str(report.longrepr)):
+    if report.skipped and any(text in str(report.longrepr) for text in
+                              ("could not import", DOT_MISSING, CHROMIUM_MISSING)):
         reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
         _missing.append(f"{report.nodeid}: {reason}")
 
@@ -39,8 +40,9 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     if os.environ.get("CI", "").lower() in ("1", "true", "yes") and _missing:
-        print("\nCI=true, but tests were skipped for a missing optional package "
-              "(install the extras: pip install -e '.[test,torch,interop,notebooks]'):")
+        print("\nCI=true, but tests were skipped for a missing optional package or program "
+              "(pip install -e '.[test,torch,interop,notebooks,browser]'; "
+              "apt-get install graphviz chromium):")
         for line in _missing:
             print("  " + line)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

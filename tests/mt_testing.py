@@ -1,12 +1,19 @@
 """The one helper module of the test suite, shared by every test folder.
 
 It holds float64 arrays, tensors and modules, gradchecks, closeness checks, graph walking,
-a numpy softmax and the `needs_dot` mark. Every test folder imports it
-(`from mt_testing import ...`; tests/conftest.py puts this folder on sys.path). The
+a numpy softmax, the `needs_dot` mark and `run_bounded` (a loader under a time limit).
+Every test folder imports it (`from mt_testing import ...`; tests/conftest.py puts this
+folder on sys.path). The
 distinctive name keeps it apart from any other `helpers` module.
 """
 import contextlib
+import os
+import pickle
+import resource
+import select
 import shutil
+import signal
+import time
 
 import numpy as np
 import pytest
@@ -17,6 +24,9 @@ import microtensor as mt
 # Tests that render with Graphviz's `dot` program; tests/conftest.py fails a CI run that skips them
 DOT_MISSING = "Graphviz's dot is not installed (apt-get install graphviz; CI installs it)"
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason=DOT_MISSING)
+# The explorer's browser tests drive Debian's `chromium`; tests/conftest.py fails a CI run that
+# skips them for want of it
+CHROMIUM_MISSING = "Debian's chromium is not installed (apt-get install chromium; CI installs it)"
 
 # Few, fast examples: the whole tests/microtensor suite must stay well under a minute.
 FEW_EXAMPLES = settings(max_examples=25, deadline=None)
@@ -184,3 +194,57 @@ def numerical_gradient(f, x, eps=1e-6):
         x[idx] = original
         grad[idx] = (f_plus - f_minus) / (2 * eps)
     return grad
+
+
+# Loader tests (tests/interop, tests/models/test_loader_fuzz.py): each hostile file is read
+# in a child process limited to TIME_LIMIT seconds of CPU time (the kernel stops it: RLIMIT_CPU,
+# immune to a busy machine) and WALL_LIMIT seconds of waiting, and MEMORY_LIMIT more bytes.
+TIME_LIMIT = 2
+WALL_LIMIT = 10 * TIME_LIMIT
+MEMORY_LIMIT = 2 << 30
+
+
+def run_bounded(fn):
+    """fn() in a forked child under TIME_LIMIT CPU seconds, WALL_LIMIT seconds in all and
+    MEMORY_LIMIT more bytes: ("ok", its result), ("error", class name, message, whether it
+    is a FileError or FileNotFoundError), or ("timeout", how) / ("crash", how) when the
+    child did not report.
+
+    The loader tests run hostile files this way: a hang is stopped and a crash is a result,
+    not a lost test run. POSIX only (os.fork)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report one result and leave without running pytest's exit
+        os.close(read)
+        try:
+            with open("/proc/self/statm") as f:
+                pages = int(f.read().split()[0])
+            size = pages * os.sysconf("SC_PAGE_SIZE") + MEMORY_LIMIT
+            resource.setrlimit(resource.RLIMIT_AS, (size, size))
+            resource.setrlimit(resource.RLIMIT_CPU, (TIME_LIMIT, TIME_LIMIT + 1))
+            result = ("ok", fn())
+        except BaseException as error:  # noqa: BLE001  (every exception is reported)
+            from models.schema import FileError
+            result = ("error", type(error).__name__, str(error),
+                      isinstance(error, (FileError, FileNotFoundError)))
+        os.write(write, pickle.dumps(result))
+        os._exit(0)
+    os.close(write)
+    deadline, data = time.monotonic() + WALL_LIMIT, b""
+    with os.fdopen(read, "rb") as pipe:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([pipe], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return ("timeout", f"no result after {WALL_LIMIT} s")
+            chunk = os.read(pipe.fileno(), 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    _, status = os.waitpid(pid, 0)
+    if data:
+        return pickle.loads(data)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
+        return ("timeout", f"over {TIME_LIMIT} s of CPU time")
+    return ("crash", f"status {status}")

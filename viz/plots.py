@@ -107,8 +107,9 @@ def read_metrics(path):
     Bytes that are not UTF-8 read as U+FFFD, as training/run.py does when it trims the file on
     resume: one inside a JSON string leaves its line readable, one elsewhere makes the line
     not JSON.
-    Raises ValueError naming the file and the line that is not JSON or lacks
-    iter/train_loss/val_loss.
+    Raises ValueError naming the file and the line that is not JSON, lacks
+    iter/train_loss/val_loss, or holds one of the wrong type (iter an integer, the losses
+    numbers or null).
     """
     records = []
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -119,10 +120,18 @@ def read_metrics(path):
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}, line {number}: not JSON ({error.msg})") from None
+            except (RecursionError, ValueError):  # nested too deep, a 5000-digit integer
+                raise ValueError(f"{path}, line {number}: not a record of metrics.jsonl "
+                                 "(too deeply nested or too long a number)") from None
             missing = [k for k in ("iter", "train_loss", "val_loss")
                        if not isinstance(record, dict) or k not in record]
             if missing:
                 raise ValueError(f"{path}, line {number}: missing {missing}")
+            for key, kinds in (("iter", (int,)), ("train_loss", (int, float, type(None))),
+                               ("val_loss", (int, float, type(None)))):
+                if type(record[key]) not in kinds:  # type(): a bool is not an iteration
+                    raise ValueError(f"{path}, line {number}: {key} is {record[key]!r:.40}; "
+                                     f"expected {'an integer' if key == 'iter' else 'a number'}")
             records.append(record)
     return records
 

@@ -72,7 +72,7 @@ def run_check(args):
         ex = result.exercise
         mark = {"passed": "PASS", "failed": "FAIL"}.get(result.status, "TODO")
         checks = f"{result.passed}/{result.total} checks"
-        print(f"{mark}  exercise {ex.number:2d}  {ex.title} (notes {ex.section}): "
+        print(f"{mark}  exercise {ex.number:2d}  {ex.title} ({ex.source}): "
               f"{result.status}, {checks}")
         if result.status == "failed":
             for message in result.messages if args.all_messages else result.messages[:1]:
@@ -91,7 +91,7 @@ def run_status(args):
     for result in results.values():
         ex = result.exercise
         box = {"passed": "[x]", "failed": "[~]"}.get(result.status, "[ ]")
-        print(f"{box} {ex.number:2d}. {ex.title} (notes {ex.section}): {result.status}"
+        print(f"{box} {ex.number:2d}. {ex.title} ({ex.source}): {result.status}"
               + (f", {result.passed}/{result.total} checks" if result.status == "failed" else ""))
     upcoming = [r for r in results.values() if r.status != "passed"]
     if upcoming:

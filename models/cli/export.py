@@ -38,6 +38,9 @@ def run(args):
     names = hf.FILES if args.format == "hf" else (
         nanogpt.CHECKPOINT_FILE, nanogpt.META_FILE, nanogpt.CONFIG_FILE,
         *(nanogpt.BIN_FILES if args.data else ()))
+    if args.format == "hf" and _holds_a_checkpoint(args.to):  # --overwrite or not
+        raise ValueError(f"--to {args.to!r} holds a microtensor checkpoint, whose config.json "
+                         "the export would replace; give another directory")
     existing = [n for n in names if os.path.exists(os.path.join(args.to, n))]
     if existing and not args.overwrite:
         raise ValueError(f"--to {args.to!r} already holds {', '.join(existing)}; give "
@@ -58,3 +61,13 @@ def run(args):
                 f"{'with its AdamW moments' if optimizer else 'a fresh optimizer'})")
     print(f"exported {what} of {args.out} as {args.format}: " + ", ".join(paths))
     return 0
+
+
+def _holds_a_checkpoint(directory):
+    """Whether `directory` holds a checkpoint of ours (its config.json says so)."""
+    from models.training.checkpoint_format import CheckpointError, read_manifest
+
+    try:
+        return read_manifest(directory) is not None
+    except CheckpointError as error:  # ours but broken, or another program's config.json
+        return "not a microtensor checkpoint" not in str(error)

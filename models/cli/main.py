@@ -13,6 +13,7 @@ import sys
 from . import (
     attention,
     exercises,
+    explore,
     export,
     flops,
     gradflow,
@@ -26,7 +27,7 @@ from . import (
 )
 from .checks import add_threads_flag
 
-COMMANDS = [train, sample, translate, graph, attention, gradflow, plot_loss, shapes, flops,
+COMMANDS = [train, sample, translate, graph, explore, attention, gradflow, plot_loss, shapes, flops,
             export, import_, exercises]
 
 

@@ -19,6 +19,7 @@ from .checks import (
     file_path,
     given_settings,
 )
+from .explore import html_file
 
 HELP = {
     "n_layer": "number of Transformer blocks",
@@ -59,6 +60,10 @@ def add_parser(subparsers):
     p.add_argument("--log-grad-norms", action="store_true",
                    help="add each module's gradient norm (of the last step before each "
                         "evaluation) to metrics.jsonl; `microtensor plot-loss` draws them")
+    p.add_argument("--explore", metavar="FILE.html", type=html_file,
+                   help="rewrite this page at every evaluation: one step's graph with the "
+                        "current weights and the per-module gradient-norm curves so far, "
+                        "to watch in a browser (reload it); implies --log-grad-norms")
     settings = p.add_argument_group("settings (defaults from the preset)")
     help = {name: text + " (" + ", ".join(f"{k}: {getattr(v, name)}"
                                           for k, v in sorted(PRESETS.items())) + ")"
@@ -84,8 +89,13 @@ def run(args):
     from models.training.run import Interrupted, TrainingRun
     from models.training.settings import TrainConfig, get_preset
     from models.training.train import train
+    from viz.explore import check_page_path
+
+    from .explore import training_explorer
 
     given = given_settings(args, TrainConfig)
+    if args.explore:
+        check_page_path(args.explore)  # a file the explorer did not write is refused first
     # Refuse (or find what to resume) before the data is read: nothing in --out changes.
     run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite)
     data_path = args.data
@@ -107,11 +117,14 @@ def run(args):
     check_processes(args.processes, args.threads, config.batch_size)
     corpus = load_corpus(data_path)  # (tokenizer, ids), ids read from the prepared id file
     source = f"data file {data_path!r}" if data_path else DEFAULT_CORPUS_NAME
+    explore = (training_explorer(args.explore, args.out, corpus[1], config.block_size)
+               if args.explore else None)
     keep_freed_memory()  # a training step frees and reallocates the same large buffers
     try:
         result = train(config, corpus, run, source=source, progress=not args.quiet,
                        data_path=os.path.abspath(data_path) if data_path else None,
-                       log_grad_norms=args.log_grad_norms, processes=args.processes)
+                       log_grad_norms=args.log_grad_norms or bool(explore),
+                       processes=args.processes, on_evaluation=explore)
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return stop.exit_status

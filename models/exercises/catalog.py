@@ -26,6 +26,14 @@ class Exercise:
         """The pytest file, under the workspace's graders/ folder."""
         return f"test_{self.slug}.py"
 
+    @property
+    def source(self):
+        """Where the exercise comes from, as printed: "notes 3.2, 3.8", or "training, after
+        the notes' chapter 3" for the one that no section of the notes covers."""
+        if self.section[:1].isdigit():
+            return f"notes {self.section}"
+        return f"{self.section}, after the notes' chapter 3"
+
     def grader(self):
         return importlib.import_module(f"models.exercises.graders.{self.slug}")
 

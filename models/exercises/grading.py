@@ -71,9 +71,10 @@ def student_function(module, name):
     return fn
 
 
-def call(fn, *args, what=None, **kwargs):
+def call(fn, *args, what=None, context="", hint="", **kwargs):
     """fn(*args, **kwargs), the student's code: NotImplementedError -> NotStarted; any other
-    exception -> an ExerciseFailure naming it and the call."""
+    exception -> an ExerciseFailure naming it and the call, then `context` (the inputs) and
+    `hint` when given, so that no failure is a bare exception."""
     what = what or f"{fn.__name__}(...)"
     try:
         return fn(*args, **kwargs)
@@ -82,7 +83,12 @@ def call(fn, *args, what=None, **kwargs):
     except ExerciseFailure:
         raise
     except Exception as error:
-        raise ExerciseFailure(f"{what} raised {type(error).__name__}: {error}") from None
+        message = f"{what} raised {type(error).__name__}: {str(error).strip()}"
+        if context:
+            message += f" ({context})"
+        if hint:
+            message += f". Hint: {hint}"
+        raise ExerciseFailure(message) from None
 
 
 def as_array(x, name):
@@ -172,6 +178,7 @@ def compare(student_fn, args, expected, name, *, hint, mistakes=(), pick=lambda 
     """Call the student's function on `args`, pick the part to check, and compare it with
     `expected`; on a difference the hint is the matching mistake's, else `hint`."""
     what = f"{getattr(student_fn, '__name__', 'your function')}(...)"
+    where = f" ({context})" if context else ""
     try:
         out = call(student_fn, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in args],
                    what=what)
@@ -182,10 +189,10 @@ def compare(student_fn, args, expected, name, *, hint, mistakes=(), pick=lambda 
                      what=what)
             except ExerciseFailure as same:
                 if str(same) == str(failure):
-                    raise ExerciseFailure(f"{failure} ({context}). Hint: {mistake.hint}") from None
+                    raise ExerciseFailure(f"{failure}{where}. Hint: {mistake.hint}") from None
             except Exception:
                 continue
-        raise ExerciseFailure(f"{failure} ({context}). Hint: {hint}") from None
+        raise ExerciseFailure(f"{failure}{where}. Hint: {hint}") from None
     got = pick(out)
     try:
         expect_close(got, expected, name, hint=hint, atol=atol, rtol=rtol, context=context)
@@ -246,7 +253,8 @@ def check_gradients(fn, inputs, names, *, hint, eps=1e-6, atol=1e-5, rtol=1e-3, 
                 t.grad = None
         call(lambda: loss().backward(), what="backward() with your code")
     except ExerciseFailure as failure:
-        raise ExerciseFailure(f"{failure} ({context}). Hint: {hint}") from None
+        inputs = f" ({context})" if context else ""
+        raise ExerciseFailure(f"{failure}{inputs}. Hint: {hint}") from None
     for t, name in zip(inputs, names):
         if not (isinstance(t, Tensor) and t.requires_grad):
             continue

@@ -40,7 +40,7 @@ def page(ex):
 *(generated from `models/exercises/stubs/{ex.filename}` and its grader by
 `python -m models.exercises.pages docs/exercises`; the exercises: [exercises.md](../exercises.md))*
 
-Notes: section {ex.section}, in the code: [reading guide](../reading-guide.md)
+Where: {ex.source}; in the code: [reading guide](../reading-guide.md)
 ([中文](../reading-guide.zh.md)). You write {signatures} in `exercises/{ex.filename}` of your
 workspace, then run `microtensor exercises check {ex.number}`.
 

@@ -29,7 +29,7 @@ MARKER = ".microtensor-exercises"
 FORMAT = 1
 NOT_STARTED = "not started"
 
-_GRADER_FILE = '''"""Grader of exercise {n}, {title} (notes {section}).
+_GRADER_FILE = '''"""Grader of exercise {n}, {title} ({source}).
 
 Written by `microtensor exercises start`; run by `microtensor exercises check {n}`, or `pytest`
 in this folder. Keep it as it is: a course's CI grades the workspace with it."""
@@ -132,7 +132,7 @@ def start(directory):
     for ex in EXERCISES:
         _write(root / "exercises" / ex.filename, ex.stub_source())
         _write(root / "graders" / ex.grader_filename,
-               _GRADER_FILE.format(n=ex.number, title=ex.title, section=ex.section,
+               _GRADER_FILE.format(n=ex.number, title=ex.title, source=ex.source,
                                    slug=ex.slug))
     _write(root / "README.md", _readme())
     _write(root / "pytest.ini", _PYTEST_INI)

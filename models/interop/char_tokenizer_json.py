@@ -10,8 +10,18 @@ that is not one character per token: BPE merges, special tokens, a normalizer.
 References: Hugging Face `tokenizers` documentation (models, pre-tokenizers, decoders);
 Karpathy, nanoGPT `data/shakespeare_char/prepare.py` (the same character vocabulary).
 """
-import json
-
+from ..schema import (
+    Array,
+    FileError,
+    Int,
+    Map,
+    Nullable,
+    Object,
+    Optional,
+    Str,
+    read_json,
+    shown,
+)
 from ..tokenizer import CharTokenizer
 from .optional import require
 
@@ -22,6 +32,7 @@ CHAR_PATTERN = r"[\s\S]"
 # An unknown character is an error, as in CharTokenizer: this token is not in the vocabulary
 # (it is several characters long, so it cannot collide with one), so `tokenizers` raises.
 UNK_TOKEN = "[UNK]"
+MAX_VOCAB = 0x110000  # one token per Unicode code point at most
 
 
 def tokenizer_json(tokenizer):
@@ -47,42 +58,54 @@ def tokenizer_config(block_size):
             "model_max_length": block_size}
 
 
+# The fields of tokenizer.json that are read (models/schema.py). Its parts are checked as
+# objects here; which kinds of parts a character tokenizer has, read_char_tokenizer decides.
+ANY_OBJECT = Object({})
+TOKENIZER = Object({
+    "model": Object({"type": Str(), "vocab": Optional(
+        Map(Str(), Int(0, MAX_VOCAB - 1), max_items=MAX_VOCAB), {})}),
+    "normalizer": Optional(Nullable(ANY_OBJECT)),
+    "added_tokens": Optional(Nullable(Array(ANY_OBJECT)), []),
+    "pre_tokenizer": Optional(Nullable(ANY_OBJECT)),
+    "decoder": Optional(Nullable(ANY_OBJECT)),
+})
+
+
 def read_char_tokenizer(path):
     """CharTokenizer from a `tokenizer.json` that maps one character to one token.
 
-    Raises ValueError saying why when it is another kind of tokenizer (subword merges,
-    special tokens, a normalizer, multi-character tokens, ids with gaps).
+    Raises FileError (a ValueError) naming the file and the field: one of the wrong JSON
+    type, or another kind of tokenizer (subword merges, special tokens, a normalizer,
+    multi-character tokens, ids with gaps).
     """
-    try:
-        with open(path, encoding="utf-8") as f:
-            spec = json.load(f)
-        model = spec["model"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{path!r} is not a readable tokenizer.json: {error}") from None
+    spec = read_json(path, TOKENIZER)
+    model = spec["model"]
 
     def refuse(why):
-        raise ValueError(f"{path!r} is not a character-level tokenizer ({why}); microtensor's "
-                         "GPT reads one character per token")
+        raise FileError(f"{path} is not a character-level tokenizer ({why}); microtensor's "
+                        "GPT reads one character per token")
 
-    if model.get("type") != "WordLevel":
-        refuse(f"its model is {model.get('type')!r}, not 'WordLevel'; a subword vocabulary "
+    if model["type"] != "WordLevel":
+        refuse(f"its model is {model['type']!r}, not 'WordLevel'; a subword vocabulary "
                "such as GPT-2's BPE has no character map")
-    if spec.get("normalizer") is not None:
+    if spec["normalizer"] is not None:
         refuse("it rewrites the text with a normalizer before splitting it")
-    if spec.get("added_tokens"):
+    if spec["added_tokens"]:
         refuse(f"it has {len(spec['added_tokens'])} added or special tokens, e.g. "
-               f"{spec['added_tokens'][0].get('content')!r}")
-    pre = spec.get("pre_tokenizer") or {}
+               f"{shown(spec['added_tokens'][0].get('content'))}")
+    pre = spec["pre_tokenizer"] or {}
     if pre.get("type") != "Split" or pre.get("pattern") != {"Regex": CHAR_PATTERN} \
-            or pre.get("behavior") != "Isolated" or pre.get("invert"):
+            or pre.get("behavior") != "Isolated" or pre.get("invert") not in (None, False):
         refuse("its pre-tokenizer does not cut the text into single characters")
-    if (spec.get("decoder") or {}).get("type") != "Fuse":
+    if (spec["decoder"] or {}).get("type") != "Fuse":
         refuse("its decoder does not join the characters back with nothing between them")
-    vocab = model.get("vocab") or {}
+    vocab = model["vocab"]
     long_tokens = [t for t in vocab if len(t) != 1]
     if long_tokens:
-        refuse(f"token {long_tokens[0]!r} is {len(long_tokens[0])} characters long")
+        refuse(f"token {shown(long_tokens[0])} is {len(long_tokens[0])} characters long")
     chars = sorted(vocab, key=vocab.get)
     if [vocab[ch] for ch in chars] != list(range(len(chars))):
         refuse("its ids are not 0 .. vocab_size-1 without gaps")
+    if not chars:
+        refuse("its vocabulary is empty")
     return CharTokenizer(chars)

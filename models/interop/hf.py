@@ -22,8 +22,10 @@ import os
 import numpy as np
 
 from ..gpt import GPTConfig
+from ..schema import Bool, FileError, Int, Nullable, Number, Object, Optional, Str, read_json
 from ..training.checkpoint_format import atomic_write
 from .char_tokenizer_json import (
+    MAX_VOCAB,
     TOKENIZER_CONFIG_FILE,
     TOKENIZER_FILE,
     read_char_tokenizer,
@@ -98,55 +100,79 @@ def export_hf(model, tokenizer, export_dir):
     return paths
 
 
-def _gpt_config_from_hf(hf, where):
-    """Our GPTConfig for a GPT-2 config.json dict; ValueError for what our GPT cannot hold."""
-    def refuse(why):
-        raise ValueError(f"{where}: {why}, which microtensor's GPT cannot hold")
+DROPOUT = Optional(Number(0, 1, high_open=True), 0.1)  # GPT-2's default rate
+# The fields of config.json that import reads (models/schema.py), with transformers' defaults;
+# whether our GPT can hold their values is _gpt_config_from_hf's question.
+HF_CONFIG = Object({
+    "model_type": Str(), "vocab_size": Int(1, MAX_VOCAB), "n_positions": Int(1),
+    "n_layer": Int(1), "n_head": Int(1), "n_embd": Optional(Int(1), 768),
+    "n_inner": Optional(Nullable(Int(1))), "activation_function": Optional(Str(), "gelu_new"),
+    "layer_norm_epsilon": Optional(Number(0), LAYER_NORM_EPS),
+    "scale_attn_weights": Optional(Bool(), True),
+    "scale_attn_by_inverse_layer_idx": Optional(Bool(), False),
+    "add_cross_attention": Optional(Bool(), False), "tie_word_embeddings": Optional(Bool(), True),
+    "resid_pdrop": DROPOUT, "embd_pdrop": DROPOUT, "attn_pdrop": DROPOUT,
+    BIAS_KEY: Optional(Bool(), True),
+})
 
-    if hf.get("model_type") != "gpt2":
-        refuse(f"model_type is {hf.get('model_type')!r}, not 'gpt2'")
+
+def _gpt_config_from_hf(hf, where):
+    """Our GPTConfig for a GPT-2 config.json dict checked by HF_CONFIG; FileError for what
+    our GPT cannot hold."""
+    def refuse(why):
+        raise FileError(f"{where}: {why}, which microtensor's GPT cannot hold")
+
+    if hf["model_type"] != "gpt2":
+        refuse(f"model_type is {hf['model_type']!r}, not 'gpt2'")
     by_name = {v: k for k, v in ACTIVATIONS.items()}
-    activation = hf.get("activation_function", "gelu_new")
+    activation = hf["activation_function"]
     if activation not in by_name:
         refuse(f"activation_function is {activation!r} (gelu_new is GPT-2's tanh "
                f"approximation); ours are {sorted(by_name)}")
-    n_embd = hf.get("n_embd", 768)
-    if hf.get("n_inner") not in (None, 4 * n_embd):
+    n_embd = hf["n_embd"]
+    if hf["n_inner"] not in (None, 4 * n_embd):
         refuse(f"n_inner is {hf['n_inner']}, not 4 * n_embd = {4 * n_embd}")
-    eps = hf.get("layer_norm_epsilon", LAYER_NORM_EPS)
+    eps = hf["layer_norm_epsilon"]
     if not math.isclose(eps, LAYER_NORM_EPS, rel_tol=1e-9):
         refuse(f"layer_norm_epsilon is {eps}, not {LAYER_NORM_EPS}")
     for key, want in (("scale_attn_weights", True), ("scale_attn_by_inverse_layer_idx", False),
                       ("add_cross_attention", False), ("tie_word_embeddings", True)):
-        if hf.get(key, want) != want:
-            refuse(f"{key} is {hf[key]}")
-    dropouts = {hf.get(k, 0.1) for k in ("resid_pdrop", "embd_pdrop", "attn_pdrop")}
+        if hf[key] != want:
+            refuse(f"{key} is {json.dumps(hf[key])}")
+    dropouts = {hf[k] for k in ("resid_pdrop", "embd_pdrop", "attn_pdrop")}
     if len(dropouts) != 1:
         refuse(f"resid_pdrop, embd_pdrop, attn_pdrop differ ({sorted(dropouts)}); ours is one "
                "dropout rate")
     try:
         return GPTConfig(vocab_size=hf["vocab_size"], block_size=hf["n_positions"],
                          n_layer=hf["n_layer"], n_head=hf["n_head"], n_embd=n_embd,
-                         dropout=dropouts.pop(), bias=hf.get(BIAS_KEY, True),
+                         dropout=dropouts.pop(), bias=hf[BIAS_KEY],
                          activation=by_name[activation])
-    except KeyError as error:
-        raise ValueError(f"{where}: {error.args[0]!r} is missing") from None
+    except ValueError as error:  # n_embd not divisible by n_head
+        raise FileError(f"{where}: {error}") from None
 
 
 def _read_weights(path):
-    """{GPT-2 name without prefix: float32 array} from model.safetensors (buffers dropped)."""
+    """{GPT-2 name without prefix: float32 array} from model.safetensors (buffers dropped).
+
+    FileError naming the file for one that safetensors cannot read, and the tensor for one
+    that does not hold floats.
+    """
     st = require("safetensors.numpy", "importing a Hugging Face model")
     safetensors = require("safetensors", "importing a Hugging Face model")
     try:
         raw = st.load_file(path)
-    except (OSError, ValueError, TypeError, safetensors.SafetensorError) as error:
-        raise ValueError(f"{path!r} is not a readable float safetensors file: {error}") from None
+    except (OSError, ValueError, TypeError, KeyError, MemoryError,
+            safetensors.SafetensorError) as error:
+        raise FileError(f"{path} is not a readable safetensors file ({error})") from None
     state = {}
     for name, array in raw.items():
-        name = name.removeprefix(PREFIX)
-        if name.endswith((".attn.bias", ".attn.masked_bias")):  # causal-mask buffers, not weights
+        short = name.removeprefix(PREFIX)
+        if short.endswith((".attn.bias", ".attn.masked_bias")):  # causal-mask buffers
             continue
-        state[name] = array.astype(np.float32)
+        if array.dtype.kind != "f":
+            raise FileError(f"{path}: tensor {name!r} holds {array.dtype}; expected floats")
+        state[short] = array.astype(np.float32)
     return state
 
 
@@ -154,8 +180,9 @@ def import_hf(directory):
     """(model, tokenizer, notes) from a Hugging Face GPT-2 directory with a character tokenizer.
 
     Reads config.json, model.safetensors and tokenizer.json. Raises FileNotFoundError for a
-    missing file (and for a pytorch_model.bin alone: a pickle, never opened), ValueError
-    naming what our GPT cannot hold (another architecture or tokenizer, an untied head).
+    missing file (and for a pytorch_model.bin alone: a pickle, never opened), FileError (a
+    ValueError) naming the file and the field that our GPT cannot hold (a field of the wrong
+    type or range, another architecture or tokenizer, an untied head, NaN weights).
     """
     paths = {name: os.path.join(directory, name) for name in FILES}
     if not os.path.isfile(paths[WEIGHTS_FILE]):
@@ -170,21 +197,17 @@ def import_hf(directory):
             raise FileNotFoundError(f"{directory!r} has no {name}; a GPT-2 directory for "
                                     "microtensor holds config.json, model.safetensors and a "
                                     "character-level tokenizer.json")
-    try:
-        with open(paths[CONFIG_FILE], encoding="utf-8") as f:
-            hf = json.load(f)
-    except ValueError as error:
-        raise ValueError(f"{paths[CONFIG_FILE]!r} is not valid JSON: {error}") from None
+    hf = read_json(paths[CONFIG_FILE], HF_CONFIG)
     config = _gpt_config_from_hf(hf, paths[CONFIG_FILE])
     tokenizer = read_char_tokenizer(paths[TOKENIZER_FILE])
     if tokenizer.vocab_size != config.vocab_size:
-        raise ValueError(f"{directory!r}: the tokenizer has {tokenizer.vocab_size} characters "
-                         f"but the model {config.vocab_size} token ids; every id needs a "
-                         "character for microtensor's GPT")
+        raise FileError(f"{paths[TOKENIZER_FILE]}: the tokenizer has {tokenizer.vocab_size} "
+                        f"characters but the model {config.vocab_size} token ids; every id "
+                        "needs a character for microtensor's GPT")
     state = _read_weights(paths[WEIGHTS_FILE])
     head = state.pop("lm_head.weight", None)
     if head is not None and not np.array_equal(head, state.get("wte.weight")):
-        raise ValueError(f"{paths[WEIGHTS_FILE]!r}: lm_head.weight differs from wte.weight; "
+        raise FileError(f"{paths[WEIGHTS_FILE]}: lm_head.weight differs from wte.weight; "
                          "microtensor's GPT ties its head to the token embedding")
     if not config.bias and any(np.any(a) for n, a in state.items() if n.endswith(".bias")):
         config = dataclasses.replace(config, bias=True)  # trained on with biases: keep them

@@ -13,6 +13,7 @@ References: Radford et al. 2019 (GPT-2); Karpathy, nanoGPT `model.py` (its
 import numpy as np
 
 from ..gpt import GPT
+from ..schema import FileError
 
 # Per block i (ours -> GPT-2, without the `transformer.` prefix); q/k/v fuse into c_attn.
 BLOCK_NAMES = {
@@ -40,6 +41,21 @@ def gpt2_parameter_names(n_layer, bias=True):
     names += [f"h.{i}.{n}" for i in range(n_layer) for n in GPT2_BLOCK_ORDER]
     names += ["ln_f.weight", "ln_f.bias"]
     return [n for n in names if bias or not n.endswith(".bias")]
+
+
+def gpt2_shapes(config):
+    """{GPT-2 name (no prefix): shape} of every parameter of a GPT-2 for our GPTConfig,
+    biases included, Conv1D layout [in, out]: what a file must hold before a model is built."""
+    v, t, d = config.vocab_size, config.block_size, config.n_embd
+    block = {"ln_1.weight": (d,), "ln_1.bias": (d,), "attn.c_attn.weight": (d, 3 * d),
+             "attn.c_attn.bias": (3 * d,), "attn.c_proj.weight": (d, d),
+             "attn.c_proj.bias": (d,), "ln_2.weight": (d,), "ln_2.bias": (d,),
+             "mlp.c_fc.weight": (d, 4 * d), "mlp.c_fc.bias": (4 * d,),
+             "mlp.c_proj.weight": (4 * d, d), "mlp.c_proj.bias": (d,)}
+    shapes = {"wte.weight": (v, d), "wpe.weight": (t, d)}
+    shapes.update({f"h.{i}.{n}": block[n] for i in range(config.n_layer) for n in block})
+    shapes.update({"ln_f.weight": (d,), "ln_f.bias": (d,)})
+    return shapes
 
 
 def to_gpt2(state, n_layer, zero_biases=False):
@@ -97,21 +113,32 @@ def from_gpt2(state, n_layer, bias=True):
 def load_gpt2_state(config, state, where):
     """GPT(config) in eval mode holding `state` (GPT-2 names, Conv1D layout, no prefix).
 
-    Raises ValueError naming `where` and the parameter that is missing, unexpected or of
-    the wrong shape.
+    Raises ValueError naming `where` and the parameter that is missing, unexpected, of
+    the wrong shape or not finite, all checked before the model is built: so a config
+    that asks for more than the file holds allocates nothing.
     """
+    if config.n_layer > len(state):  # before listing n_layer blocks' names
+        raise FileError(f"{where}: n_layer={config.n_layer} needs more parameters than the "
+                         f"{len(state)} the file holds")
+    shapes = gpt2_shapes(config)
+    unexpected = sorted(set(state) - set(shapes))
+    if unexpected:
+        raise FileError(f"{where}: unexpected parameters {unexpected[:3]} for a GPT-2 with "
+                         f"n_layer={config.n_layer}")
+    for name, array in state.items():
+        if array.shape != shapes[name]:
+            raise FileError(f"{where}: {name} has shape {array.shape}; the config needs "
+                             f"{shapes[name]}")
+        if not np.isfinite(array).all():
+            raise FileError(f"{where}: {name} holds NaN or infinite values")
     try:
         ours = from_gpt2(state, config.n_layer, bias=config.bias)
     except KeyError as error:
-        raise ValueError(f"{where}: {error.args[0]}") from None
-    unexpected = sorted(set(state) - set(gpt2_parameter_names(config.n_layer)))
-    if unexpected:
-        raise ValueError(f"{where}: unexpected parameters {unexpected[:3]} for a GPT-2 with "
-                         f"n_layer={config.n_layer}")
+        raise FileError(f"{where}: {error.args[0]}") from None
     model = GPT(config)
     try:
         model.load_state_dict(ours)
     except (KeyError, ValueError) as error:
-        raise ValueError(f"{where}: {error.args[0]}") from None
+        raise FileError(f"{where}: {error.args[0]}") from None
     model.eval()
     return model

@@ -17,19 +17,35 @@ References: Karpathy, nanoGPT `model.py`, `train.py`, `sample.py`,
 import math
 import os
 import pickle
+import re
 
 import numpy as np
 
 from ..gpt import GPTConfig
+from ..schema import (
+    Bool,
+    FileError,
+    Instance,
+    Int,
+    Map,
+    Number,
+    Object,
+    Optional,
+    Str,
+    check,
+    shown,
+)
 from ..tokenizer import CharTokenizer
 from ..training.checkpoint import load_checkpoint, load_optimizer
-from ..training.checkpoint_format import atomic_write, load_snapshot
+from ..training.checkpoint_format import CONFIG_FILE as CHECKPOINT_CONFIG_FILE
+from ..training.checkpoint_format import TRAINING_STATE, atomic_write, load_snapshot
 from ..training.data import split_ids
 from ..training.settings import TrainConfig
+from .char_tokenizer_json import MAX_VOCAB
 from .hf import check_gpt2_block
 from .names import LINEAR_WEIGHTS, gpt2_parameter_names, load_gpt2_state, to_gpt2
 from .optional import require
-from .plain_pickle import load_plain
+from .plain_pickle import load_plain, scan_torch_pickle
 
 CHECKPOINT_FILE = "ckpt.pt"
 META_FILE = "meta.pkl"
@@ -141,12 +157,23 @@ def training_state(out_dir):
     from ..training.train import configure_optimizer  # the training loop, only when exporting one
 
     model, tokenizer, manifest = load_checkpoint(out_dir, which="latest")
-    latest, settings = manifest["latest"], manifest["info"].get("train_config")
-    best = latest.get("best_val_loss", manifest["best"].get("val_loss"))
+    path = os.path.join(os.fspath(out_dir), CHECKPOINT_CONFIG_FILE)
+    latest, info = manifest["latest"], manifest["info"]
+    for section, key in (("latest", "param_groups"), ("latest", "best_val_loss"),
+                         ("info", "train_config")):  # what --resume checks too
+        if key in manifest[section]:
+            check(manifest[section][key], TRAINING_STATE[key], path, f"{section}.{key}")
+    settings = info.get("train_config")
+    best = latest.get("best_val_loss", manifest["best"]["val_loss"])
     train_state = {"iter": latest["iter"], "best_val_loss": best, "train_config": settings}
     optimizer = None
     if settings and "param_groups" in latest:
-        optimizer = configure_optimizer(model, TrainConfig.from_dict(settings))
+        try:
+            config = TrainConfig.from_dict(settings, path, "info.train_config")
+            config.validate()
+        except ValueError as error:  # a range, from the settings' checks
+            raise FileError(f"{path}: info.train_config: {error}") from None
+        optimizer = configure_optimizer(model, config)
         arrays, path = load_snapshot(out_dir, "latest", manifest)
         load_optimizer(optimizer, arrays, latest["param_groups"], path)
     return model, tokenizer, train_state, optimizer
@@ -216,30 +243,86 @@ def _bin_splits(tokenizer, text, block_size):
     return split_ids(np.array(tokenizer.encode(text), dtype=np.uint16), block_size)
 
 
+# What we read from meta.pkl and ckpt.pt (models/schema.py); other keys are not looked at.
+META = Object({"vocab_size": Optional(Int(1, MAX_VOCAB)),
+               "itos": Map(Int(0, MAX_VOCAB - 1), Str(length=1), max_items=MAX_VOCAB),
+               "stoi": Optional(Map(Str(length=1), Int(0, MAX_VOCAB - 1)))})
+MODEL_ARGS = Object({"vocab_size": Int(1, MAX_VOCAB), "block_size": Int(1),
+                     "n_layer": Int(1), "n_head": Int(1), "n_embd": Int(1),
+                     "dropout": Optional(Number(0, 1, high_open=True), 0.0),
+                     "bias": Optional(Bool(), True)})
+
+
+def checkpoint_schema(torch):
+    """What import reads from ckpt.pt (torch is imported only when it is needed)."""
+    return Object({"model": Map(Str(), Instance(torch.Tensor)), "model_args": MODEL_ARGS,
+                   "iter_num": Optional(Int(0), 0),
+                   "best_val_loss": Optional(Number(0), NO_BEST_LOSS)})
+
+
 def read_meta(path):
-    """CharTokenizer from nanoGPT's meta.pkl (plain data only); ValueError saying why not."""
-    value = load_plain(path)
-    try:
-        itos = value["itos"]
-        chars = [itos[i] for i in range(len(itos))]
-    except (KeyError, TypeError):
-        raise ValueError(f"{path!r} has no 'itos' character map (ids 0 .. V-1 -> characters)"
-                         ) from None
-    stoi = value.get("stoi", {})
-    if any(stoi.get(ch) != i for i, ch in enumerate(chars)) or len(stoi) != len(chars):
-        raise ValueError(f"{path!r}: stoi is not the inverse of itos")
+    """CharTokenizer from nanoGPT's meta.pkl (plain data only); FileError saying why not."""
+    meta = check(load_plain(path), META, path)
+    itos, stoi = meta["itos"], meta["stoi"]
+    if sorted(itos) != list(range(len(itos))):
+        raise FileError(f"{path}: itos maps the ids {shown(sorted(itos))}; expected 0 .. "
+                        f"{len(itos) - 1} without gaps")
+    chars = [itos[i] for i in range(len(itos))]
+    if stoi is not None and stoi != {ch: i for i, ch in enumerate(chars)}:
+        raise FileError(f"{path}: stoi is not the inverse of itos")
+    if meta["vocab_size"] not in (None, len(chars)):
+        raise FileError(f"{path}: vocab_size is {meta['vocab_size']} but itos maps "
+                        f"{len(chars)} ids")
     try:
         return CharTokenizer(chars)
-    except ValueError as error:
-        raise ValueError(f"{path!r}: {error}") from None
+    except ValueError as error:  # a repeated character
+        raise FileError(f"{path}: itos: {error}") from None
+
+
+def _torch_reason(error):
+    """The line of torch.load's (many-line) message that says what was refused."""
+    lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()] or [type(error).__name__]
+    why = next((ln for ln in lines if "WeightsUnpickler error" in ln), lines[0])
+    return re.sub(r"\x1b\[[0-9;]*m", "", why)[:300]
+
+
+def _read_checkpoint(torch, path):
+    """ckpt.pt's fields, checked (checkpoint_schema), its 0-d tensors made Python numbers."""
+    scan_torch_pickle(path)
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, OSError, EOFError, ValueError, TypeError,
+            KeyError, AttributeError, IndexError, MemoryError) as error:
+        raise FileError(f"{path} is not a readable nanoGPT checkpoint "
+                        f"({_torch_reason(error)})") from None
+    if type(checkpoint) is dict:  # nanoGPT saves best_val_loss as a 0-d tensor
+        for key in ("iter_num", "best_val_loss"):
+            value = checkpoint.get(key)
+            if isinstance(value, torch.Tensor) and value.numel() == 1:
+                checkpoint[key] = value.item()
+    return check(checkpoint, checkpoint_schema(torch), path)
+
+
+def _to_numpy(torch, tensor, name, path):
+    """`tensor` as a float32 numpy array; FileError unless it is a dense float tensor with
+    no more elements than its storage holds (so the copy is at most twice the file's bytes)."""
+    if (tensor.layout != torch.strided or not tensor.is_floating_point()
+            or tensor.is_complex()):
+        raise FileError(f"{path}: model[{name!r}] is a {tensor.layout} {tensor.dtype} tensor; "
+                        "expected dense floats")
+    if tensor.numel() * tensor.element_size() > tensor.untyped_storage().nbytes():
+        raise FileError(f"{path}: model[{name!r}] has shape {tuple(tensor.shape)}, more "
+                        "elements than its storage holds (strides that repeat them)")
+    return tensor.detach().to(torch.float32).numpy()
 
 
 def import_nanogpt(path, meta_path=None):
     """(model, tokenizer, train_state) from nanoGPT's ckpt.pt and meta.pkl (default: next to it).
 
     Reads with torch.load(weights_only=True), which refuses anything but tensors and plain
-    data. Raises FileNotFoundError for a missing file, ValueError naming what our GPT
-    cannot hold (no character map, a vocabulary larger than it, a broken checkpoint).
+    data, after a scan of its pickle (scan_torch_pickle). Every field used is checked
+    (checkpoint_schema, META) before the model is built. Raises FileNotFoundError for a missing
+    file, FileError (a ValueError) naming the file and the field that our GPT cannot hold.
     """
     torch = _torch("reading a nanoGPT ckpt.pt")
     meta_path = meta_path or os.path.join(os.path.dirname(path), META_FILE)
@@ -248,37 +331,31 @@ def import_nanogpt(path, meta_path=None):
             f"no {META_FILE} at {meta_path!r}: without its character map a nanoGPT model "
             "uses GPT-2's BPE tokens, which microtensor's character GPT cannot hold (nanoGPT "
             "keeps it in data/<dataset>/meta.pkl; give it with --meta)")
+    checkpoint = _read_checkpoint(torch, path)
+    args = checkpoint["model_args"]
     try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-        args, raw = checkpoint["model_args"], checkpoint["model"]
-        config = GPTConfig(vocab_size=args["vocab_size"], block_size=args["block_size"],
-                           n_layer=args["n_layer"], n_head=args["n_head"],
-                           n_embd=args["n_embd"], dropout=args.get("dropout", 0.0),
-                           bias=args.get("bias", True))
-    except (pickle.UnpicklingError, RuntimeError, OSError, EOFError) as error:
-        raise ValueError(f"{path!r} is not a readable nanoGPT checkpoint: {error}") from None
-    except (KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{path!r} is not a nanoGPT checkpoint (model_args, model): "
-                         f"{error}") from None
+        config = GPTConfig(**args)
+    except ValueError as error:  # n_embd not divisible by n_head
+        raise FileError(f"{path}: model_args: {error}") from None
     tokenizer = read_meta(meta_path)
     if tokenizer.vocab_size != config.vocab_size:
-        raise ValueError(f"{path!r} has vocab_size {config.vocab_size} but {meta_path!r} maps "
-                         f"{tokenizer.vocab_size} characters; every id needs exactly one")
+        raise FileError(f"{path} has vocab_size {config.vocab_size} but {meta_path!r} maps "
+                        f"{tokenizer.vocab_size} characters; every id needs exactly one")
     state = {}
-    for name, tensor in raw.items():
-        name = name.removeprefix(COMPILED_PREFIX)
-        if name.endswith(".attn.bias"):  # the causal-mask buffer of older nanoGPT versions
+    for name, tensor in checkpoint["model"].items():
+        short = name.removeprefix(COMPILED_PREFIX)
+        if short.endswith(".attn.bias"):  # the causal-mask buffer of older nanoGPT versions
             continue
-        name = name.removeprefix(PREFIX)
-        array = tensor.detach().to(torch.float32).numpy()
-        state[name] = np.ascontiguousarray(array.T if _is_linear(name) else array)
+        short = short.removeprefix(PREFIX)
+        array = _to_numpy(torch, tensor, name, path)
+        state[short] = np.ascontiguousarray(array.T if _is_linear(short) else array)
     head = state.pop("lm_head.weight", None)
     if head is not None and not np.array_equal(head, state.get("wte.weight")):
-        raise ValueError(f"{path!r}: lm_head.weight differs from transformer.wte.weight; "
-                         "microtensor's GPT ties its head to the token embedding")
+        raise FileError(f"{path}: lm_head.weight differs from transformer.wte.weight; "
+                        "microtensor's GPT ties its head to the token embedding")
     model = load_gpt2_state(config, state, path)
-    best = float(checkpoint.get("best_val_loss", NO_BEST_LOSS))  # nanoGPT saves a 0-d tensor
-    train_state = {"iter": int(checkpoint.get("iter_num", 0)),
+    best = checkpoint["best_val_loss"]
+    train_state = {"iter": checkpoint["iter_num"],
                    "best_val_loss": best if best < NO_BEST_LOSS else None,
                    "imported_from": "nanoGPT"}
     return model, tokenizer, train_state

@@ -9,7 +9,9 @@ so a crash at any point leaves either the old checkpoint or the new one, never a
 
 A model class names its kind and config class (`GPT.kind`, `GPT.config_class`), where it is
 defined; the config class has `to_dict()` and `from_dict(d)`, the model is built as
-`model_class(config)` and keeps it as `.config`.
+`model_class(config)` and keeps it as `.config`. A config class with `schema()`
+(models/config.py) has its JSON types checked before `from_dict`, and one with
+`num_elements()` is compared with the snapshot's size before its model is built.
 """
 import json
 import os
@@ -18,11 +20,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..gpt import GPT
+from ..schema import Array, FileError, Object, Str, check
 from ..seq2seq import Seq2SeqTransformer
 from ..tokenizer import CharTokenizer
 from .checkpoint_format import (
     CONFIG_FILE,
     FORMAT,
+    SNAPSHOT_NOTES,
     VERSION,
     CheckpointError,
     atomic_write,
@@ -171,6 +175,25 @@ def _write_snapshot(out_dir, which, number, snapshot):
             "bytes": os.path.getsize(path), "sha256": sha256(path), **snapshot.state}
 
 
+def _check_before_writing(out_dir, model, kind, *snapshots):
+    """What `load_model` will check, checked before anything is written: the snapshots'
+    iter and val_loss, their model arrays, and that the model's config reads back."""
+    path = os.path.join(out_dir, CONFIG_FILE)
+    for which, snapshot in zip(("best", "latest"), snapshots):
+        if snapshot is not None:
+            if isinstance(snapshot.iter, np.integer):
+                snapshot.iter = int(snapshot.iter)
+            if isinstance(snapshot.val_loss, np.floating):
+                snapshot.val_loss = float(snapshot.val_loss)
+            try:
+                check({"iter": snapshot.iter, "val_loss": snapshot.val_loss},
+                      Object(SNAPSHOT_NOTES), path, which)
+            except FileError as error:
+                raise CheckpointError(str(error)) from None
+            check_model_arrays(model, snapshot.arrays, f"{path} ({which} snapshot)")
+    _config_from_dict(MODELS[kind].config_class, model.config.to_dict(), path)
+
+
 def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False, files=()):
     """Write `model`'s checkpoint into out_dir: its kind and config, `info`, and the snapshots.
 
@@ -194,6 +217,7 @@ def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False,
     except (TypeError, ValueError) as error:
         raise CheckpointError(f"save_checkpoint: info cannot be written as UTF-8 JSON "
                               f"({error})") from None
+    _check_before_writing(out_dir, model, kind, best, latest)
     os.makedirs(out_dir, exist_ok=True)
     try:
         old = read_manifest(out_dir) or {}
@@ -237,30 +261,54 @@ def save_model(out_dir, model, tokenizer, iter=0, info=None):
 
 # --- reading -----------------------------------------------------------------------------
 
-def build_model(manifest, kind=None, path=CONFIG_FILE):
-    """A fresh model of the kind and config that `manifest` records (kind: the one expected)."""
+def _config_from_dict(config_class, d, path):
+    """config_class.from_dict(d), its JSON types checked first when it has a schema()."""
+    try:
+        if hasattr(config_class, "schema"):
+            check(d, config_class.schema(), path, "model_config")
+        return config_class.from_dict(d)
+    except FileError as error:
+        raise CheckpointError(str(error)) from None
+    except (ValueError, TypeError) as error:
+        raise CheckpointError(f"{path}: model_config is not valid: {error}") from None
+
+
+def build_model(manifest, kind=None, path=CONFIG_FILE, elements=None):
+    """A fresh model of the kind and config that `manifest` records (kind: the one expected).
+
+    elements: how many numbers the snapshot's model arrays hold; a config that asks for a
+    model much larger is refused before anything is allocated.
+    """
     found = manifest["kind"]
     if kind is not None and found != kind:
         raise CheckpointError(f"{path} holds a {found!r} model, not a {kind!r} one")
     if found not in MODELS:
         raise CheckpointError(f"{path}: unknown model kind {found!r}; known: {sorted(MODELS)}")
     model_class = MODELS[found]
+    config = _config_from_dict(model_class.config_class, manifest["model_config"], path)
+    if (elements is not None and hasattr(config, "num_elements")
+            and config.num_elements() > 2 * elements + (1 << 20)):
+        raise CheckpointError(f"{path}: model_config describes a model of "
+                              f"{config.num_elements():,} numbers; the snapshot holds "
+                              f"{elements:,}")
     try:
-        return model_class(model_class.config_class.from_dict(manifest["model_config"]))
-    except (ValueError, TypeError, AttributeError, MemoryError) as error:
-        raise CheckpointError(f"{path}: model_config is not valid: {error}") from None
+        return model_class(config)
+    except MemoryError:
+        raise CheckpointError(f"{path}: model_config describes a model larger than memory"
+                              ) from None
 
 
-def load_model_arrays(model, arrays, path):
-    """Copy the "model/..." arrays into `model`; a missing, extra, misshapen, non-float or
-    non-finite one is an error."""
+def check_model_arrays(model, arrays, path):
+    """The "model/..." arrays of a snapshot as {parameter name: array}, checked against
+    `model`: CheckpointError naming `path` for a missing, extra, misshapen, non-float or
+    non-finite one. Saving checks the same before it writes."""
     weights = {name[len("model/"):]: a for name, a in arrays.items() if name.startswith("model/")}
     expected = dict(model.named_parameters())
     missing = sorted(set(expected) - set(weights))
     extra = sorted(set(weights) - set(expected))
     if missing or extra:
         raise CheckpointError(f"{path} does not fit its model_config: missing arrays "
-                              f"{missing}, unexpected arrays {extra}")
+                              f"{missing[:3]}, unexpected arrays {extra[:3]}")
     for name, array in weights.items():
         if array.shape != expected[name].shape:
             raise CheckpointError(f"{path}: {name} has shape {array.shape}, its model_config "
@@ -269,21 +317,38 @@ def load_model_arrays(model, arrays, path):
             raise CheckpointError(f"{path}: {name} has dtype {array.dtype}, expected floats")
         if not np.isfinite(array).all():  # training never saves these; sampling would be noise
             raise CheckpointError(f"{path}: {name} holds NaN or infinite values")
-    model.load_state_dict(weights)
+    return weights
+
+
+def load_model_arrays(model, arrays, path):
+    """Copy the "model/..." arrays into `model`, checked (check_model_arrays)."""
+    model.load_state_dict(check_model_arrays(model, arrays, path))
+
+
+def model_elements(arrays):
+    """How many numbers the "model/..." arrays hold."""
+    return sum(a.size for name, a in arrays.items() if name.startswith("model/"))
 
 
 def load_model(out_dir, which="best", kind=None):
     """(model, manifest): the "best" (default) or "latest" model in out_dir, in eval mode.
 
     kind: the model kind the caller needs ("gpt", ...), or None for any registered one.
-    Raises FileNotFoundError when there is no checkpoint, CheckpointError when it is broken.
+    Reads config.json and the snapshot, checked, before it builds the model. Raises
+    FileNotFoundError when there is no checkpoint, CheckpointError when it is broken.
     """
     manifest = require_manifest(out_dir)
-    model = build_model(manifest, kind, os.path.join(os.fspath(out_dir), CONFIG_FILE))
     arrays, path = load_snapshot(out_dir, which, manifest)
+    model = build_model(manifest, kind, os.path.join(os.fspath(out_dir), CONFIG_FILE),
+                        model_elements(arrays))
     load_model_arrays(model, arrays, path)
     model.eval()
     return model, manifest
+
+
+# What a GPT checkpoint's info must hold for `sample`: its vocabulary, one character each.
+VOCAB = Array(Str(length=1), min_items=1)
+GPT_INFO = Object({"vocab": VOCAB})
 
 
 def load_checkpoint(out_dir, which="best"):
@@ -291,9 +356,11 @@ def load_checkpoint(out_dir, which="best"):
     model, manifest = load_model(out_dir, which, kind="gpt")
     path = os.path.join(os.fspath(out_dir), CONFIG_FILE)
     try:
-        tokenizer = CharTokenizer(manifest["info"]["vocab"])
-    except (KeyError, TypeError, ValueError) as error:
-        raise CheckpointError(f"{path}: info.vocab is not a vocabulary ({error})") from None
+        info = check(manifest["info"], GPT_INFO, path, "info")
+        tokenizer = CharTokenizer(info["vocab"])
+    except ValueError as error:
+        raise CheckpointError(f"{path}: info.vocab: {error}" if not isinstance(error, FileError)
+                              else str(error)) from None
     if tokenizer.vocab_size != model.config.vocab_size:
         raise CheckpointError(f"{path}: the vocabulary has {tokenizer.vocab_size} characters "
                               f"but model_config.vocab_size is {model.config.vocab_size}")

@@ -23,13 +23,28 @@ so opening one cannot run code. Every problem is a `CheckpointError` (a ValueErr
 one-line message names the file and what is wrong.
 """
 import hashlib
-import json
 import os
 import re
 import tempfile
 import zipfile
 
 import numpy as np
+
+from ..schema import (
+    Array,
+    Const,
+    FileError,
+    Int,
+    Nullable,
+    Number,
+    Object,
+    Optional,
+    Str,
+    check,
+    json_type,
+    read_json,
+    shown,
+)
 
 try:
     import fcntl  # POSIX file locks, for lock_directory
@@ -42,8 +57,35 @@ VERSION = 2
 SNAPSHOT_FILE = re.compile(r"(best|latest)\.\d+\.npz")  # the names of a directory's snapshots
 
 
-class CheckpointError(ValueError):
+class CheckpointError(FileError):
     """A checkpoint that cannot be read (or written over); the message names the file."""
+
+
+# What config.json holds (models/schema.py). The same checks run when a checkpoint is saved
+# (checkpoint.py), so whatever is written, `sample` reads.
+SNAPSHOT_NOTES = {"iter": Int(0), "val_loss": Nullable(Number(0))}
+ENTRY = Object({**SNAPSHOT_NOTES, "file": Str(max_length=100), "bytes": Int(0),
+                "sha256": Str(length=64)})
+# The latest snapshot's training state, which `--resume` reads (run.py): the random
+# generator (numpy's PCG64 state), the optimizer's hyper-parameters, the last evaluation.
+U128 = Int(0, 2 ** 128 - 1)
+RNG_STATE = Object({"bit_generator": Const("PCG64"),
+                    "state": Object({"state": U128, "inc": U128}),
+                    "has_uint32": Int(0, 1), "uinteger": Int(0, 2 ** 32 - 1)})
+PARAM_GROUP = Object({"params": Array(Int(0)), "lr": Number(0),
+                      "weight_decay": Optional(Number(0)), "eps": Optional(Number(0)),
+                      "momentum": Optional(Number(0)),
+                      "betas": Optional(Array(Number(0, 1, high_open=True), max_items=2,
+                                                    min_items=2))})
+EVALUATION = Object({"iter": Int(0), "train_loss": Optional(Nullable(Number())),
+                     "val_loss": Optional(Nullable(Number())), "elapsed_s": Optional(Number(0))})
+TRAINING_STATE = {"rng": RNG_STATE, "param_groups": Array(PARAM_GROUP, min_items=1),
+                  "best_val_loss": Nullable(Number()), "last_eval": Nullable(EVALUATION),
+                  "elapsed_s": Number(0), "train_config": Object({}), "data": Object({})}
+MANIFEST = Object({"format": Const(FORMAT), "version": Const(VERSION),
+                   "save": Optional(Int(0), 0), "kind": Str(max_length=100),
+                   "model_config": Object({}), "info": Object({}), "best": ENTRY,
+                   "latest": ENTRY, "files": Optional(Array(Str(max_length=255)), [])})
 
 
 # --- writing -----------------------------------------------------------------------------
@@ -111,60 +153,49 @@ def sha256(path):
 
 # --- reading -----------------------------------------------------------------------------
 
+def check_manifest(manifest, path):
+    """`manifest` (config.json's value) checked against MANIFEST; CheckpointError naming
+    `path` and the field otherwise. Also what a save checks before it writes."""
+    if isinstance(manifest, dict) and manifest.get("format") == "microtensor-char-gpt":
+        raise CheckpointError(f"{path} is a checkpoint of an older microtensor (model.npz, "
+                              "format version 1, no training state); train it again")
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else json_type(manifest)
+        raise CheckpointError(f"{path} is not a microtensor checkpoint (format {shown(found)}, "
+                              f"expected {FORMAT!r})")
+    if manifest.get("version") != VERSION or type(manifest.get("version")) is not int:
+        raise CheckpointError(f"{path} is format version {shown(manifest.get('version'))}; "
+                              f"this microtensor reads version {VERSION}")
+    try:
+        check(manifest, MANIFEST, path)
+    except FileError as error:
+        raise CheckpointError(str(error)) from None
+    for which in ("best", "latest"):
+        if not SNAPSHOT_FILE.fullmatch(manifest[which]["file"]):
+            raise CheckpointError(f"{path}: {which}.file is {shown(manifest[which]['file'])}, "
+                                  "not a snapshot of this directory (best.<n>.npz or "
+                                  "latest.<n>.npz)")
+    for name in manifest.get("files", []):
+        if name != os.path.basename(name) or name in ("", ".", ".."):
+            raise CheckpointError(f"{path}: files names {shown(name)}; expected the names of "
+                                  "files in this directory")
+    return manifest
+
+
 def read_manifest(out_dir):
     """config.json of the checkpoint in out_dir, checked; None when out_dir holds none.
 
     Raises CheckpointError naming config.json when it is not JSON, not a microtensor
-    checkpoint, of another version, or lacks an entry.
+    checkpoint, of another version, or an entry is missing or of the wrong type or range.
     """
     path = os.path.join(os.fspath(out_dir), CONFIG_FILE)
     if not os.path.exists(path):
         return None
     try:
-        with open(path, encoding="utf-8") as f:
-            manifest = json.load(f)
-    except UnicodeDecodeError:
-        raise CheckpointError(f"{path} is not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise CheckpointError(f"{path} is not JSON ({error})") from None
-    except OSError as error:  # e.g. a directory of that name
-        raise CheckpointError(f"{path} cannot be read ({error.strerror})") from None
-    if isinstance(manifest, dict) and manifest.get("format") == "microtensor-char-gpt":
-        raise CheckpointError(f"{path} is a checkpoint of an older microtensor (model.npz, "
-                              "format version 1, no training state); train it again")
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
-        raise CheckpointError(f"{path} is not a microtensor checkpoint (format {found!r}, "
-                              f"expected {FORMAT!r})")
-    if manifest.get("version") != VERSION:
-        raise CheckpointError(f"{path} is format version {manifest.get('version')!r}; this "
-                              f"microtensor reads version {VERSION}")
-    for key in ("kind", "model_config", "info", "best", "latest"):
-        if key not in manifest:
-            raise CheckpointError(f"{path} lacks the entry {key!r}")
-    for which in ("best", "latest"):
-        entry = manifest[which]
-        if not isinstance(entry, dict) or not {"iter", "val_loss", "file", "bytes",
-                                               "sha256"} <= set(entry):
-            raise CheckpointError(f"{path}: entry {which!r} needs iter, val_loss, file, bytes "
-                                  "and sha256")
-        iter_, loss = entry["iter"], entry["val_loss"]  # bool is an int to isinstance
-        if (type(iter_) is not int or iter_ < 0 or isinstance(loss, bool)
-                or not isinstance(loss, (int, float, type(None)))):
-            raise CheckpointError(f"{path}: {which} has iter {iter_!r} and val_loss "
-                                  f"{loss!r}; expected an int >= 0 and a number")
-        if not SNAPSHOT_FILE.fullmatch(str(entry["file"])):
-            raise CheckpointError(f"{path}: {which} names the file {entry['file']!r}, not a "
-                                  "snapshot of this directory")
-    files, save = manifest.get("files", []), manifest.get("save", 0)
-    if not isinstance(files, list) or not all(
-            isinstance(n, str) and n == os.path.basename(n) and n not in ("", ".", "..")
-            for n in files):
-        raise CheckpointError(f"{path}: files is {files!r}; expected a list of names of files "
-                              "in this directory")
-    if type(save) is not int or save < 0:
-        raise CheckpointError(f"{path}: save is {save!r}; expected an int >= 0")
-    return manifest
+        manifest = read_json(path)
+    except FileError as error:
+        raise CheckpointError(str(error)) from None
+    return check_manifest(manifest, path)
 
 
 def require_manifest(out_dir):
@@ -181,6 +212,18 @@ def require_manifest(out_dir):
         raise FileNotFoundError(f"no checkpoint in {out_dir} (no {CONFIG_FILE}); train one "
                                 "with `microtensor train --out DIR`")
     return manifest
+
+
+def _check_npz_members(path, size):
+    """CheckpointError unless every member of the .npz is a stored (uncompressed) .npy whose
+    bytes lie inside the file: what np.savez writes. So reading it never unpacks more than
+    the file's own size (a compressed member could unpack a thousand times larger)."""
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if (info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy")
+                    or info.file_size > size):
+                raise CheckpointError(f"{path}: member {info.filename!r} is not a stored .npy "
+                                      "array as np.savez writes it")
 
 
 def load_snapshot(out_dir, which, manifest):
@@ -201,8 +244,14 @@ def load_snapshot(out_dir, which, manifest):
         raise CheckpointError(f"{path} does not match its SHA-256 in {CONFIG_FILE}: the file "
                               "is damaged or was changed after saving")
     try:
+        _check_npz_members(path, size)
         with np.load(path, allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}
+    except CheckpointError:
+        raise
+    except MemoryError:  # a header whose shape is far larger than the file
+        raise CheckpointError(f"{path}: an array's header asks for more memory than there "
+                              "is") from None
     except ValueError as error:
         if "allow_pickle" in str(error):
             raise CheckpointError(f"{path} holds an object array (a pickle), which is never "

@@ -28,6 +28,7 @@ from tqdm import tqdm
 import microtensor
 import nn
 
+from ..schema import FileError, check
 from . import checkpoint as ckpt
 from . import checkpoint_format as fmt
 from .checkpoint import METRICS_FILE, CheckpointExists  # noqa: F401 (a caller's names)
@@ -36,11 +37,12 @@ from .settings import resumed_settings
 
 SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
-# What a resume needs from config.json, with its JSON type: a hand-edited one is refused up front
-RESUME_STATE = {("info", "train_config"): dict, ("info", "data"): dict, ("latest", "rng"): dict,
-                ("latest", "param_groups"): list,
-                ("latest", "best_val_loss"): (int, float, type(None)),
-                ("latest", "last_eval"): (dict, type(None)), ("latest", "elapsed_s"): (int, float)}
+# What a resume needs from config.json, with its JSON type and range (models/schema.py specs,
+# checkpoint_format.TRAINING_STATE): a hand-edited one is refused up front
+RESUME_STATE = {(section, key): fmt.TRAINING_STATE[key] for section, keys in (
+    ("info", ("train_config", "data")),
+    ("latest", ("rng", "param_groups", "best_val_loss", "last_eval", "elapsed_s")))
+    for key in keys}
 
 
 class NonFiniteLoss(RuntimeError):
@@ -86,17 +88,16 @@ class TrainingRun:
             raise CheckpointError(f"--resume: {self.config_path} holds a "
                                   f"{self.manifest['kind']!r} model; this command continues "
                                   f"{kind!r} models")
-        for (section, key), kinds in RESUME_STATE.items():
+        for (section, key), spec in RESUME_STATE.items():
             entry = self.manifest[section]
             if not isinstance(entry, dict) or key not in entry:
                 raise CheckpointError(f"--resume: {self.config_path} holds no training state to "
                                       f"continue ({section}.{key} is missing): its model can "
                                       "be sampled, not resumed; start afresh with --overwrite")
-            if not isinstance(entry[key], kinds) or isinstance(entry[key], bool):
-                names = [k.__name__ for k in (kinds if isinstance(kinds, tuple) else (kinds,))]
-                raise CheckpointError(f"--resume: {self.config_path}: {section}.{key} is a "
-                                      f"{type(entry[key]).__name__}; expected "
-                                      f"{' or '.join(names)}")
+            try:
+                check(entry[key], spec, self.config_path, f"{section}.{key}")
+            except FileError as error:
+                raise CheckpointError(f"--resume: {error}") from None
 
     def saved_settings(self, config_class):
         """The settings the checkpoint being resumed was trained with (a config_class)."""

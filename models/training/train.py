@@ -59,7 +59,8 @@ def _corpus_sha256(tokenizer, ids):
 
 
 def train(config, text, out_dir, source="the text", progress=True, resume=False,
-          overwrite=False, data_path=None, log_grad_norms=False, processes=1):
+          overwrite=False, data_path=None, log_grad_norms=False, processes=1,
+          on_evaluation=None):
     """Train a GPT on `text` (a str, or the (tokenizer, ids) of data.load_corpus) as `config`
     (a TrainConfig) says; checkpoints go to out_dir (a path, or the TrainingRun the command
     line made on it). Returns the last evaluation {"iter", "train_loss", "val_loss",
@@ -73,6 +74,10 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     trained, so a resume may use another count (other float32 rounding; with dropout, other
     random masks and batches). resume continues the latest state in out_dir (the same
     settings but max_iters, the same text); overwrite starts afresh over our checkpoint.
+
+    `on_evaluation(model, it)`, if given, runs after each evaluation is recorded (`train
+    --explore` writes its page there); it must leave the model, its gradients and the
+    random state as it found them.
 
     Raises ValueError for invalid settings, a text too short for block_size, a resume with
     other settings or text, processes outside [1, batch_size]; what TrainingRun raises;
@@ -125,6 +130,8 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
         say(f"iter {it}: train loss {last['train_loss']:.4f}, "
             f"val loss {last['val_loss']:.4f}", file=sys.stdout)
         run.record_evaluation(last, dict(last, grad_norms=grad_norms) if grad_norms else None)
+        if on_evaluation is not None:
+            on_evaluation(model, it)
 
     with parallel:  # workers (if any) live until the loop ends, however it ends
         return run.loop(it, lambda: get_batch(train_ids, config.batch_size, config.block_size),

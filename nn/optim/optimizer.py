@@ -42,23 +42,33 @@ class Optimizer:
             for key, value in {**defaults, **group}.items():
                 if key != "params" and not np.isfinite(value).all():
                     raise ValueError(f"{name}: {key} must be a finite number; got {value!r}")
-            members = list(group["params"])
+            members = group["params"]
+            # one Tensor as a group's params is that one parameter, as torch (iterating it
+            # would give its rows: copies the step would update instead of the parameter)
+            members = [members] if isinstance(members, Tensor) else list(members)
             for p in members:
                 if not isinstance(p, Tensor) or not np.issubdtype(p.dtype, np.floating):
                     raise TypeError(f"{name}: parameters must be floating-point Tensors; got "
                                     f"{type(p).__name__}" + (f" of dtype {p.dtype}"
                                                              if isinstance(p, Tensor) else ""))
+                if not p.is_leaf:  # an op's output: updating it changes nothing the model uses
+                    raise ValueError(f"{name}: can't optimize a non-leaf Tensor (made by "
+                                     f"'{p.grad_fn.op}'); pass the parameters themselves")
                 if id(p) in seen:  # it would be updated twice per step
                     raise ValueError(f"{name}: a parameter of shape {p.shape} appears twice")
                 seen.add(id(p))
             self.param_groups.append({**defaults, **group, "params": members})
         self.state = {}  # id(param) -> that parameter's buffers
 
-    def zero_grad(self):
-        """Forget every parameter's gradient before the next backward()."""
+    def zero_grad(self, set_to_none=True):
+        """Forget every parameter's gradient before the next backward(): None, or zeros with
+        set_to_none=False (torch's argument)."""
         for group in self.param_groups:
             for p in group["params"]:
-                p.grad = None
+                if set_to_none or p.grad is None:
+                    p.grad = None
+                else:
+                    p.grad[...] = 0
 
     def state_dict(self):
         """A snapshot of the optimizer, in PyTorch's layout:

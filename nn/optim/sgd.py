@@ -3,25 +3,36 @@ from .optimizer import Optimizer, require_real
 
 
 class SGD(Optimizer):
-    """g ← ∇ + λ·p;   b ← μ·b + g (b = g at the first step);   p ← p − lr·b  (just g when μ = 0)."""
+    """g ← ∇ + λ·p;   b ← μ·b + (1 − τ)·g (b = g at the first step);   p ← p − lr·b
+    (just g when μ = 0; with nesterov, p ← p − lr·(g + μ·b)). τ is the dampening.
 
-    def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
-        require_real("SGD", lr=lr, momentum=momentum, weight_decay=weight_decay)
+    Arguments in torch's order, so that torch's positional calls mean the same here.
+    """
+
+    def __init__(self, params, lr, momentum=0.0, dampening=0.0, weight_decay=0.0,
+                 nesterov=False):
+        require_real("SGD", lr=lr, momentum=momentum, dampening=dampening,
+                     weight_decay=weight_decay)
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError(f"SGD: lr, momentum and weight_decay must be >= 0; got "
                              f"{lr}, {momentum}, {weight_decay}")
-        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay))
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("SGD: nesterov needs a momentum > 0 and zero dampening (as torch)")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=bool(nesterov)))
 
     def step(self):
         for group in self.param_groups:
             lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
+            dampening, nesterov = group["dampening"], group["nesterov"]
             for p in self._params_with_grad(group):
                 g = p.grad + wd * p.data if wd else p.grad
                 if mu:
                     state = self.state.setdefault(id(p), {})
                     if "momentum_buffer" in state:
-                        state["momentum_buffer"] = mu * state["momentum_buffer"] + g
+                        state["momentum_buffer"] = (mu * state["momentum_buffer"]
+                                                    + (1 - dampening) * g)
                     else:
                         state["momentum_buffer"] = g.copy()
-                    g = state["momentum_buffer"]
+                    g = g + mu * state["momentum_buffer"] if nesterov else state["momentum_buffer"]
                 p.data -= lr * g

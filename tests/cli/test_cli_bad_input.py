@@ -85,19 +85,30 @@ def test_a_model_too_large_for_memory_is_one_line_naming_the_allocation(capsys, 
 RESUME_EDITS = {
     "a string learning rate": (
         lambda m: m["info"]["train_config"].update(learning_rate="big"),
-        "info.train_config: TrainConfig: learning_rate must be float; got 'big'"),
+        "info.train_config: TrainConfig: learning_rate is 'big' (a string); expected a "
+        "finite number"),
     "a bool for a size": (lambda m: m["info"]["train_config"].update(n_layer=True),
-                          "n_layer must be int; got True"),
+                          "n_layer is True (a boolean); expected an integer"),
     "no train_config": (lambda m: m["info"].update(train_config=None),
-                        "info.train_config is a NoneType; expected dict"),
+                        "info.train_config is None (null); expected an object"),
     "a string best loss": (lambda m: m["latest"].update(best_val_loss="low"),
-                           "latest.best_val_loss is a str"),
+                           "latest.best_val_loss is 'low' (a string)"),
     "a string elapsed time": (lambda m: m["latest"].update(elapsed_s="1 s"),
-                              "latest.elapsed_s is a str"),
+                              "latest.elapsed_s is '1 s' (a string)"),
+    "a list for a beta": (lambda m: m["latest"]["param_groups"][0].update(betas=[[1], 0.9]),
+                          "latest.param_groups[0].betas[0] is [1] (an array); expected a "
+                          "finite number in [0, 1)"),
+    "a beta of 1": (lambda m: m["latest"]["param_groups"][0].update(betas=[0.9, 1]),
+                    "betas[1] is 1 (an integer); expected a finite number in [0, 1)"),
+    "a string eps": (lambda m: m["latest"]["param_groups"][0].update(eps=""),
+                     "param_groups[0].eps is '' (a string)"),
+    "a negative generator state": (lambda m: m["latest"]["rng"]["state"].update(state=-1),
+                                   "latest.rng.state.state is -1 (an integer); expected an "
+                                   "integer in [0, "),
     "a number for the data path": (lambda m: m["info"]["data"].update(path=5),
                                    "info.data.path is 5, not a file path"),
-    "iter True": (lambda m: m["latest"].update(iter=True), "expected an int >= 0"),
-    "a negative iter": (lambda m: m["best"].update(iter=-3), "expected an int >= 0"),
+    "iter True": (lambda m: m["latest"].update(iter=True), "expected an integer >= 0"),
+    "a negative iter": (lambda m: m["best"].update(iter=-3), "expected an integer >= 0"),
 }
 
 
@@ -155,7 +166,7 @@ def test_a_config_json_that_is_a_directory_is_one_line(capsys, copy):
     (copy / "config.json").unlink()
     (copy / "config.json").mkdir()
     err = one_line_error(capsys, ["sample", "--out", str(copy)])
-    assert "config.json cannot be read" in err, err
+    assert "config.json is a directory" in err, err
 
 
 def test_a_data_file_name_that_is_not_utf8_is_refused_before_training(capsys, tmp_path):

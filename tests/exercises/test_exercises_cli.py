@@ -68,6 +68,9 @@ def test_status_counts_progress_and_names_the_next_exercise(workspace, capsys):
     assert main(["exercises", "status", "--dir", str(workspace / "exercises")]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"2 of {len(EXERCISES)} exercises pass")
+    # exercise 11 is in no section of the notes: said so, not "(notes training)"
+    assert "AdamW's step (training, after the notes' chapter 3)" in out
+    assert "notes training" not in out
     assert "[x]  1." in out and "[x]  2." in out and "[ ]  3." in out
     assert "next: exercises/ex03_softmax_backward.py" in out
 

@@ -166,3 +166,18 @@ def test_the_docs_pages_are_generated_from_the_current_stubs_and_graders():
         committed = (docs / page_name(ex)).read_text(encoding="utf-8")
         assert committed == page(ex), (f"docs/exercises/{page_name(ex)} is stale: run "
                                        "python -m models.exercises.pages docs/exercises")
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid:RuntimeWarning")
+@pytest.mark.parametrize("ex", EXERCISES, ids=lambda ex: ex.slug)
+def test_an_exception_in_any_check_names_the_inputs_and_carries_a_hint(ex):
+    """Every check, not only the ones built on compare(), says where the student's code raised
+    and what to look at: no bare exception, no empty "()" for the inputs."""
+    def crashes(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    messages = failures(ex, student(ex, **{name: crashes for name in ex.functions}))
+    assert len(messages) == len(ex.grader().CHECKS), messages
+    for message in messages:
+        assert "raised RuntimeError: boom" in message and "Hint: " in message, message
+        assert " ()" not in message, message

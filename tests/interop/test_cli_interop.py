@@ -80,3 +80,35 @@ def test_nanogpt_export_with_foreign_data_writes_nothing(trained, capsys):
     assert "vocabulary" in capsys.readouterr().err
     assert not exported.exists() or not any(exported.iterdir()), \
         f"expected no files in {exported}, got {sorted(p.name for p in exported.iterdir())}"
+
+
+def test_an_hf_export_never_replaces_a_checkpoints_config_json(trained, capsys):
+    """--overwrite replaces an earlier export's files, not the checkpoint's own config.json."""
+    out = trained / "out"
+    before = (out / "config.json").read_bytes()
+    assert main(["export", "--out", str(out), "--to", str(out), "--format", "hf",
+                 "--overwrite"]) == 1
+    assert "holds a microtensor checkpoint" in capsys.readouterr().err
+    assert (out / "config.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("param_groups", [{"params": [0], "lr": "fast"}],
+     "latest.param_groups[0].lr is 'fast' (a string); expected a finite number >= 0"),
+    ("best_val_loss", "low", "latest.best_val_loss is 'low' (a string)"),
+])
+def test_a_nanogpt_export_of_a_hand_edited_training_state_is_one_line(trained, capsys, key,
+                                                                      value, message):
+    import json
+    import shutil
+
+    out = trained / f"edited_{key}"
+    shutil.copytree(trained / "out", out)
+    manifest = json.loads((out / "config.json").read_text(encoding="utf-8"))
+    manifest["latest"][key] = value
+    (out / "config.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert main(["export", "--out", str(out), "--to", str(trained / f"to_{key}"),
+                 "--format", "nanogpt"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, f"expected {message!r}, got {err!r}"
+    assert not (trained / f"to_{key}").exists()

@@ -7,6 +7,8 @@ import pytest
 import microtensor as mt
 
 torch = pytest.importorskip("torch")
+# torch 2.13 reads x[[[0, 1], [1, 0]]] as x[[0, 1], [1, 0]] (the rule compared here); it warns
+pytestmark = pytest.mark.filterwarnings("ignore:Using a non-tuple sequence:UserWarning")
 
 X = np.arange(24, dtype=np.float64).reshape(2, 3, 4) / 7
 

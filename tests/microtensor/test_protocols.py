@@ -172,7 +172,7 @@ def test_hash_is_by_identity_so_tensors_stay_usable_in_sets_and_dicts():
 
 
 # ---- writing in place ----------------------------------------------------------------------
-def test_in_place_operators_change_the_array_every_alias_sees():
+def test_in_place_operators_change_the_tensor_every_name_for_it_sees():
     t = mt.Tensor([1.0, 2.0])
     alias = t
     t += 1
@@ -268,3 +268,73 @@ def test_unary_float_functions_of_integer_tensors_are_float32_as_torch():
         got = fn(mt.Tensor([1, 2])).dtype
         assert got == np.float32, f"{fn.__name__}(int64): expected float32, got {got}"
     assert F.relu(mt.Tensor([-1, 2])).dtype == np.int64
+
+
+def test_in_place_after_forward_leaves_the_saved_values_of_the_graph_alone():
+    x = mt.Tensor([1.0, 2.0], requires_grad=True)
+    c = mt.Tensor([3.0, 4.0])
+    y = (x * c).sum()
+    c += 10  # the constant changes after the forward that used it
+    c[0] = 100.0
+    y.backward()
+    np.testing.assert_array_equal(x.grad, [3.0, 4.0], err_msg="expected dy/dx = the old c")
+
+
+# ---- arrays the caller keeps: refilled before backward --------------------------------------
+def test_a_numpy_buffer_refilled_before_backward_does_not_change_the_gradient():
+    buf, w = np.ones(3), mt.Tensor(np.ones(3), requires_grad=True)
+    losses = []
+    for v in (1.0, 2.0, 3.0):  # micro-batches through one input buffer
+        buf[...] = v
+        losses.append((w * buf).sum())
+    (losses[0] + losses[1] + losses[2]).backward()
+    np.testing.assert_array_equal(w.grad, [6.0, 6.0, 6.0], err_msg="expected 1 + 2 + 3")
+
+
+def test_ids_masks_and_index_arrays_refilled_before_backward_do_not_move_the_gradient():
+    weight = mt.Tensor(np.zeros((4, 2)), requires_grad=True)
+    ids = np.array([0, 1])
+    out = F.embedding(ids, weight)
+    ids[...] = [2, 3]
+    out.sum().backward()
+    np.testing.assert_array_equal(weight.grad[:, 0], [1, 1, 0, 0], err_msg="rows 0 and 1")
+    x, mask = mt.Tensor(np.ones(3), requires_grad=True), np.array([True, False, False])
+    y = x.masked_fill(mask, 0.0)
+    mask[...] = [False, False, True]
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad, [0, 1, 1], err_msg="the mask at forward time")
+    z, where = mt.Tensor(np.zeros(3), requires_grad=True), np.array([0, 0])
+    picked = z[where]
+    where[...] = 2
+    picked.sum().backward()
+    np.testing.assert_array_equal(z.grad, [2, 0, 0])
+
+
+# ---- requires_grad ---------------------------------------------------------------------------
+def test_requires_grad_attribute_is_checked_as_requires_grad_():
+    x = mt.Tensor([1, 2])
+    with pytest.raises(TypeError, match="floating-point"):
+        x.requires_grad = True
+    y = mt.Tensor([1.0], requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="leaf tensors only"):
+        y.requires_grad_(False)
+    leaf = mt.Tensor([1.0])
+    leaf.requires_grad = True
+    (leaf * 3).sum().backward()
+    assert leaf.grad[0] == 3.0
+
+
+def test_a_custom_function_returning_the_wrong_number_of_gradients_is_refused():
+    class MyMul(mt.Function):
+        op = "mymul"
+
+        def forward(self, a, b):
+            self.save(a=a, b=b)
+            return a * b
+
+        def backward(self, g):
+            return g * self.saved["b"]  # forgot ∂L/∂b
+
+    a, b = mt.Tensor([1.0], requires_grad=True), mt.Tensor([3.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="returned 1 gradients; expected 2"):
+        mt.apply(MyMul(), a, b).sum().backward()

@@ -163,7 +163,53 @@ def pickle_inside(arrays):
     arrays["model/wte.weight"] = np.array([object()], dtype=object)
 
 
+def edit_manifest(change):
+    """A damage that rewrites config.json as change(manifest) returns it (a hand edit)."""
+    def damage(out):
+        manifest = json.loads((out / CONFIG_FILE).read_text())
+        (out / CONFIG_FILE).write_text(json.dumps(change(manifest)))
+    return damage
+
+
+def model_config(**changes):
+    return edit_manifest(lambda m: {**m, "model_config": {**m["model_config"], **changes}})
+
+
+def compress(out):
+    """The best snapshot rewritten by np.savez_compressed: a member could unpack 1000x larger."""
+    manifest = json.loads((out / CONFIG_FILE).read_text())
+    path = out / manifest["best"]["file"]
+    arrays = dict(np.load(path))
+    with open(path, "wb") as f:
+        np.savez_compressed(f, **arrays)
+    data = path.read_bytes()
+    manifest["best"].update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    (out / CONFIG_FILE).write_text(json.dumps(manifest))
+
+
+def nested(value, depth):
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 BROKEN = {
+    "the string false for bias": (model_config(bias="false"),
+                                  "model_config.bias is 'false' (a string); expected true or "
+                                  "false"),
+    "a float for a size": (model_config(n_embd=16.0), "model_config.n_embd is 16.0 (a number)"),
+    "a model far larger than its snapshot": (model_config(n_layer=10 ** 6),
+                                             "model_config describes a model of"),
+    "a compressed .npz member": (compress, "is not a stored .npy array"),
+    "JSON nested 100 deep": (edit_manifest(lambda m: {**m, "info": {"x": nested(1, 100)}}),
+                             "nests arrays or objects more than 64 deep"),
+    "a vocabulary that is a string": (edit_manifest(lambda m: {**m, "info": {
+        **m["info"], "vocab": "".join(m["info"]["vocab"])}}), "info.vocab is"),
+    "a NaN validation loss": (edit_manifest(lambda m: {**m, "best": {**m["best"],
+                                                                      "val_loss": float("nan")}}),
+                              "best.val_loss is nan (a number); expected null or a finite"),
+    "a number for the hash": (edit_manifest(lambda m: {**m, "best": {**m["best"], "sha256": 5}}),
+                              "best.sha256 is 5 (an integer); expected a string of 64"),
     "half a .npz": (truncate, "bytes"),
     "a changed byte": (flip_a_byte, "SHA-256"),
     "a missing file": (delete_best, "is missing"),

@@ -125,3 +125,18 @@ def test_optimizers_refuse_a_single_tensor_as_torch(cls):
     with pytest.raises(TypeError, match="single Tensor"):
         cls(nn.Parameter(np.zeros(3, np.float32)), lr=0.1)
     cls((p for p in [nn.Parameter(np.zeros(3, np.float32))]), lr=0.1)  # a generator is fine
+
+
+def test_a_single_tensor_as_a_groups_params_is_that_parameter_as_torch():
+    p = nn.Parameter(np.ones((2, 3), np.float32))
+    opt = nn.optim.SGD([{"params": p}], lr=0.5)
+    p.grad = np.ones((2, 3), np.float32)
+    opt.step()
+    np.testing.assert_array_equal(p.data, np.full((2, 3), 0.5, np.float32),
+                                  err_msg="expected the parameter itself to move")
+
+
+def test_optimizers_refuse_a_non_leaf_tensor_as_torch():
+    p = nn.Parameter(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="non-leaf"):
+        nn.optim.AdamW([p * 2])

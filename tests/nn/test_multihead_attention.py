@@ -223,15 +223,14 @@ def test_float_attn_mask_combines_with_key_padding_like_the_boolean_one(to_float
 
 
 @pytest.mark.parametrize("t_q, t_k", [(1, 5), (3, 5), (5, 5)])
-def test_is_causal_means_the_same_in_the_function_and_the_module_when_t_q_differs(t_q, t_k):
-    """One rule: the T_q queries are the last T_q of T_k positions (bottom-right)."""
+def test_bottom_right_is_causal_in_the_function_blocks_what_the_module_blocks_after_a_cache(
+        t_q, t_k):
+    """The T_q queries are the last T_q of T_k positions: query i sees keys j <= T_k - T_q + i."""
     q, k, v = normal64(1, 2, t_q, 4, seed=40), normal64(1, 2, t_k, 4, seed=41), \
         normal64(1, 2, t_k, 4, seed=42)
     _, weights = nn.scaled_dot_product_attention(mt.Tensor(q), mt.Tensor(k), mt.Tensor(v),
-                                                 is_causal=True)
-    expected = nn.causal_mask(t_q, t_k)
-    for i in range(t_q):                                   # query i sits at t_k - t_q + i
-        assert expected[i].tolist() == [j > t_k - t_q + i for j in range(t_k)], expected
+                                                 is_causal=True, causal_alignment="bottom_right")
+    expected = np.array([[j > t_k - t_q + i for j in range(t_k)] for i in range(t_q)])
     assert np.all(weights.data[..., expected] == 0), "function: future keys must get weight 0"
     assert np.all(weights.data[..., ~expected] > 0), "function: past keys must get weight > 0"
     mha = nn.MultiHeadAttention(8, 2, keep_attention=True)
@@ -247,18 +246,18 @@ def test_is_causal_means_the_same_in_the_function_and_the_module_when_t_q_differ
                                   err_msg="module: blocked keys differ from the function's")
 
 
-def test_is_causal_matches_torch_lower_right_causal_bias_when_t_q_differs():
+def test_bottom_right_is_causal_matches_torch_lower_right_causal_bias():
     torch = pytest.importorskip("torch")
     from torch.nn.attention.bias import causal_lower_right
     q, k, v = normal64(2, 2, 3, 4, seed=44), normal64(2, 2, 7, 4, seed=45), \
         normal64(2, 2, 7, 4, seed=46)
     out, _ = nn.scaled_dot_product_attention(mt.Tensor(q), mt.Tensor(k), mt.Tensor(v),
-                                             is_causal=True)
+                                             is_causal=True, causal_alignment="bottom_right")
     tq, tk, tv = (torch.tensor(a) for a in (q, k, v))
     expected = torch.nn.functional.scaled_dot_product_attention(
         tq, tk, tv, attn_mask=causal_lower_right(3, 7))
     np.testing.assert_allclose(out.data, expected.numpy(), rtol=1e-10, atol=1e-12,
-                               err_msg="is_causal vs torch's causal_lower_right")
+                               err_msg="bottom_right is_causal vs torch's causal_lower_right")
 
 
 def test_a_kv_cache_written_by_hand_with_the_function_matches_the_modules_cached_decoding(
@@ -280,8 +279,11 @@ def test_a_kv_cache_written_by_hand_with_the_function_matches_the_modules_cached
         keys.append(heads(mha.k_proj, row))                 # [1, H, 1, d]
         values.append(heads(mha.v_proj, row))
         k, v = np.concatenate(keys, axis=2), np.concatenate(values, axis=2)  # [1, H, t+1, d]
+        # the new query is the last position: bottom-right (top-left would hide every key
+        # but the first from it)
         z, _ = nn.scaled_dot_product_attention(mt.Tensor(heads(mha.q_proj, row)), mt.Tensor(k),
-                                               mt.Tensor(v), is_causal=True)  # [1, H, 1, d]
+                                               mt.Tensor(v), is_causal=True,
+                                               causal_alignment="bottom_right")  # [1, H, 1, d]
         z = z.data.transpose(0, 2, 1, 3).reshape(1, 1, 8)   # [1, 1, D]  heads concatenated
         hand_steps.append(z @ mha.out_proj.weight.data + mha.out_proj.bias.data)
     np.testing.assert_allclose(np.concatenate(module_steps, 1), np.concatenate(hand_steps, 1),

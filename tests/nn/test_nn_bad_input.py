@@ -78,13 +78,20 @@ def test_a_parameter_given_twice_is_refused_instead_of_updated_twice():
         nn.optim.AdamW([{"params": [p]}, {"params": [p], "weight_decay": 0.0}])
 
 
-@pytest.mark.parametrize("max_norm", [float("nan"), float("inf"), -1.0])
-def test_clip_grad_norm_refuses_a_max_norm_that_is_not_finite_and_non_negative(max_norm):
+@pytest.mark.parametrize("max_norm", [float("nan"), -1.0, "1"])
+def test_clip_grad_norm_refuses_a_max_norm_that_is_not_a_number_at_least_0(max_norm):
     p = param()
     p.grad = np.ones(2, np.float32)
-    with pytest.raises(ValueError, match=f"max_norm must be a finite number >= 0; got {max_norm}"):
+    with pytest.raises(ValueError, match=f"max_norm must be a number >= 0.*got {max_norm!r}"):
         nn.utils.clip_grad_norm_([p], max_norm)
     assert np.array_equal(p.grad, [1, 1]), f"expected the gradient untouched; got {p.grad}"
+
+
+def test_clip_grad_norm_with_an_infinite_max_norm_only_measures_as_torch():
+    p = param()
+    p.grad = np.full(2, 3.0, np.float32)
+    total = nn.utils.clip_grad_norm_([p], float("inf"))
+    assert abs(total - 18 ** 0.5) < 1e-5 and np.array_equal(p.grad, [3, 3]), (total, p.grad)
 
 
 @pytest.mark.parametrize("dropout", [1.5, 1.0, -0.1, float("nan"), "0.1"])

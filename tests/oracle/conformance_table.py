@@ -84,6 +84,35 @@ def _ops_binary():
     return entries
 
 
+def _ops_in_place():
+    """x op= other on a tensor without grad: the same array changes (an alias sees it)."""
+    import operator as o
+    ops = {"__iadd__": o.iadd, "__isub__": o.isub, "__imul__": o.imul,
+           "__itruediv__": o.itruediv, "__iand__": o.iand, "__ior__": o.ior, "__ixor__": o.ixor}
+    others = {"int 2": 2, "float 2.5": 2.5, "bool True": True}
+    entries = []
+    for name, op in ops.items():
+        def run(x, other, op=op, side="mt"):
+            x = x.detach() if side == "mt" else x.detach().clone()
+            alias = x
+            b = _other_array(x, side) if other == "array" else others[other]
+            if isinstance(b, np.ndarray) and side == "torch":
+                b = torch.from_numpy(b)
+            op(x, b)
+            return alias
+        entries.append(Entry(name, run, lambda x, other, run=run: run(x, other, side="torch"),
+                             [{"other": k} for k in (*others, "array")], grad=False))
+    return entries
+
+
+def _setitem(side):
+    def run(x, index, value):
+        x = x.detach() if side == "mt" else x.detach().clone()
+        x[_index(x, index, side)] = value
+        return x
+    return run
+
+
 def _index_forms():
     return [{"index": i} for i in (
         0, -1, 5, slice(None), slice(1, None), slice(None, None, 2), None, Ellipsis, (None, 0),
@@ -220,6 +249,11 @@ def entries():
               [{}, {"approximate": "tanh"}, {"approximate": "bad"}]),
             E("F.relu", F.relu, torch.nn.functional.relu)]
     out += _ops_binary()
+    out += _ops_in_place()
+    out.append(E("__setitem__", _setitem("mt"), _setitem("torch"),
+                 [{"index": i, "value": v} for i in (0, -1, slice(None), "mask", [0, 0],
+                                                     (Ellipsis, 0), "tensor ids")
+                  for v in (7, 2.5, True)], grad=False))
     out.append(E("__matmul__", lambda x: x @ x.transpose(-1, -2) if x.ndim > 1 else x @ x,
                  lambda x: x @ x.transpose(-1, -2) if x.ndim > 1 else x @ x))
     # ---- reductions ---------------------------------------------------------------------
@@ -281,6 +315,10 @@ def entries():
               lambda x, **f: torch.nn.functional.dropout(x, **f),
               [{"p": 0.0}, {"p": 1.0}, {"p": 0.5, "training": False}, {"p": 1.5}, {"p": -0.1}]),
             E("Linear", lin_ours, lin_theirs, inputs=_at_least(1)),
+            E("scaled_dot_product_attention",
+              lambda x, **f: nn.scaled_dot_product_attention(x, x, x, **f)[0],
+              lambda x, **f: torch.nn.functional.scaled_dot_product_attention(x, x, x, **f),
+              [{}, {"is_causal": True}], inputs=_at_least(2)),
             E("ReLU", lambda x: nn.ReLU()(x), lambda x: torch.nn.ReLU()(x)),
             E("GELU", lambda x: nn.GELU()(x), lambda x: torch.nn.GELU()(x)),
             E("Dropout", lambda x, **f: nn.Dropout(**f).eval()(x),

@@ -20,6 +20,13 @@ def _mean(grad, shape):
     return grad.mean(axis=axes, keepdims=True) if axes else grad
 
 
+def _mean_stretched(grad, shape):  # sums the leading axes, averages the size-1 ones
+    extra = grad.ndim - len(shape)
+    grad = grad.sum(axis=tuple(range(extra))) if extra else grad
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.mean(axis=axes, keepdims=True) if axes else grad
+
+
 def _leading_only(grad, shape):
     extra = grad.ndim - len(shape)
     return grad.sum(axis=tuple(range(extra))) if extra else grad
@@ -35,6 +42,9 @@ def _no_keepdims(grad, shape):
 MISTAKES = [
     Mistake("mean", "each broadcast copy adds its *whole* gradient: np.sum over the copied "
             "axes, not np.mean", _mean),
+    Mistake("mean over size-1 axes", "the axes where `shape` has 1 were stretched into copies "
+            "too: np.sum them (keepdims=True), not np.mean, as the leading axes",
+            _mean_stretched),
     Mistake("size-1 axes not summed", "you summed the leading axes but not the axes where "
             "`shape` has size 1 (e.g. [T, 1] against [B, T, D]): sum those with keepdims=True",
             _leading_only),

@@ -48,7 +48,8 @@ MISTAKES = [
             "∂L/∂b = aᵀ G (G on the right)", _wrong_order),
     Mistake("swapped", "the formulas are exchanged: ∂L/∂a = G bᵀ goes with a, ∂L/∂b = aᵀ G "
             "with b", _swapped),
-    Mistake("no transpose", "transpose the other factor: ∂L/∂a = G bᵀ, ∂L/∂b = aᵀ G",
+    Mistake("no transpose", "each gradient takes the *other* factor transposed: "
+            "∂L/∂a = G bᵀ (not G b), ∂L/∂b = aᵀ G (not a G)",
             _no_transpose),
 ]
 

@@ -37,6 +37,10 @@ def _no_keepdims(a, da, axis=-1):
     return a * (da - (a * da).sum(axis=axis))
 
 
+def _last_axis(a, da, axis=-1):  # `axis` ignored
+    return a * (da - (a * da).sum(axis=-1, keepdims=True))
+
+
 def _diagonal(a, da, axis=-1):
     return a * (1 - a) * da
 
@@ -52,6 +56,8 @@ MISTAKES = [
     Mistake("no keepdims", "sum with keepdims=True: without it the row sums, shape [N], "
             "broadcast along the last axis, so row i subtracts the sums of other rows",
             _no_keepdims),
+    Mistake("axis ignored", "sum along the `axis` you are given (the softmax's axis, which "
+            "need not be the last), not always along −1", _last_axis),
     Mistake("diagonal", "a(1 − a) is only the diagonal of the Jacobian; every a_j of the row "
             "feeds a_i too: ds = a ⊙ (da − Σ a ⊙ da)", _diagonal),
 ]

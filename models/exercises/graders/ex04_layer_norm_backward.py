@@ -19,7 +19,8 @@ from ..grading import (
     student_function,
 )
 
-HINT = ("with ĝ = g ⊙ w: ∂L/∂x = r·(ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂)), means over the last axis; "
+HINT = ("with ĝ = g ⊙ w: ∂L/∂x = r·(ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂)), means over the last axis "
+        "with keepdims=True; "
         "∂L/∂w = Σ g ⊙ x̂ and ∂L/∂b = Σ g over every leading axis")
 NAMES = ("∂L/∂x", "∂L/∂w", "∂L/∂b")
 
@@ -53,6 +54,12 @@ def _g_not_ghat(g, xhat, rstd, weight):
     return (dx, *_right_wb(g, xhat))
 
 
+def _no_keepdims(g, xhat, rstd, weight):  # mean(ĝ) of shape [...] against [..., D]
+    gh = g * weight
+    dx = rstd * (gh - gh.mean(-1) - xhat * (gh * xhat).mean(-1, keepdims=True))
+    return (dx, *_right_wb(g, xhat))
+
+
 def _wb_not_summed(g, xhat, rstd, weight):
     return reference.layer_norm_backward(g, xhat, rstd, weight)[0], g * xhat, g
 
@@ -67,6 +74,9 @@ MISTAKES = [
     Mistake("no x̂ term", "moving one x also changes σ: subtract x̂ ⊙ mean(ĝ ⊙ x̂)",
             _no_xhat_term),
     Mistake("no r", "x̂ = (x − μ)·r, so the chain rule multiplies by r = rstd", _no_rstd),
+    Mistake("no keepdims", "take the row means with keepdims=True ([..., 1]), so that they "
+            "broadcast along the row; mean(-1) alone has shape [...] and lines up with the "
+            "wrong axis", _no_keepdims),
     Mistake("g, not ĝ", "y = x̂ ⊙ w: the gradient reaching x̂ is ĝ = g ⊙ w, not g", _g_not_ghat),
     Mistake("not summed", "w and b are shared by every row: sum g ⊙ x̂ and g over all the "
             "leading axes, to shape [D]", _wb_not_summed),
@@ -111,9 +121,9 @@ def check_each_row_of_dx_sums_to_zero(student):
     fn = student_function(student, "layer_norm_backward")
     args = _inputs((3, 6), np.float64, 9)
     dx = compare(fn, args, reference.layer_norm_backward(*args)[0], "∂L/∂x", hint=HINT,
-                 mistakes=MISTAKES, pick=lambda out: _pick(out, 0))[0]
+                 mistakes=MISTAKES, pick=lambda out: _pick(out, 0), context="x [3, 6]")[0]
     expect_close(np.asarray(dx).sum(-1), np.zeros(3), "Σ_j ∂L/∂x_j (each row)", hint=HINT,
-                 atol=1e-9)
+                 atol=1e-9, context="x [3, 6]")
 
 
 def check_gradcheck_in_the_engine(student):

@@ -43,6 +43,13 @@ def _ignored_kept(z, t, ignore_index=-100):
     return (_probs(z) - _onehot(t, z.shape[-1], ignore_index)) / n
 
 
+def _onehot_every_row(z, t, ignore_index=-100):  # p[rows, t] -= 1 with t = ignore_index too
+    p = _probs(z)
+    p[np.arange(len(t)), t] -= 1
+    n = max(int((t != ignore_index).sum()), 1)
+    return p * _valid(t, ignore_index) / n
+
+
 def _sign(z, t, ignore_index=-100):
     return -reference.cross_entropy_backward(z, t, ignore_index)
 
@@ -65,6 +72,9 @@ MISTAKES = [
             _over_all_rows),
     Mistake("ignored kept", "a row whose target is ignore_index (padding: the loss mask) gets "
             "exactly 0", _ignored_kept),
+    Mistake("onehot on every row", "an ignored row's target is ignore_index (−100), not a "
+            "class: subtract the onehot only on the counted rows, e.g. rows = "
+            "np.flatnonzero(t != ignore_index); p[rows, t[rows]] -= 1", _onehot_every_row),
     Mistake("sign", "softmax(z) − onehot(t), not onehot(t) − softmax(z): the loss falls as the "
             "target's probability grows", _sign),
     Mistake("logits", "subtract from softmax(z), the probabilities, not from the logits z",
@@ -90,12 +100,14 @@ def check_by_hand(student):
 
 
 def check_ignored_targets(student):
-    """Six rows, two with target ignore_index (padding): their rows are 0, the mean is over 4."""
+    """Six rows, two with target ignore_index (padding): their rows are 0, the mean is over 4;
+    then ignore_index=0, and every target ignored (n = 0: nothing counts, all zeros)."""
     fn = student_function(student, "cross_entropy_backward")
     rng = np.random.default_rng(11)
     z, t = rng.normal(size=(6, 5)), np.array([1, -100, 4, 0, -100, 2])
     _check(fn, z, t, -100, "6 rows, targets [1, −100, 4, 0, −100, 2]")
     _check(fn, z, np.array([1, 0, 4, 0, 0, 2]), 0, "ignore_index=0: targets 0 are padding")
+    _check(fn, z[:2], np.array([-100, -100]), -100, "every target ignored (n = 0): all zeros")
 
 
 def check_large_logits_dtypes_and_no_rows(student):

@@ -33,6 +33,12 @@ def _multiplied(x, mask, value):
     return x * ~np.asarray(mask)
 
 
+def _boolean_index(x, mask, value):  # right for a mask of x's shape, not for a broadcast one
+    z = x.copy()
+    z[mask] = value
+    return z
+
+
 def _backward_unchanged(g, mask):
     return g
 
@@ -46,6 +52,9 @@ FORWARD_MISTAKES = [
             "where it is False", _inverted),
     Mistake("multiplied", "x ⊙ (not mask) writes 0 at a blocked score, and exp(0) = 1 is not "
             "weight 0: write `value` (−∞ for attention) there", _multiplied),
+    Mistake("boolean index", "the mask *broadcasts* (one [T_q, T_k] mask for every batch and "
+            "head), but z[mask] = value needs a mask of x's whole shape: np.where(mask, value, "
+            "x) broadcasts", _boolean_index),
 ]
 BACKWARD_MISTAKES = [
     Mistake("unchanged", "a filled entry is a constant (it no longer depends on x): its "

@@ -32,6 +32,11 @@ def _split_interleaved(x, n_heads):
     return x.reshape(b, t, d_model // n_heads, n_heads).permute(0, 3, 1, 2)
 
 
+def _split_float_d(x, n_heads):  # D / H is a float in Python 3
+    b, t, d_model = x.shape
+    return x.reshape(b, t, n_heads, d_model / n_heads).transpose(1, 2)
+
+
 def _merge_reshape_only(z):
     b, h, t, d = z.shape
     return z.reshape(b, t, h * d)
@@ -48,6 +53,8 @@ SPLIT_MISTAKES = [
             _split_reshape_only),
     Mistake("interleaved", "head h owns the *contiguous* columns h·d … (h+1)·d − 1: reshape to "
             "[B, T, H, d] (H before d), not [B, T, d, H]", _split_interleaved),
+    Mistake("float d", "d = D // H: in Python 3 D / H is a float (8.0) even when H divides D, "
+            "and reshape takes whole numbers", _split_float_d),
 ]
 MERGE_MISTAKES = [
     Mistake("reshape only", "reshaping [B, H, T, d] straight to [B, T, D] mixes heads with "
@@ -85,7 +92,8 @@ def check_split_and_merge_against_the_reference(student):
         z = reference.split_heads(x, h)
         compare(merge, (z,), x.data, "merge_heads(Z)", hint=HINT, mistakes=MERGE_MISTAKES,
                 dtype=np.float32, context=f"Z {list(z.shape)}")
-        both = call(lambda x=x, h=h: merge(split(x, h)), what="merge_heads(split_heads(X))")
+        both = call(lambda x=x, h=h: merge(split(x, h)), what="merge_heads(split_heads(X))",
+                    context=context, hint=HINT)
         expect_close(as_array(both, "merge_heads(split_heads(X))"), x.data,
                      "merge_heads(split_heads(X))", hint=HINT, context=context)
 
@@ -107,7 +115,8 @@ def check_multi_head_attention(student):
     for p in mha.parameters():
         p.data = np.random.default_rng(p.data.size).normal(size=p.shape) * 0.5
     x = Tensor(np.random.default_rng(21).normal(size=(2, 4, 12)), requires_grad=True)
-    out = call(lambda: _mha(split, merge, mha, x), what="attention with your split and merge")
+    out = call(lambda: _mha(split, merge, mha, x), what="attention with your split and merge",
+               context="MultiHeadAttention(12, 3), X [2, 4, 12]", hint=HINT)
     expect_close(as_array(out, "MHA(X)"), mha(x, is_causal=True).data, "MHA(X)", hint=HINT,
                  context="MultiHeadAttention(12, 3), X [2, 4, 12], causal")
     small = Tensor(x.data[:1, :3], requires_grad=True)

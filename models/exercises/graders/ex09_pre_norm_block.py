@@ -91,7 +91,8 @@ def check_branches_off_leave_the_identity(student):
         layer.weight.data[...] = 0
         layer.bias.data[...] = 0
     x = Tensor(np.random.default_rng(25).normal(size=(2, 3, 8)) * 3 + 1)
-    expect_close(as_array(call(fn, block, x), "y"), x.data, "y (both branches zero)", hint=HINT,
+    y = call(fn, block, x, context="x [2, 3, 8], both branches zero", hint=HINT)
+    expect_close(as_array(y, "y"), x.data, "y (both branches zero)", hint=HINT,
                  context="attention's out_proj and the FFN's proj set to 0")
 
 
@@ -102,8 +103,8 @@ def check_a_later_position_changes_no_earlier_output(student):
     x = np.random.default_rng(27).normal(size=(1, 4, 8))
     changed = x.copy()
     changed[0, -1] = 10
-    before = as_array(call(fn, block, Tensor(x)), "y")
-    after = as_array(call(fn, block, Tensor(changed)), "y")
+    before = as_array(call(fn, block, Tensor(x), context="x [1, 4, 8]", hint=HINT), "y")
+    after = as_array(call(fn, block, Tensor(changed), context="x [1, 4, 8]", hint=HINT), "y")
     expect_close(after[:, :-1], before[:, :-1], "y[:, :3] after changing x[:, 3]",
                  hint="call the attention with is_causal=True: " + HINT)
 

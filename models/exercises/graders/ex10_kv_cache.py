@@ -19,7 +19,8 @@ from ..grading import (
     student_function,
 )
 
-HINT = ("append along axis −2 (keys = cat([cache['k'], k], axis=−2), the same for values), store "
+HINT = ("on the first call the cache is empty (cache['k'] is None): start from k and v; then "
+        "append along axis −2 (keys = cat([cache['k'], k], axis=−2), the same for values), store "
         "them in the cache, then attend q over all keys with nn.causal_mask(T_new, T_k, "
         "offset=T_k − T_new)")
 
@@ -49,6 +50,14 @@ def _not_stored(cache, q, k, v):
     return nn.scaled_dot_product_attention(q, keys, values, attn_mask=mask)[0]
 
 
+def _none_not_handled(cache, q, k, v):  # cat([None, k]) on the first call
+    cache["k"] = microtensor.cat([cache["k"], k], axis=-2)
+    cache["v"] = microtensor.cat([cache["v"], v], axis=-2)
+    t_q, t_k = q.shape[-2], cache["k"].shape[-2]
+    mask = nn.causal_mask(t_q, t_k, t_k - t_q)
+    return nn.scaled_dot_product_attention(q, cache["k"], cache["v"], attn_mask=mask)[0]
+
+
 def _only_new_stored(cache, q, k, v):
     out = _not_stored(cache, q, k, v)
     cache["k"], cache["v"] = k, v
@@ -56,6 +65,10 @@ def _only_new_stored(cache, q, k, v):
 
 
 MISTAKES = {
+    "None": Mistake("None", "the first call finds an empty cache, cache['k'] is None, and "
+                    "cat([None, k]) fails (numpy makes an object array of it): keys = k when "
+                    "the cache is empty, cat([cache['k'], k], axis=−2) afterwards",
+                    _none_not_handled),
     "no mask": Mistake("no mask", "a prefill of several new positions needs the causal mask: "
                        "new query i may see key j only if j ≤ T_past + i", _no_mask),
     "top-left": Mistake("top-left", "the new queries sit at the *end* of the keys: align the "
@@ -89,10 +102,23 @@ def _check(fn, chunks, seed):
     rng = np.random.default_rng(seed)
     t = sum(chunks)
     q, k, v = (Tensor(rng.normal(size=(2, 2, t, 4))) for _ in range(3))
-    outs, cache = _decode(fn, q, k, v, chunks)
+    context = f"positions in calls of {list(chunks)}, q, k, v [2, 2, {t}, 4]"
+    try:
+        outs, cache = _decode(fn, q, k, v, chunks)
+    except ExerciseFailure as failure:  # the same error as a known mistake: its hint
+        hint = HINT
+        for mistake in MISTAKES.values():
+            try:
+                _decode(mistake.fn, q, k, v, chunks)
+            except ExerciseFailure as same:
+                if str(same) == str(failure):
+                    hint = mistake.hint
+                    break
+            except Exception:
+                continue
+        raise ExerciseFailure(f"{failure} ({context}). Hint: {hint}") from None
     got = np.concatenate([as_array(o, "the output") for o in outs], axis=-2)
     expected = _full(q, k, v)
-    context = f"positions in calls of {list(chunks)}, q, k, v [2, 2, {t}, 4]"
     if got.shape != expected.shape:
         raise ExerciseFailure(f"the outputs, joined, have shape {list(got.shape)}, expected "
                               f"{list(expected.shape)} ({context}). Hint: {HINT}")

@@ -36,6 +36,11 @@ def _decay_without_lr(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weig
     return p * (1 - weight_decay) - step, m, v
 
 
+def _decay_after(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    m, v, step = _adam(p, g, m, v, t, lr, betas, eps)
+    return (p - step) * (1 - lr * weight_decay), m, v
+
+
 def _eps_inside(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
     b1, b2 = betas
     p = p * (1 - lr * weight_decay)
@@ -55,6 +60,9 @@ MISTAKES = [
             "is Adam with L2, which the moments rescale", _l2),
     Mistake("decay without lr", "the decay is multiplied by the learning rate: p ← p·(1 − lr·λ)",
             _decay_without_lr),
+    Mistake("decay after the update", "decay p *first*, p ← p·(1 − lr·λ), then take the Adam "
+            "step from the decayed p; decaying after the step also shrinks the step (by lr·λ, "
+            "a small but real difference)", _decay_after),
     Mistake("eps inside", "ε goes outside the square root: √v̂ + ε", _eps_inside),
     Mistake("t off by one", "t is the number of this step, 1 at the first: use β₁ᵗ as given",
             _t_from_zero),
@@ -104,7 +112,8 @@ def check_minimizes_a_quadratic(student):
     c = np.array([1.0, -2.0, 0.5])
     p, m, v = np.zeros(3), np.zeros(3), np.zeros(3)
     for t in range(1, 301):
-        out = call(fn, p, p - c, m, v, t, 0.05, (0.9, 0.999), 1e-8, 0.0)
+        out = call(fn, p, p - c, m, v, t, 0.05, (0.9, 0.999), 1e-8, 0.0,
+                   context=f"step {t} on ½‖p − c‖², lr 0.05", hint=HINT)
         p, m, v = (as_array(_pick(out, i), "p, m, v") for i in range(3))
     if not np.all(np.abs(p - c) < 0.05):
         raise ExerciseFailure(f"after 300 steps p = {np.round(p, 3).tolist()}, expected near "

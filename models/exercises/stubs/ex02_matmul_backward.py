@@ -9,8 +9,9 @@ Shapes: a [..., M, K], b [..., K, N], g [..., M, N] (the same leading batch dims
 e.g. [B, H] in attention) -> (∂L/∂a [..., M, K], ∂L/∂b [..., K, N]), the inputs' dtype.
 Check the shapes: [M, N] @ [N, K] gives [M, K], as a has.
 
-Hint: "transpose" means swapping the *last two* axes, np.swapaxes(x, -1, -2) (or
-x.transpose(..., -1, -2)); x.T reverses every axis, which breaks batched matrices.
+Hint: "transpose" means swapping the *last two* axes, np.swapaxes(x, -1, -2); x.T reverses
+every axis, which breaks batched matrices (and numpy's x.transpose takes a full permutation
+of the axes: PyTorch's x.transpose(-2, -1) is np.swapaxes here).
 Keep the order: G on the left for ∂L/∂a, G on the right for ∂L/∂b.
 
 Reference (read it after): microtensor/ops/matmul.py, `MatMul.backward` (which also handles

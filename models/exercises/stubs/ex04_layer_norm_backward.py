@@ -1,10 +1,13 @@
 """Exercise 4 · notes 3.6 · the backward pass of layer normalization.
 
+Notes 3.6 places the norm in the block (pre-norm y = x + F(LN(x))) and leaves its derivation to
+chapter 04; the formula you need is below.
+
 Forward (given), over the last axis of x [..., D] (one row per position):
     μ = mean(x),  σ² = mean((x − μ)²)  (biased: divide by D),  r = 1/√(σ² + ε),
     x̂ = (x − μ)·r,   y = x̂ ⊙ w + b.
 
-Backward, with g = ∂L/∂y and ĝ = g ⊙ w, means over the row (the last axis):
+Backward, with g = ∂L/∂y and ĝ = g ⊙ w, means over the row (the last axis, keepdims=True):
     ∂L/∂x = r · (ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂))
     ∂L/∂w = Σ g ⊙ x̂        ∂L/∂b = Σ g        (Σ over every row: all leading axes)
 

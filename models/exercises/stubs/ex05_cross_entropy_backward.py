@@ -9,8 +9,10 @@ classes), targets t [N]. A position whose target is `ignore_index` (padding: the
 Shapes: logits [N, C] float, targets [N] integer -> ∂L/∂logits [N, C], logits' dtype.
 
 Hint: p − onehot, not onehot − p (L falls as p[t] grows). The mean is over the *counted* rows,
-so divide by n, not by N; ignored rows get exactly 0. Compute softmax stably (subtract each
-row's max first) so large logits do not overflow.
+so divide by n, not by N; ignored rows get exactly 0, and when no row counts (n = 0) the
+whole gradient is 0. Index the onehot on the counted rows only: an ignored target (−100) is
+not a class. Compute softmax stably (subtract each row's max first) so large logits do not
+overflow.
 
 Reference (read it after): microtensor/ops/loss.py, `CrossEntropy.backward` (which also
 handles label smoothing and the other reductions).

@@ -7,7 +7,8 @@ h·d … (h+1)·d − 1 of Q = X W_Q (and of K, V). The notes' shapes (3.5):
 Merging is the exact inverse of splitting: merge_heads(split_heads(x, H)) == x.
 
 Shapes: split_heads: x [B, T, D] (a microtensor Tensor), n_heads H (D divisible by H)
--> [B, H, T, d]; merge_heads: z [B, H, T, d] -> [B, T, H·d].
+-> [B, H, T, d] with d = D // H (an int: reshape takes no 8.0); merge_heads: z [B, H, T, d]
+-> [B, T, H·d].
 
 Hint: reshape only regroups the last axis (D = H·d → H, d) while the memory order stays
 [B, T, ...]; then transpose(1, 2) brings H before T. A reshape straight to [B, H, T, d] would
@@ -20,7 +21,7 @@ after `scaled_dot_product_attention` in `MultiHeadAttention.forward`.
 
 
 def split_heads(x, n_heads):
-    """x [B, T, D] -> [B, H, T, d], d = D / H."""
+    """x [B, T, D] -> [B, H, T, d], d = D // H."""
     raise NotImplementedError("exercise 8: write split_heads(x, n_heads) in "
                               "exercises/ex08_heads.py")
 

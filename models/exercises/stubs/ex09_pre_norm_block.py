@@ -8,8 +8,9 @@ the residual path x → y passes no norm:
 (Post-norm, the 2017 paper's: x = LN₁(x + Attn(x)); x = LN₂(x + FFN(x)). Not this one.)
 
 Shapes: x [B, T, D] (a microtensor Tensor) -> [B, T, D]. `block` is an nn.TransformerBlock:
-use its sub-modules block.ln_1, block.attn, block.ln_2, block.mlp; call the attention as
-block.attn(h, is_causal=True).
+use its sub-modules block.ln_1, block.attn, block.ln_2, block.mlp, each of which returns
+one Tensor [B, T, D]; call the attention as block.attn(h, is_causal=True) (unlike
+nn.scaled_dot_product_attention, it returns no weights).
 
 Hint: keep the un-normalized x for the skip path: x + F(LN(x)), not LN(x) + F(LN(x)).
 The FFN reads the output of the attention sublayer, not the block's input.

@@ -13,7 +13,8 @@ Shapes: q, k, v [B, H, T_new, d] (microtensor Tensors) for the new positions;
 cache a dict {"k": None or [B, H, T_past, d], "v": the same}, which you update to hold
 [B, H, T_past + T_new, d] -> the attention output [B, H, T_new, d].
 
-Hint: append along the positions axis, −2: `microtensor.cat([cache["k"], k], axis=-2)`.
+Hint: the first call finds the cache empty (cache["k"] is None): then the keys are just k.
+Afterwards append along the positions axis, −2: `microtensor.cat([cache["k"], k], axis=-2)`.
 `nn.causal_mask(t_q, t_k, offset)` is True where key j > i + offset (blocked);
 `nn.scaled_dot_product_attention(q, keys, values, attn_mask=mask)` returns (out, weights).
 With one new query the mask blocks nothing, but a prefill needs it, offset = T_past.

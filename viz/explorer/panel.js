@@ -1,0 +1,186 @@
+// The explorer's panel: numbers as the pictures print them, one node's table, formulas,
+// statistics and heatmaps (a canvas, one byte per cell as viz/compact.py stores them), and the
+// gradient-norm curves of `train --explore`. Shares one scope with explorer.js (page.html).
+
+// ---- numbers -------------------------------------------------------------------------
+function fmt(x) { // viz.style.fmt_number: 3 significant digits, powers of ten outside 1e-3..1e3
+  if (x === null || x === undefined) return "–";
+  if (x === 0) return "0";
+  const [m, e] = x.toExponential(2).split("e");
+  if (+e >= -3 && +e < 3) return String(Number(x.toPrecision(3)));
+  return m + "e" + (+e);
+}
+function count(n, unit) {
+  for (const [p, s] of [["G", 1e9], ["M", 1e6], ["k", 1e3]]) {
+    if (n >= s) return (n / s).toPrecision(3) + " " + p + unit;
+  }
+  return n + " " + unit;
+}
+const shape = (s) => "[" + s.join(", ") + "]";
+const esc = (t) => String(t).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
+function nodeName(i) {
+  const n = NODES[i];
+  if (n.kind === "op") return n.op + (n.role ? " (" + n.role + ")" : "");
+  return n.name || n.kind;
+}
+function where(i) { return NODES[i].module ? " in " + NODES[i].module : ""; }
+
+// ---- the panel: one node ----------------------------------------------------------------
+const decoded = new Map();
+function codes(heat) {
+  if (!decoded.has(heat)) {
+    const bin = atob(heat.codes), out = new Uint8Array(bin.length);
+    for (let k = 0; k < bin.length; k++) out[k] = bin.charCodeAt(k);
+    decoded.set(heat, out);
+  }
+  return decoded.get(heat);
+}
+function colour(v, lo, hi) { // sequential for values ≥ 0 (attention weights), else diverging
+  if (lo >= 0) { const t = hi > 0 ? v / hi : 0; return [255 - 192 * t, 255 - 255 * t, 255 - 130 * t]; }
+  const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1, t = Math.max(-1, Math.min(1, v / m));
+  return t < 0 ? [255 + 222 * t, 255 + 150 * t, 255 + 50 * t] : [255 - 40 * t, 255 - 215 * t, 255 - 200 * t];
+}
+function maskOf(i, heat) { // −inf scores of an input of the same slice: the masked positions
+  for (const j of NODES[i].inputs) {
+    const h = NODES[j].value && NODES[j].value.heat;
+    if (h && h.shape.join() === heat.shape.join()) {
+      const c = codes(h);
+      if (c.some((x) => x === 252)) return c;
+    }
+  }
+  return null;
+}
+function drawHeat(canvas, heat, group, mask, readout) {
+  const [, rows, cols] = heat.shape, c = codes(heat);
+  const cell = Math.max(1, Math.min(16, Math.floor(400 / cols), Math.floor(320 / rows)));
+  canvas.width = cols * cell; canvas.height = rows * cell;
+  const ctx = canvas.getContext("2d"), img = ctx.createImageData(canvas.width, canvas.height);
+  const step = (heat.hi - heat.lo) / 250, base = group * rows * cols;
+  for (let r = 0; r < rows; r++) for (let q = 0; q < cols; q++) {
+    const code = c[base + r * cols + q];
+    let rgb;
+    const masked = code === 252 || (mask && mask[base + r * cols + q] === 252);
+    if (masked) rgb = ((r + q) % 2) ? [200, 200, 200] : [150, 150, 150]; // hatched grey: blocked
+    else if (code > 250) rgb = [255, 0, 255]; // NaN or +inf: loud
+    else rgb = colour(heat.lo + code * step, heat.lo, heat.hi);
+    for (let y = 0; y < cell; y++) for (let x = 0; x < cell; x++) {
+      const o = 4 * ((r * cell + y) * canvas.width + q * cell + x);
+      img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
+    }
+  }
+  ctx.putImageData(img, 0, 0);
+  canvas.onmousemove = (e) => {
+    const rect = canvas.getBoundingClientRect();
+    const q = Math.floor((e.clientX - rect.left) / rect.width * cols), r = Math.floor((e.clientY - rect.top) / rect.height * rows);
+    const code = c[base + r * cols + q];
+    const v = code === 251 ? "NaN" : code === 252 ? "−∞ (masked)" : code === 253 ? "+∞" : "≈ " + fmt(heat.lo + code * step);
+    readout.textContent = "row " + r + ", column " + q + ": " + v;
+  };
+}
+function tensorSection(title, i, entry) {
+  const div = document.createElement("div");
+  if (!entry) { div.innerHTML = "<h3>" + title + "</h3><p class='hint'>not recorded" + (title === "gradient" ? " (backward() has not reached it, or ran outside record_steps())" : "") + "</p>"; return div; }
+  const s = entry.stats, h = entry.heat;
+  div.innerHTML = "<h3>" + title + "</h3><div class='stats'>min " + fmt(s.min) + " · max " + fmt(s.max) + " · mean " + fmt(s.mean) +
+    "<br>norm " + fmt(s.norm) + " · NaN " + s.nan + " · inf " + s.inf + " · of " + s.count + "</div>";
+  if (!h) return div; // a node outside every picture keeps its statistics alone
+  const heads = h.shape[0], ndim = NODES[i].shape.length;
+  const pick = document.createElement("div");
+  pick.className = "hint";
+  let html = "showing " + esc(h.index) + (ndim >= 3 ? " (batch row 0)" : "") + ": " + h.shape[1] + " rows × " + h.shape[2] + " columns";
+  if (heads > 1) {
+    const isHead = ndim === 4 && NODES[i].shape[1] < NODES[i].shape[2]; // [B, H, T, ·]
+    html += ' · <label>' + (isHead ? "head" : "index on axis " + (ndim - 3)) + ' <select>' +
+      Array.from({ length: heads }, (_, g) => "<option value='" + g + "'>" + g + "</option>").join("") + "</select></label>";
+  }
+  pick.innerHTML = html;
+  const canvas = document.createElement("canvas"); canvas.className = "heat";
+  const readout = document.createElement("div"); readout.className = "hint";
+  readout.textContent = (h.lo >= 0 ? "white 0 → purple " + fmt(h.hi) : "blue −" + fmt(Math.max(-h.lo, h.hi)) + " · white 0 · red +" + fmt(Math.max(-h.lo, h.hi))) +
+    "; point at a cell to read its value";
+  const mask = maskOf(i, h);
+  const draw = (g) => drawHeat(canvas, h, g, mask, readout);
+  const sel = pick.querySelector("select");
+  if (sel) sel.addEventListener("change", () => draw(+sel.value));
+  div.append(pick, canvas, readout);
+  draw(0);
+  if (mask || codes(h).some((x) => x === 252)) div.append(Object.assign(document.createElement("div"), { className: "hint", textContent: "grey checks: positions the mask blocks (−∞ scores, zero weights)" }));
+  return div;
+}
+function row(k, v) { return "<tr><td>" + k + "</td><td>" + v + "</td></tr>"; }
+function select(i) {
+  state.selected = i;
+  light();
+  const n = NODES[i], p = $("panel");
+  const f = n.formula !== undefined ? DATA.formulas[n.formula] : null;
+  let html = "<h2>" + esc(nodeName(i)) + "</h2><table>" +
+    row("node", "#" + i + " · " + esc(n.kind)) +
+    row("module", esc(n.module || "(top level)")) +
+    (n.role ? row("role", esc(n.role)) : "") +
+    row("shape", '<span class="shape">' + esc(shape(n.shape)) + "</span>") +
+    (n.dtype ? row("dtype", esc(n.dtype)) : "") +
+    (Object.keys(n.saved).length ? row("saved for backward", Object.entries(n.saved).map(([k, v]) => esc(k) + " " + esc(shape(v))).join(", ")) : "") +
+    (n.saved_bytes !== undefined ? row("saved bytes", count(n.saved_bytes, "B")) : "") +
+    (n.flops !== undefined ? row("FLOPs", count(n.flops, "FLOP")) : "") +
+    row("step", (i in FWD_RANK ? "<a class='node-link' data-step='" + FWD_RANK[i] + "'>forward " + (FWD_RANK[i] + 1) + "</a>" : "") +
+      (i in BWD_RANK ? (i in FWD_RANK ? ", " : "") + "<a class='node-link' data-step='" + (DATA.forward.length + BWD_RANK[i]) + "'>backward " + (BWD_RANK[i] + 1) + "</a>" : "") +
+      (i in FWD_RANK || i in BWD_RANK ? " <span class='hint'>(click: step there)</span>" : "")) +
+    "</table>";
+  if (f && (f[0] || f[1])) {
+    html += "<h3>formulas (from the op's docstring)</h3>" +
+      (f[0] ? "<div>forward</div><div class='formula'>" + esc(f[0]) + "</div>" : "") +
+      (f[1] ? "<div>backward</div><div class='formula'>" + esc(f[1]) + "</div>" : "");
+  }
+  if (n.inputs.length) {
+    html += "<h3>inputs, and the gradient sent back to each</h3>" + n.inputs.map((j, k) =>
+      "<div><a class='node-link' data-node='" + j + "'>" + esc(nodeName(j)) + "</a> " + esc(shape(NODES[j].shape)) +
+      " · ‖g‖ " + fmt(n.sent[k]) + "</div>").join("");
+  }
+  p.innerHTML = html;
+  p.append(tensorSection("value", i, n.value), tensorSection("gradient", i, n.grad));
+  p.querySelectorAll("a.node-link[data-node]").forEach((a) => a.addEventListener("click", () => select(+a.dataset.node)));
+  p.querySelectorAll("a.node-link[data-step]").forEach((a) => a.addEventListener("click", () => go(+a.dataset.step)));
+  curves(p);
+}
+function showModule(members) {
+  const ops = members.filter((m) => NODES[m].kind === "op");
+  const flops = ops.reduce((a, m) => a + (NODES[m].flops || 0), 0);
+  const p = $("panel");
+  p.innerHTML = "<h2>" + esc(DATA.views[state.view].title) + "</h2><p>" + ops.length + " ops" +
+    (flops ? ", " + count(flops, "FLOP") : "") + ". Click a box for its details; the links at the top go back out.</p>";
+  curves(p);
+}
+function intro() {
+  const p = $("panel");
+  p.innerHTML = "<h2>How to read this page</h2><p>Each box is one op the engine ran (white), a weight (green) or a module folded into one box (blue, 3-D). " +
+    "Edges are as wide and red as the gradient that flowed back along them.</p><p><b>→</b> steps forward through the ops in the order they ran, then backward in the order backward() reached them. " +
+    "Click a box for its formulas, statistics and heatmaps; click a 3-D module box to open it. Drag to pan, wheel to zoom, <b>F</b> to fit, <b>L</b> for lecture mode, <b>?</b> for all keys.</p>";
+  curves(p);
+}
+
+// ---- gradient norms over training (train --explore) -------------------------------------
+const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+function curves(p) {
+  const c = DATA.curves;
+  if (!c || !c.iter || !c.iter.length) return;
+  const div = document.createElement("div");
+  div.innerHTML = "<h3>gradient norm per module over training (log scale)</h3>";
+  const canvas = document.createElement("canvas"); canvas.width = 400; canvas.height = 220; canvas.className = "curves";
+  div.append(canvas);
+  const names = Object.keys(c.modules), ctx = canvas.getContext("2d");
+  const all = names.flatMap((m) => c.modules[m]).filter((v) => v > 0).map(Math.log10);
+  const lo = Math.min(...all), hi = Math.max(...all), x0 = Math.min(...c.iter), x1 = Math.max(...c.iter);
+  const X = (x) => 40 + 350 * (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5), Y = (v) => 200 - 180 * (hi > lo ? (Math.log10(v) - lo) / (hi - lo) : 0.5);
+  ctx.font = "11px Helvetica"; ctx.fillStyle = "#444";
+  ctx.fillText(fmt(Math.pow(10, hi)), 2, 24); ctx.fillText(fmt(Math.pow(10, lo)), 2, 200);
+  ctx.fillText("iter " + x0, 40, 215); ctx.fillText("iter " + x1, 340, 215);
+  names.forEach((m, k) => {
+    ctx.strokeStyle = PALETTE[k % PALETTE.length]; ctx.beginPath();
+    c.modules[m].forEach((v, t) => { if (v > 0) ctx[t ? "lineTo" : "moveTo"](X(c.iter[t]), Y(v)); });
+    ctx.stroke();
+  });
+  const legend = document.createElement("div"); legend.className = "hint";
+  legend.innerHTML = names.map((m, k) => "<span style='color:" + PALETTE[k % PALETTE.length] + "'>■</span> " + esc(m)).join(" &nbsp;");
+  div.append(legend);
+  p.append(div);
+}

@@ -1,0 +1,74 @@
+"""What the explorer replays: the order in which the engine ran each op forward and reached each
+node backward, with a compact copy of every value and gradient, noted by hooks as they run.
+
+    with viz.record_steps():        # forward and backward hooks (microtensor.hooks)
+        _, loss = model(x, y)
+        loss.backward()
+    viz.explore(loss, "step.html")
+
+The graph keeps no tensors (autograd.py), so values and gradients are copied as the
+engine makes them: a forward hook sees each op's output, a backward hook each node's
+∂L/∂(output). Only a slice of each is kept (viz.compact), so a whole GPT step fits in a
+few megabytes. Inside, it also records the costs of `viz.record_costs()` and the norms
+of what each node sends to its inputs (`viz.record_grad_norms()`).
+"""
+import contextlib
+import itertools
+import weakref
+from dataclasses import dataclass
+
+from microtensor import hooks
+
+from .compact import summary
+from .overlay import record_costs
+from .trace import record_grad_norms
+
+
+@dataclass
+class StepRecord:
+    """One graph node as the engine ran it: its place in the forward and the backward order
+    (None where it was not seen), its value and gradient (`compact.summary`)."""
+
+    forward: int = None
+    backward: int = None
+    value: dict = None
+    grad: dict = None
+
+
+_records = weakref.WeakKeyDictionary()  # graph node (Function or AccumulateGrad) -> StepRecord
+_counter = itertools.count()  # one clock for both passes: a later pass numbers after an earlier
+
+
+def step_record(fn):
+    """The StepRecord noted for graph node `fn`, or None."""
+    return _records.get(fn)
+
+
+@contextlib.contextmanager
+def record_steps(batch_size=None):
+    """Note the forward order, backward order, values and gradients of every op run inside.
+
+    batch_size: B, to tell a flattened [B·T, C] tensor's rows apart (viz.compact.view); by
+        default the leading size of the first op output of 3 or more dims.
+    Yields nothing; `viz.explore` reads the records back from the graph's nodes. Outside
+    the block the engine does no extra work.
+    """
+    batch = [batch_size]
+
+    def forward(fn, inputs, output):
+        if output.grad_fn is not fn:  # no graph recorded (no_grad, or nothing requires grad)
+            return
+        if batch[0] is None and output.ndim >= 3:
+            batch[0] = output.shape[0]
+        record = _records.setdefault(fn, StepRecord())
+        record.forward = next(_counter)
+        record.value = summary(output.data, batch[0])
+
+    def backward(fn, grad_inputs, grad_output):
+        record = _records.setdefault(fn, StepRecord())
+        record.backward = next(_counter)
+        record.grad = summary(grad_output, batch[0])
+
+    with record_costs(), record_grad_norms(), hooks.register_forward_hook(forward), \
+            hooks.register_backward_hook(backward):
+        yield
