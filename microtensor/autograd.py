@@ -11,6 +11,7 @@ leaves and applies the chain rule at each one (course notes 3.8; Baydin et al. 2
 "Automatic Differentiation in Machine Learning: a Survey"; PyTorch's autograd design).
 """
 import functools
+import inspect
 import weakref
 
 import numpy as np
@@ -45,11 +46,40 @@ class no_grad:
         _grad_enabled = self._previous.pop()
 
     def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return _generator_without_grad(func)
+
         @functools.wraps(func)
         def without_grad(*args, **kwargs):
             with no_grad():
                 return func(*args, **kwargs)
         return without_grad
+
+
+def _generator_without_grad(func):
+    """A generator function's body runs only while the caller asks for the next item, so each
+    step runs under no_grad and the caller's code between items as before (as torch)."""
+    @functools.wraps(func)
+    def steps(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with no_grad():
+                item = next(gen)
+            while True:
+                try:
+                    sent = yield item
+                except GeneratorExit:
+                    gen.close()
+                    raise
+                except BaseException as error:  # thrown in by the caller: pass it on
+                    with no_grad():
+                        item = gen.throw(error)
+                else:
+                    with no_grad():
+                        item = gen.send(sent)
+        except StopIteration as stop:
+            return stop.value
+    return steps
 
 
 def is_grad_enabled():

@@ -29,11 +29,15 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
     Returns:
         True when every element agrees.
     Raises:
+        ValueError: no input requires grad: nothing would be checked (as torch).
         TypeError: an input requiring grad is not float64 (float32 is too coarse for ε).
         GradcheckError: names the input, the element and both values.
     """
     inputs = list(inputs)
     checked = [i for i, t in enumerate(inputs) if getattr(t, "requires_grad", False)]
+    if not checked:  # True would pass a test that checked nothing (a weight inside fn is not)
+        raise ValueError(f"gradcheck: none of the {len(inputs)} inputs requires grad, so there "
+                         "is nothing to check; make the ones to check with requires_grad=True")
     for i in checked:
         if inputs[i].dtype != np.float64:
             raise TypeError(f"gradcheck: input {i} is {inputs[i].dtype}; use float64 "

@@ -14,6 +14,7 @@ output and saved arrays, and the engine knows nothing about it. Saved bytes are 
 backward would keep, so they are 0 for ops run under `no_grad()`.
 """
 import contextlib
+import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -30,9 +31,25 @@ class OpRecord:
     module: str
     flops: int
     out_shape: tuple
-    # {name: (shape, nbytes, id(array))} kept for backward; the id finds an array that two
-    # ops keep, so that saved_bytes() counts it once
+    # {name: (shape, nbytes, id of its buffer)} kept for backward; the id finds an array that
+    # two ops keep (or a view of it), so that saved_bytes() counts it once
     saved: dict = field(default_factory=dict)
+    node: weakref.ref = None  # the op's graph node, while it lives
+
+    @property
+    def role(self):
+        """The role its code gave the node ("A", "Z (tiled)", ...; notes 3.8), read when asked:
+        attention names its steps after they ran. None once the graph is gone."""
+        node = self.node() if self.node is not None else None
+        return None if node is None else node.role
+
+
+def _buffer_id(array):
+    """id of the array that owns `array`'s memory: an op keeps a read-only view of an array
+    another op keeps (A, kept by softmax and by AV), and the two are one buffer."""
+    while isinstance(getattr(array, "base", None), np.ndarray):
+        array = array.base
+    return id(array)
 
 
 def matmul_flops(a_shape, b_shape):
@@ -54,8 +71,9 @@ class Profile:
         """The forward hook: note one op call (`microtensor.hooks.register_forward_hook`)."""
         flops = (matmul_flops(inputs[0].shape, inputs[1].shape) if fn.op == "matmul"
                  else int(out.size))
-        saved = {k: (np.shape(v), int(getattr(v, "nbytes", 0)), id(v)) for k, v in fn.saved.items()}
-        self.records.append(OpRecord(fn.op, fn.module, flops, out.shape, saved))
+        saved = {k: (np.shape(v), int(getattr(v, "nbytes", 0)), _buffer_id(v))
+                 for k, v in fn.saved.items()}
+        self.records.append(OpRecord(fn.op, fn.module, flops, out.shape, saved, weakref.ref(fn)))
 
     def flops(self, op=None, module=None, where=None):
         """Total FLOPs, optionally only of one op name, of modules under a path prefix, or
@@ -64,11 +82,12 @@ class Profile:
 
     def saved_bytes(self, op=None, module=None, where=None):
         """Bytes of the arrays kept for backward by the selected records, each array counted
-        once (softmax and the AV matmul both keep A: it is stored once)."""
+        once (softmax and the AV matmul both keep A: it is stored once). Attention's own steps
+        (QKᵀ … Z, or the one tiled node) are the records with a role other than "residual"."""
         unique = {}
         for r in self._select(op, module, where):
             for _, nbytes, key in r.saved.values():
-                unique[key] = nbytes
+                unique[key] = max(unique.get(key, 0), nbytes)  # a view may be a part
         return sum(unique.values())
 
     def _select(self, op, module, where):

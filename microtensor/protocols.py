@@ -25,10 +25,11 @@ def _operand(other):
     """other's array, or None for what no elementwise operator takes (None, str, objects)."""
     if isinstance(other, _tensor.Tensor):
         return other.data
-    if isinstance(other, (np.ndarray, *_SCALARS, list, tuple)):
+    if isinstance(other, _SCALARS):
+        return other  # a scalar stays one: it never widens the result (promotion.py)
+    if isinstance(other, (np.ndarray, list, tuple)):
         array = np.asarray(other)
-        return other if isinstance(other, _SCALARS) else array if array.dtype.kind in "biuf" \
-            else None
+        return array if array.dtype.kind in "biuf" else None
     return None
 
 
@@ -126,15 +127,15 @@ class TensorProtocols:
         return self._refuse(symbol="@= (in place; torch refuses it too)")
 
     # ---- one element as a Python value -------------------------------------------------
-    def _one(self, what, error=ValueError):
-        if self.data.size != 1:
-            raise error(f"{what} needs a tensor with one element; got shape {self.shape}")
+    def _one(self, what):
+        if self.data.size != 1:  # ValueError, as torch
+            raise ValueError(f"{what} needs a tensor with one element; got shape {self.shape}")
         return self.data.item()
 
     def __bool__(self):
         if self.data.size != 1:  # RuntimeError, as torch: `if t:` of many values has no meaning
             raise RuntimeError(f"bool() of a tensor with {self.data.size} values is ambiguous "
-                               f"(shape {self.shape}): use (t).any() or (t).all() on t.data")
+                               f"(shape {self.shape}): ask t.data.any() or t.data.all()")
         return bool(self.data.item())
 
     def __int__(self):

@@ -12,21 +12,23 @@ Deliberate differences:
 
     here                         PyTorch
     sum(axis=, keepdims=)        sum(dim=, keepdim=)      (numpy's names; dim=, keepdim= work)
-    max(axis) -> values          amax(dim); max(dim) also returns indices
+    max(axis=) -> values         amax(dim)                (max(dim=) is torch's: values, indices)
     view == reshape              view needs .contiguous() after transpose (no strides here)
     t.size: element count (int)  t.size() is the shape; t.numel() counts the elements
     float32 @ float64            float64 here (numpy's rule); RuntimeError there (one dtype)
     nn.Linear.weight [in, out]   [out, in]                (the course's X W_Q)
     softmax of an all −inf row   NaN there, zeros here    (a fully blocked query, notes 3.3)
     int_tensor + np.True_        int64 here, float32 there (a numpy bool counts as a bool here)
-    float32 t * 0-dim float64    float32 there; float64 here when the 0-dim one requires grad
-                                 (a constant one is cast; there is no differentiable cast)
     t[::-1] (a negative step)    numpy's flip here; ValueError there
     x += y, x[i] = y             refused here on a tensor that requires grad (outside
-                                 no_grad); recorded there for a non-leaf
+                                 no_grad); recorded there for a non-leaf. Here x gets a new
+                                 array, so a graph keeps the values it saved, and views,
+                                 numpy() and detach() taken before keep the old values too;
+                                 there one storage is shared, guarded by version counters
     //  %  <<  >>  number ** t   TypeError here (not ops of this engine)
 Python's protocols (==, bool, len, iteration, in, hash, format, ...): protocols.py.
 """
+import collections
 import numbers
 import weakref
 
@@ -120,7 +122,8 @@ class Tensor(TensorProtocols):
         return f"tensor({body}, dtype={self.dtype}{extra})"
 
     def numpy(self):
-        """The underlying array (shared, not copied); `.detach().numpy()` in PyTorch."""
+        """The underlying array (shared, not copied); `.detach().numpy()` in PyTorch. An
+        in-place operator on the tensor later gives it a new array (see the table above)."""
         return self.data
 
     def item(self):
@@ -199,9 +202,10 @@ class Tensor(TensorProtocols):
             # refill the array before then (one buffer over micro-batches)
             other = Tensor._make(np.array(other) if isinstance(other, np.ndarray)
                                  else as_array(other, None))
-        # a tensor that requires grad keeps its dtype: a cast would cut it off the graph
-        if dtype is None or other.dtype == dtype or other.requires_grad:
+        if dtype is None or other.dtype == dtype:
             return other
+        if other.requires_grad:  # cast on the graph, so that its gradient still reaches it
+            return apply(pointwise.Cast(dtype), other)
         return Tensor._make(other.data.astype(dtype))
 
     def _binary(self, op, a, b, true_divide=False):
@@ -312,6 +316,13 @@ class Tensor(TensorProtocols):
         return apply(reduction.Mean(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
     def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """max(axis=) (numpy's name): the largest values, torch's amax (ties share the
+        gradient). max(dim=) (torch's name): torch's named tuple (values, indices) of
+        `torch.max(x, dim)`, so that torch code `v, i = x.max(dim=1)` means the same here."""
+        if dim is not None:
+            if axis is not None:
+                raise TypeError(f"give axis= or dim=, not both; got axis={axis!r}, dim={dim!r}")
+            return _max_with_indices(self, dim, keepdims if keepdim is None else keepdim)
         return apply(reduction.Max(*_axis_args(axis, keepdims, dim, keepdim)), self)
 
     # ---- shapes -----------------------------------------------------------------------
@@ -410,6 +421,36 @@ def _matmul(a, b):
     if np.bool_ in (a.dtype, b.dtype):
         raise TypeError("@ of bool tensors is not supported (as torch); cast to int first")
     return apply(matmul.MatMul(), a, b)
+
+
+MaxResult = collections.namedtuple("max", ["values", "indices"])  # torch.return_types.max
+
+
+def _max_with_indices(x, dim, keepdim):
+    """torch.max(x, dim): (values, int64 indices of the first largest entry along dim).
+
+    The values are the entries at the indices, picked by indexing, so the gradient goes to
+    that one entry (as torch), not shared between ties as amax's.
+    """
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"max(dim=): dim must be one int (torch's max(dim) returns values and "
+                        f"indices); got {dim!r}; for several axes use max(axis=...)")
+    if not -max(x.ndim, 1) <= dim < max(x.ndim, 1):
+        raise IndexError(f"max(dim={dim}): out of range for a tensor of {x.ndim} dims")
+    if x.ndim == 0:
+        return MaxResult(x.reshape(()), Tensor(np.array(0)))
+    axis = int(dim) % x.ndim
+    if x.shape[axis] == 0:
+        raise IndexError(f"max(dim={dim}): the dim has size 0, it has no largest entry "
+                         f"(shape {x.shape})")
+    idx = x.data.argmax(axis=axis, keepdims=True)                # first largest, as torch
+    where = list(np.indices(idx.shape, sparse=True))
+    where[axis] = idx
+    values = x[tuple(where)]                                     # keepdim shape
+    if not keepdim:
+        values = values.reshape(values.shape[:axis] + values.shape[axis + 1:])
+        idx = idx.squeeze(axis)
+    return MaxResult(values, Tensor(idx.astype(np.int64)))
 
 
 def _axis_args(axis, keepdims, dim, keepdim):

@@ -36,6 +36,9 @@ class GPTConfig(Config):
     bias: biases in every Linear and LayerNorm (False is nanoGPT's slightly better, faster choice).
     norm_first: pre-norm blocks (GPT-2) if True, the 2017 post-norm if False.
     activation: "gelu" (GPT-2) or "relu" (the 2017 Transformer).
+    attention: "ordinary" (built from primitive ops, keeps the T×T weights) or "tiled" (one op,
+        an online softmax over tiles, keeps O(T) for backward; notes 3.8): the same values and
+        gradients. A tiled model's `last_attention` is None.
     """
 
     vocab_size: int
@@ -47,9 +50,11 @@ class GPTConfig(Config):
     bias: bool = True
     norm_first: bool = True
     activation: str = "gelu"
+    attention: str = "ordinary"
 
     def __post_init__(self):
         self.require_positive("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
+        nn.check_attention(self.attention, "GPTConfig")
         self.require_heads_divide("n_embd", "n_head")
         self.require_dropout_and_activation()
         self.require_bools()
@@ -90,6 +95,7 @@ class GPT(nn.Module):
                                 norm_first=c.norm_first, activation=c.activation, bias=c.bias)
             for _ in range(c.n_layer))
         self.ln_f = nn.LayerNorm(c.n_embd, bias=c.bias)
+        nn.use_attention(self, c.attention)
         init_gpt2_weights(self, c.n_layer)
 
     def forward(self, idx, targets=None, kv_caches=None):
@@ -191,7 +197,18 @@ class GPT(nn.Module):
 
 
 def sample_next(logits, temperature=1.0, top_k=None):
-    """One token id per row from logits [B, V] (numpy) -> int64 [B]; top_k=1 is argmax."""
+    """One token id per row from logits [B, V] (numpy) -> int64 [B]; top_k=1 is argmax.
+
+    Raises ValueError for a row with a NaN or +inf logit, or no finite one (−inf blocks a
+    token): its softmax is NaN, and sampling it would return token 0 every time (torch's
+    multinomial raises too). A model whose weights diverged gives such logits.
+    """
+    bad = np.isnan(logits) | np.isposinf(logits) | ~np.isfinite(logits).any(axis=-1, keepdims=True)
+    if bad.any():
+        row, token = np.argwhere(bad)[0]
+        raise ValueError(f"sample: the logits of row {row} are not finite (token {token}: "
+                         f"{logits[row, token]}); no distribution to sample from (are the "
+                         "model's weights finite? a diverged run gives NaN)")
     if top_k == 1:
         return logits.argmax(axis=-1).astype(np.int64)
     z = logits.astype(np.float64) / temperature             # [B, V]

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import reprlib
+import sys
 from dataclasses import dataclass
 
 MAX_JSON_BYTES = 64 << 20  # a character vocabulary of a million entries is ~20 MB of JSON
@@ -80,8 +81,9 @@ class Number:
         return "a finite number" + _range(self.low, self.high)
 
     def accepts(self, v):
-        return (type(v) in (int, float) and math.isfinite(v)
-                and (self.low is None or v >= self.low)
+        finite = (math.isfinite(v) if type(v) is float else  # an int beyond float's range
+                  type(v) is int and abs(v) <= sys.float_info.max)  # is no usable number
+        return (finite and (self.low is None or v >= self.low)
                 and (self.high is None or (v < self.high if self.high_open else v <= self.high)))
 
 

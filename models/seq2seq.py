@@ -32,6 +32,8 @@ class Seq2SeqConfig(Config):
     pad_id, bos_id, eos_id: the special tokens, shared by source and target vocabularies.
     tie_output: the output projection is the target embedding transposed (§3.4).
     activation: of the FFN, "relu" (the paper) or "gelu".
+    attention: "ordinary" or "tiled" (an online softmax over tiles, O(T) memory; notes 3.8),
+        in every self- and cross-attention: the same values and gradients.
     """
 
     src_vocab_size: int
@@ -49,8 +51,10 @@ class Seq2SeqConfig(Config):
     eos_id: int = 2
     tie_output: bool = True
     activation: str = "relu"
+    attention: str = "ordinary"
 
     def __post_init__(self):
+        nn.check_attention(self.attention, "Seq2SeqConfig")
         self.require_positive("src_vocab_size", "tgt_vocab_size", "max_len", "d_model",
                               "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff")
         self.require_heads_divide("d_model", "n_heads")
@@ -129,6 +133,7 @@ class Seq2SeqTransformer(nn.Module):
             self.decoder_norm = nn.LayerNorm(c.d_model)
         if not c.tie_output:
             self.out_proj = nn.Linear(c.d_model, c.tgt_vocab_size)
+        nn.use_attention(self, c.attention)
         rng = microtensor.random.generator()
         for _, p in self.named_parameters():
             if p.ndim > 1:  # Xavier/Glorot uniform: U(±√(6 / (fan_in + fan_out)))

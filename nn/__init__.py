@@ -6,9 +6,11 @@ from .feedforward import FeedForward
 from .kv_cache import KVCache
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU
 from .module import Module, ModuleList, Parameter, Sequential
+from .tiled_attention import check_attention, tiled_attention, use_attention
 from .transformer import TransformerDecoderLayer, TransformerEncoderLayer
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Embedding", "LayerNorm",
            "Dropout", "ReLU", "GELU", "scaled_dot_product_attention", "causal_mask", "KVCache",
            "keep_attention", "MultiHeadAttention", "FeedForward", "TransformerBlock", "residual",
-           "sublayer", "optim", "utils", "TransformerEncoderLayer", "TransformerDecoderLayer"]
+           "sublayer", "optim", "utils", "TransformerEncoderLayer", "TransformerDecoderLayer",
+           "tiled_attention", "check_attention", "use_attention"]

@@ -16,6 +16,7 @@ from microtensor import Tensor
 from .kv_cache import KVCache, shared_causal_mask
 from .layers import Linear
 from .module import Module
+from .tiled_attention import check_attention, tiled_attention
 
 
 def causal_mask(t_q, t_k, offset=0):
@@ -100,7 +101,8 @@ def _role(tensor, role):
 
 
 def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0,
-                                 causal_alignment="top_left"):
+                                 causal_alignment="top_left",
+                                 attention="ordinary"):
     """Attention of queries over keys: returns (out, weights).
 
     Shapes: q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v]
@@ -115,11 +117,17 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     A query whose keys are all blocked gets zero weights and a zero output, never NaN.
     Raises ValueError when the shapes do not fit together, TypeError for an attn_mask of
     another dtype (integers, say).
+    attention="tiled" computes Z in tiles with an online softmax (nn/tiled_attention.py,
+    notes 3.8): the same Z, one graph node, and weights None (they are never formed).
 
     Backward needs no code here: each primitive's runs in turn (notes 3.8): Z = AV gives
     ∂L/∂V = AᵀG and ∂L/∂A = GVᵀ; softmax gives ds = a ⊙ (da − Σ a ⊙ da); the scale
     multiplies by 1/√d_k; then QKᵀ sends the gradient back to Q and K.
     """
+    if attention != "ordinary":
+        check_attention(attention, "scaled_dot_product_attention")
+        offset = _causal_offset(q.shape[-2], k.shape[-2], causal_alignment)
+        return tiled_attention(q, k, v, attn_mask, is_causal, dropout_p, offset), None
     d_k = q.shape[-1]
     if min(q.ndim, k.ndim, v.ndim) < 2 or k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: need "
@@ -169,10 +177,12 @@ class MultiHeadAttention(Module):
     (+4D biases) whatever H is; each head has width d = D / H.
     keep_attention: False by default, so a forward keeps nothing but its graph; set it (or
     use `nn.keep_attention(model)`) to have `last_attention` hold the weights
-    [B, H, T_q, T_k] of the last call, a read-only detached Tensor, for a picture or a check.
+    [B, H, T_q, T_k] of the last call, a read-only detached Tensor, for a picture or a check
+    (None with attention="tiled", which never forms them: nn/tiled_attention.py, notes 3.8).
     """
 
-    def __init__(self, d_model, n_heads, dropout=0.0, bias=True, keep_attention=False):
+    def __init__(self, d_model, n_heads, dropout=0.0, bias=True, attention="ordinary",
+                 keep_attention=False):
         super().__init__()
         for name, value in (("d_model", d_model), ("n_heads", n_heads)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -186,6 +196,8 @@ class MultiHeadAttention(Module):
                              f"got {dropout!r}")
         self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
         self.dropout = dropout
+        check_attention(attention, "MultiHeadAttention")
+        self.attention = attention  # "ordinary" or "tiled": same values, O(T²) or O(T) memory
         self.q_proj = Linear(d_model, d_model, bias)
         self.k_proj = Linear(d_model, d_model, bias)
         self.v_proj = Linear(d_model, d_model, bias)
@@ -248,14 +260,21 @@ class MultiHeadAttention(Module):
                                  "needs causal_alignment='top_left' or 'bottom_right'")
             causal_alignment = "bottom_right"
         offset = _causal_offset(t_q, t_k, causal_alignment) if is_causal else None
+        dropout_p = self.dropout if self.training else 0.0
         learned = attn_mask if isinstance(attn_mask, Tensor) and attn_mask.requires_grad \
             else None
+        if self.attention == "tiled":  # causal as a rule, not a mask: tiles past it are skipped
+            if learned is not None:
+                tiled_attention(q, k, v, learned)  # raises: it gives no gradient to a mask
+            mask = self._combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, None)
+            z = tiled_attention(q, k, v, mask, is_causal, dropout_p, offset or 0)
+            self.last_attention = None
+            return self._merge_heads(z, b, t_q)
         mask = self._combined_mask(b, t_q, t_k, None if learned is not None else attn_mask,
                                    key_padding_mask, offset)
         if learned is not None:  # a learned bias stays on the graph; blocked keys add −inf
             mask = learned if mask is None else learned + (
                 np.where(mask, -np.inf, 0.0).astype(learned.dtype))
-        dropout_p = self.dropout if self.training else 0.0
         z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         if self.keep_attention:                             # only when asked: see the docstring
             # read-only: it shares its array with what softmax and A·V saved for backward,
@@ -263,6 +282,10 @@ class MultiHeadAttention(Module):
             kept = weights.data.view()
             kept.flags.writeable = False
             self.last_attention = Tensor._make(kept)        # [B, H, T_q, T_k]
+        return self._merge_heads(z, b, t_q)
+
+    def _merge_heads(self, z, b, t_q):
+        """Z [B, H, T_q, d] -> out_proj's output [B, T_q, D], with output dropout."""
         # heads back next to each other per position before merging: reshaping [B, H, T, d]
         # straight to [B, T, D] would mix heads with positions
         z = z.transpose(1, 2)                               # [B, T_q, H, d]

@@ -56,8 +56,11 @@ class Module:
             raise TypeError(f"cannot assign a {type(value).__name__} as parameter '{name}' "
                             "(nn.Parameter or None expected); to load values write "
                             f"{name}.data[...] = values, or use load_state_dict")
+        # a module this tree already holds keeps its first path, as named_modules lists it
+        # (a shared module, like a shared parameter, is named where it was first assigned)
+        known = isinstance(value, Module) and any(m is value for m in self.modules())
         object.__setattr__(self, name, value)
-        if isinstance(value, Module):
+        if isinstance(value, Module) and not known:
             value._name_tree(self._child_path(name))
         elif isinstance(value, Parameter) and value.name is None:
             value.name = self._child_path(name)  # a shared parameter (tied weight) keeps its first

@@ -37,12 +37,13 @@ def view(array, batch_size=None):
     MAX_COLS columns are kept.
     """
     a, taken = np.asarray(array), []
+    flattened = a.ndim == 2  # only a tensor that is 2-D itself can hold the batch's rows
     if a.ndim >= 3:
         a, taken = a[0], ["0"]
     while a.ndim > 3:
         a, taken = a[0], taken + ["0"]
     kept = [":"] * a.ndim
-    if a.ndim == 2 and batch_size and a.shape[0] > batch_size and a.shape[0] % batch_size == 0:
+    if flattened and batch_size and a.shape[0] > batch_size and a.shape[0] % batch_size == 0:
         rows = a.shape[0] // batch_size
         a, kept[0] = a[:rows], f":{rows}"
     for axis, cut in enumerate((MAX_GROUPS, MAX_ROWS, MAX_COLS)[3 - a.ndim:]):

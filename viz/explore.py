@@ -174,7 +174,7 @@ def explore(root, path, *, depth=None, focus=None, fold=True, rankdir="TB",
             folded run of blocks into its blocks. With `focus`, the steps are those of the
             nodes inside that module, in the engine's order.
         curves: optional {"iter": [int], "modules": {path: [‖g‖]}}: gradient-norm curves
-            over training, drawn under the graph (`microtensor train --explore`).
+            over training, drawn in the side panel (`microtensor train --explore`).
     Returns:
         path, as an `ExplorerPage` (a str): the last line of a notebook cell shows the page
         inline (an iframe of the file next to the notebook).

@@ -5,7 +5,9 @@ explorer never keeps a second copy that could drift.
 The rule: the first paragraph, of the op class's docstring and then of its module's, that
 holds a derivative (∂ or `ds =`). Written "forward;  backward" it splits at the first
 semicolon; a paragraph of derivatives alone (LayerNorm's) is the backward formula, and
-the forward one is then the docstring's first paragraph.
+the forward one is then the docstring's first paragraph, after the module's first one where
+only that holds a formula (LayerNorm's class docstring opens with shapes, its module's with
+`y = (x − μ)/√(σ² + ε) ⊙ w + b`).
 """
 import inspect
 import re
@@ -34,5 +36,14 @@ def op_formulas(fn):
                 return forward.strip(), backward.strip()
             if i and paragraphs[i - 1].endswith(":"):  # "Backward, with x̂ = ...:" introduces it
                 text = paragraphs[i - 1] + " " + text
-            return (own or outer or [""])[0], text
+            return _forward(own, outer), text
     return (own or [""])[0], ""
+
+
+def _forward(own, outer):
+    """The first paragraph of the op's docstring, led by its module's where only that one is a
+    formula (holds "=")."""
+    first = (own or outer or [""])[0]
+    if "=" not in first and outer and "=" in outer[0]:
+        return outer[0] + " " + first
+    return first

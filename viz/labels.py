@@ -19,6 +19,8 @@ ATTENTION_STEPS = {
     "S (masked)": ("mask: S → −∞ where blocked", "[B,H,T_q,T_k]"),
     "A": ("A = softmax(S)  (rows over keys)", "[B,H,T_q,T_k]"),
     "Z": ("Z = AV", "[B,H,T_q,d_v]"),
+    # the whole of attention as one op (nn/tiled_attention.py): no S or A is ever kept
+    "Z (tiled)": ("Z = softmax(QKᵀ/√d_k + M) V\ntiled, online softmax: O(T) kept", "[B,H,T_q,d_v]"),
 }
 
 
@@ -40,7 +42,7 @@ def attention_shapes(nodes, edges):
     """{node key: symbolic shape} for the S, A, Z steps, with T_q = T_k written as T when the scores
     are square."""
     square = {key for key, n in nodes.items()
-              if n.kind == "op" and n.role in ATTENTION_STEPS and n.role != "Z"
+              if n.kind == "op" and n.role in ATTENTION_STEPS and not n.role.startswith("Z")
               and len(n.shape) >= 2 and n.shape[-1] == n.shape[-2]}
     a_of_z = {e.dst: e.src for e in edges if e.slot == 0}  # Z = A V: A is input 0
     shapes = {}

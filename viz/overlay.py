@@ -54,7 +54,10 @@ def node_records(root):
 def _amount(records, what):
     if what == "flops":
         return sum(r.flops for r in records)
-    unique = {key: nbytes for r in records for _, nbytes, key in r.saved.values()}
+    unique = {}
+    for r in records:
+        for _, nbytes, key in r.saved.values():
+            unique[key] = max(unique.get(key, 0), nbytes)
     return sum(unique.values())  # an array two ops keep (A) counts once, as profile() does
 
 

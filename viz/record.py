@@ -18,6 +18,7 @@ import weakref
 from dataclasses import dataclass
 
 from microtensor import hooks
+from microtensor.autograd import AccumulateGrad
 
 from .compact import summary
 from .overlay import record_costs
@@ -53,21 +54,30 @@ def record_steps(batch_size=None):
     Yields nothing; `viz.explore` reads the records back from the graph's nodes. Outside
     the block the engine does no extra work.
     """
-    batch = [batch_size]
+    batch = [batch_size, None]  # B, and T: the first op output of 3 or more dims is [B, T, ...]
+
+    def rows_batch(fn, shape):
+        """B where a 2-D tensor's rows are the batch's flattened [B·T] positions, else None: a
+        weight (or its gradient) is never a batch, even when B divides its row count."""
+        b, t = batch
+        if isinstance(fn, AccumulateGrad) or (len(shape) == 2 and t and shape[0] != b * t):
+            return None
+        return b
 
     def forward(fn, inputs, output):
         if output.grad_fn is not fn:  # no graph recorded (no_grad, or nothing requires grad)
             return
-        if batch[0] is None and output.ndim >= 3:
-            batch[0] = output.shape[0]
+        if batch[1] is None and output.ndim >= 3:
+            batch[0] = batch[0] if batch[0] is not None else output.shape[0]
+            batch[1] = output.shape[1] if output.shape[0] == batch[0] else None
         record = _records.setdefault(fn, StepRecord())
         record.forward = next(_counter)
-        record.value = summary(output.data, batch[0])
+        record.value = summary(output.data, rows_batch(fn, output.shape))
 
     def backward(fn, grad_inputs, grad_output):
         record = _records.setdefault(fn, StepRecord())
         record.backward = next(_counter)
-        record.grad = summary(grad_output, batch[0])
+        record.grad = summary(grad_output, rows_batch(fn, grad_output.shape))
 
     with record_costs(), record_grad_norms(), hooks.register_forward_hook(forward), \
             hooks.register_backward_hook(backward):

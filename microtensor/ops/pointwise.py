@@ -1,4 +1,4 @@
-"""Elementwise functions `exp log sqrt abs tanh relu gelu`, each with its derivative.
+"""Elementwise functions `exp log sqrt abs tanh relu gelu` and `cast`, each with its derivative.
 
 GELU follows Hendrycks & Gimpel 2016, "Gaussian Error Linear Units": exact form
 x·Φ(x), or the tanh approximation GPT-2 used.
@@ -147,3 +147,24 @@ class GELU(Function):
             du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
             return g * (0.5 * (1 + th) + 0.5 * x * (1 - th * th) * du)
         return g * self.saved["slope"]
+
+
+class Cast(Function):
+    """z = a in another dtype (torch's a.to(dtype));   ∂L/∂a = g, back in a's dtype
+
+    What type promotion makes of an operand that requires grad (float32 · a learnable 0-d
+    float64 is float32, as torch): a plain astype would cut it off the graph.
+    """
+
+    op = "cast"
+
+    def __init__(self, dtype):
+        super().__init__()
+        self.to = np.dtype(dtype)
+
+    def forward(self, a):
+        self.source = a.dtype  # a setting, not an array: backward only needs its dtype
+        return a.astype(self.to)
+
+    def backward(self, g):
+        return g.astype(self.source)

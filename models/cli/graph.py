@@ -29,6 +29,9 @@ def add_parser(subparsers):
                              "(the default: baby)")
     p.add_argument("--n-layer", metavar="N", type=count(1),
                    help="with --preset: this many blocks instead of the preset's")
+    p.add_argument("--attention", choices=["ordinary", "tiled"],
+                   help="with --preset: ordinary attention (each step a box) or tiled (one box, "
+                        "notes 3.8; default: ordinary)")
     p.add_argument("--depth", metavar="N", type=int,
                    help="fold modules N levels down into one box each (1: embeddings, blocks "
                         "and final norm; default: draw every op)")
@@ -122,11 +125,13 @@ def load_model(args):
     from models.training.settings import get_preset
 
     if args.out:
-        if args.n_layer is not None:
-            raise ValueError("--n-layer goes with --preset; a checkpoint fixes its own depth")
+        if args.n_layer is not None or getattr(args, "attention", None) is not None:
+            raise ValueError("--n-layer and --attention go with --preset; a checkpoint fixes "
+                             "its own model")
         model, tokenizer, _ = load_checkpoint(args.out)
         return model, tokenizer
-    config = get_preset(args.preset or "baby", n_layer=args.n_layer).validate()
+    config = get_preset(args.preset or "baby", n_layer=args.n_layer,
+                        attention=getattr(args, "attention", None)).validate()
     tokenizer = CharTokenizer.from_text(default_corpus())
     return GPT(config.gpt_config(tokenizer.vocab_size)), tokenizer
 

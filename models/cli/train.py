@@ -29,6 +29,8 @@ HELP = {
     "bias": "biases in Linear and LayerNorm layers",
     "activation": "MLP activation",
     "norm_first": "pre-norm blocks (GPT-2); --no-norm-first is the 2017 post-norm",
+    "attention": "ordinary (keeps the T×T weights) or tiled (online softmax, O(T) memory, "
+                 "the same values; notes 3.8)",
     "batch_size": "sequences per step",
     "weight_decay": "AdamW weight decay on matrices",
     "beta2": "AdamW beta2",
@@ -68,7 +70,8 @@ def add_parser(subparsers):
     help = {name: text + " (" + ", ".join(f"{k}: {getattr(v, name)}"
                                           for k, v in sorted(PRESETS.items())) + ")"
             for name, text in HELP.items()}
-    add_settings_flags(settings, TrainConfig, help, choices={"activation": ["gelu", "relu"]})
+    add_settings_flags(settings, TrainConfig, help, choices={"activation": ["gelu", "relu"],
+                                                          "attention": ["ordinary", "tiled"]})
     p.set_defaults(run=run)
 
 

@@ -25,6 +25,7 @@ HELP = {
     "n_decoder_layers": "decoder layers",
     "d_ff": "width of the feed-forward layers",
     "norm_first": "pre-norm layers; --no-norm-first is the 2017 post-norm",
+    "attention": "ordinary or tiled (online softmax, O(T) memory, the same values; notes 3.8)",
     "batch_size": "sentence pairs per step",
     "weight_decay": "AdamW weight decay",
     "beta2": "AdamW beta2 (the paper: 0.98)",
@@ -56,7 +57,8 @@ def add_parser(subparsers):
     help = {name: text + ("" if getattr(defaults, name) is None
                           else f" (default: {getattr(defaults, name)})")
             for name, text in HELP.items()}
-    add_settings_flags(settings, TranslateConfig, help)
+    add_settings_flags(settings, TranslateConfig, help,
+                       choices={"attention": ["ordinary", "tiled"]})
     t.set_defaults(run=run_train)
 
     r = actions.add_parser("run", help="translate a date written in words",
@@ -157,6 +159,7 @@ def cross_attention_weights(model, src_tokenizer, text):
     src = np.array([src_tokenizer.encode(text)])                         # [1, T_src]
     out = model.generate(src, model.config.max_len)[0]                   # [T_out], eos last
     tgt_in = np.concatenate([[model.config.bos_id], out[:-1]])[None]     # [1, T_out]
+    nn.use_attention(model, "ordinary")  # a tiled model never forms the weights drawn here
     with microtensor.no_grad(), nn.keep_attention(model):   # the picture asks for the weights
         model(src, tgt_in)
     weights = np.stack([layer.multihead_attn.last_attention.data[0] for layer in model.decoder])

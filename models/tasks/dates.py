@@ -149,7 +149,21 @@ def translate(model, texts, src_tokenizer, tgt_tokenizer, batch_size=256):
     return out
 
 
-def exact_match(model, pairs, src_tokenizer, tgt_tokenizer):
-    """The fraction of pairs whose greedy translation equals the reference exactly."""
-    guesses = translate(model, [s for s, _ in pairs], src_tokenizer, tgt_tokenizer)
-    return float(np.mean([g == t for g, (_, t) in zip(guesses, pairs)]))
+def exact_match(model, pairs, src_tokenizer, tgt_tokenizer, batch_size=256):
+    """The fraction of pairs whose greedy translation is the reference exactly: the same tokens
+    up to and including eos_id. Compared as ids, not decoded text: decode drops pad and bos
+    wherever they are and needs no eos, so "202<pad>4-01-05" with no eos would read as right."""
+    hits = []
+    for i in range(0, len(pairs), batch_size):
+        chunk = pairs[i:i + batch_size]
+        src = _pad([src_tokenizer.encode(s) for s, _ in chunk])
+        for row, (_, target) in zip(model.generate(src, model.config.max_len), chunk):
+            hits.append(_through_eos(row, tgt_tokenizer.eos_id)
+                        == tgt_tokenizer.encode(target, eos=True))
+    return float(np.mean(hits))
+
+
+def _through_eos(row, eos_id):
+    """The ids of one generated row up to and including its first eos_id (all, if none)."""
+    ids = np.asarray(row).reshape(-1).tolist()
+    return ids[:ids.index(eos_id) + 1] if eos_id in ids else ids

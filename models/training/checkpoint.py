@@ -144,6 +144,29 @@ def optimizer_arrays(optimizer):
     return arrays, snapshot["param_groups"]
 
 
+def _check_optimizer_buffers(optimizer, state, path):
+    """CheckpointError unless `state` ({index: {buffer: array}}) has the structure our
+    optimizers write: every parameter the same buffers, "step" a 0-d count, every other
+    buffer a float array of its parameter's shape (a 0-d one would broadcast silently)."""
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    names = {frozenset(buffers) for buffers in state.values()}
+    if len(names) > 1:
+        raise CheckpointError(f"{path}: the parameters' optimizer buffers differ "
+                              f"({sorted(sorted(n) for n in names)}); expected the same for each")
+    for index, buffers in state.items():
+        for key, array in buffers.items():
+            name = f"optimizer/{index}/{key}"
+            if key == "step":
+                if array.ndim != 0:
+                    raise CheckpointError(f"{path}: {name} has shape {array.shape}; expected "
+                                          "a count (0-d)")
+            elif index < len(params) and (array.shape != params[index].shape
+                                          or array.dtype.kind != "f"):
+                raise CheckpointError(f"{path}: {name} is {array.dtype} of shape "
+                                      f"{array.shape}; expected floats of its parameter's "
+                                      f"shape {params[index].shape}")
+
+
 def load_optimizer(optimizer, arrays, param_groups, path):
     """Inverse of `optimizer_arrays`: restore `optimizer` from the arrays read from `path`."""
     state = {}
@@ -158,6 +181,7 @@ def load_optimizer(optimizer, arrays, param_groups, path):
                 raise CheckpointError(f"{path}: {name} holds {array.dtype} values; expected "
                                       "finite numbers (a step count >= 0)")
             state.setdefault(int(parts[1]), {})[parts[2]] = array
+    _check_optimizer_buffers(optimizer, state, path)
     try:
         optimizer.load_state_dict({"state": state, "param_groups": param_groups})
     except (ValueError, KeyError, TypeError) as error:

@@ -81,7 +81,10 @@ EVALUATION = Object({"iter": Int(0), "train_loss": Optional(Nullable(Number())),
                      "val_loss": Optional(Nullable(Number())), "elapsed_s": Optional(Number(0))})
 TRAINING_STATE = {"rng": RNG_STATE, "param_groups": Array(PARAM_GROUP, min_items=1),
                   "best_val_loss": Nullable(Number()), "last_eval": Nullable(EVALUATION),
-                  "elapsed_s": Number(0), "train_config": Object({}), "data": Object({})}
+                  "elapsed_s": Number(0), "train_config": Object({}),
+                  "data": Object({"source": Optional(Str()), "sha256": Optional(Str(length=64)),
+                                  "path": Optional(Nullable(Str())),
+                                  "characters": Optional(Int(0))})}
 MANIFEST = Object({"format": Const(FORMAT), "version": Const(VERSION),
                    "save": Optional(Int(0), 0), "kind": Str(max_length=100),
                    "model_config": Object({}), "info": Object({}), "best": ENTRY,

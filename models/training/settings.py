@@ -100,6 +100,7 @@ class TrainConfig(Config):
     bias: bool = False
     activation: str = "gelu"
     norm_first: bool = True
+    attention: str = "ordinary"
     # optimisation
     batch_size: int = 12
     max_iters: int = 2000
@@ -130,7 +131,7 @@ class TrainConfig(Config):
         return GPTConfig(vocab_size=vocab_size, block_size=self.block_size,
                          n_layer=self.n_layer, n_head=self.n_head, n_embd=self.n_embd,
                          dropout=self.dropout, bias=self.bias, norm_first=self.norm_first,
-                         activation=self.activation)
+                         activation=self.activation, attention=self.attention)
 
 
 PRESETS = {
@@ -175,6 +176,7 @@ class TranslateConfig(Config):
     d_ff: int = 128
     dropout: float = 0.0
     norm_first: bool = False
+    attention: str = "ordinary"
     # optimisation
     batch_size: int = 64
     max_iters: int = 1500
@@ -206,4 +208,5 @@ class TranslateConfig(Config):
         return Seq2SeqConfig(dates.source_tokenizer().vocab_size,
                              dates.target_tokenizer().vocab_size, dates.MAX_LEN, self.d_model,
                              self.n_heads, self.n_encoder_layers, self.n_decoder_layers,
-                             self.d_ff, dropout=self.dropout, norm_first=self.norm_first)
+                             self.d_ff, dropout=self.dropout, norm_first=self.norm_first,
+                             attention=self.attention)

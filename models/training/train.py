@@ -89,7 +89,7 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     tokenizer, ids = encode_text(text) if isinstance(text, str) else text  # ids [N] uint8/16
     data = {"source": source, "path": data_path, "sha256": _corpus_sha256(tokenizer, ids),
             "characters": len(ids)}
-    if resume and run.manifest["info"]["data"]["sha256"] != data["sha256"]:
+    if resume and run.manifest["info"]["data"].get("sha256") != data["sha256"]:
         trained_on = run.manifest["info"]["data"]["source"]
         what = (f"{source} has changed since the checkpoint in {out_dir} was trained on it"
                 if trained_on == source else

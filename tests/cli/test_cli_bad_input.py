@@ -106,7 +106,7 @@ RESUME_EDITS = {
                                    "latest.rng.state.state is -1 (an integer); expected an "
                                    "integer in [0, "),
     "a number for the data path": (lambda m: m["info"]["data"].update(path=5),
-                                   "info.data.path is 5, not a file path"),
+                                   "info.data.path is 5 (an integer); expected null or a string"),
     "iter True": (lambda m: m["latest"].update(iter=True), "expected an integer >= 0"),
     "a negative iter": (lambda m: m["best"].update(iter=-3), "expected an integer >= 0"),
 }
@@ -130,9 +130,26 @@ def negative_step(arrays):
     arrays["optimizer/0/step"] = np.array(-1)
 
 
+def scalar_moment(arrays):
+    """A 0-d moment would broadcast over its parameter: a silently wrong resumed run."""
+    arrays["optimizer/0/exp_avg"] = np.array(0.5, np.float32)
+
+
+def integer_moment(arrays):
+    arrays["optimizer/0/exp_avg"] = arrays["optimizer/0/exp_avg"].astype(np.int64)
+
+
+def missing_moment(arrays):
+    del arrays["optimizer/0/exp_avg"]
+
+
 @pytest.mark.parametrize("change, message", [
     (rename_a_buffer, "unexpected array 'optimizer/x/exp_avg'"),
     (negative_step, "optimizer/0/step holds int64 values"),
+    (scalar_moment, "optimizer/0/exp_avg is float32 of shape (); expected floats of its "
+                    "parameter's shape"),
+    (integer_moment, "optimizer/0/exp_avg is int64 of shape"),
+    (missing_moment, "the parameters' optimizer buffers differ"),
 ])
 def test_resume_of_a_foreign_optimizer_state_is_one_line_naming_the_file(capsys, copy, change,
                                                                            message):

@@ -112,3 +112,27 @@ def test_randn_and_zeros_default_to_float32():
     assert mt.randn(2, 3).dtype == np.float32, "randn should default to float32"
     assert mt.zeros(2, 3).dtype == np.float32, "zeros should default to float32"
     assert mt.zeros((2, 3)).shape == (2, 3), "zeros accepts a shape tuple"
+
+
+@pytest.mark.parametrize("scalar_requires_grad", [False, True])
+def test_float32_times_a_0d_float64_is_float32_whether_or_not_the_scalar_requires_grad(
+        scalar_requires_grad):
+    torch = pytest.importorskip("torch")
+    a = np.array([1.0, 2.0, 3.0], np.float32)
+    w = np.array([1.0, -1.0, 2.0], np.float32)
+    x = mt.Tensor(a, requires_grad=True)
+    s = mt.Tensor(np.array(2.0), requires_grad=scalar_requires_grad)
+    y = x * s
+    xt = torch.tensor(a, requires_grad=True)
+    st = torch.tensor(2.0, dtype=torch.float64, requires_grad=scalar_requires_grad)
+    yt = xt * st
+    assert str(y.dtype) == str(yt.dtype).removeprefix("torch."), (
+        f"float32 * 0-d float64 (requires_grad={scalar_requires_grad}): expected torch's "
+        f"{yt.dtype}, got {y.dtype}")
+    (y * mt.Tensor(w)).sum().backward()
+    (yt * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad, xt.grad.numpy(), err_msg="∂L/∂x against torch")
+    assert x.grad.dtype == np.float32, f"∂L/∂x dtype: expected float32, got {x.grad.dtype}"
+    if scalar_requires_grad:
+        assert s.grad.dtype == np.float64 and np.isclose(s.grad, st.grad.item()), (
+            f"∂L/∂s: expected {st.grad.item()} float64, got {s.grad!r}")

@@ -169,6 +169,34 @@ def test_a_constant_operand_gets_no_gradient():
     assert c.grad is None, f"a tensor without requires_grad must get no .grad; got {c.grad}"
 
 
+def test_no_grad_on_a_generator_function_covers_each_step_and_not_the_caller():
+    # as torch's decorator: the body runs between next() calls, so each step is wrapped
+    x = mt.Tensor([1.0], requires_grad=True)
+    seen_by_body, seen_by_caller = [], []
+
+    @mt.no_grad()
+    def stream(a):
+        for k in (2.0, 3.0):
+            seen_by_body.append(mt.is_grad_enabled())
+            yield a * k
+        return "done"
+
+    outputs = []
+    for y in stream(x):
+        seen_by_caller.append(mt.is_grad_enabled())
+        outputs.append(y)
+    assert [y.requires_grad for y in outputs] == [False, False], (
+        f"expected no graph from the body, got requires_grad {[y.requires_grad for y in outputs]}")
+    assert seen_by_body == [False, False] and seen_by_caller == [True, True], (
+        f"expected grad off in the body, on in the caller; got body {seen_by_body}, "
+        f"caller {seen_by_caller}")
+    gen = stream(x)
+    next(gen)
+    gen.close()
+    assert mt.is_grad_enabled(), "closing the generator early must leave grad mode on"
+    assert [t.data.item() for t in stream(x)] == [2.0, 3.0]
+
+
 def test_gradcheck_reports_the_input_the_element_and_both_values():
     class WrongSquare(mt.autograd.Function):
         op = "wrong_square"
@@ -188,6 +216,16 @@ def test_gradcheck_reports_the_input_the_element_and_both_values():
 def test_gradcheck_accepts_a_one_element_output_of_any_rank():
     x = tensor64(3, 1)
     assert mt.gradcheck(lambda t: (t * t).sum(axis=0), [x]), "a [1]-shaped output is one element"
+
+
+def test_gradcheck_refuses_inputs_of_which_none_requires_grad():
+    # as torch.autograd.gradcheck (ValueError); True here would pass a wrong backward unchecked
+    weight = mt.Tensor(np.array([1.0, 2.0]), requires_grad=True)  # used inside fn, not checked
+    x = mt.Tensor(np.array([0.3, -1.2]))                          # requires_grad forgotten
+    with pytest.raises(ValueError, match="none of the 1 inputs requires grad") as error:
+        result = mt.gradcheck(lambda t: (t * t * weight).sum(), [x])
+        pytest.fail(f"expected a ValueError, got {result!r}")
+    assert "requires_grad=True" in str(error.value), f"the message should say how: {error.value}"
 
 
 def test_gradcheck_refuses_float32_inputs():

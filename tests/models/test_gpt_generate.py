@@ -136,3 +136,28 @@ def test_sample_next_follows_the_softmax():
     top2 = np.bincount(sample_next(logits, top_k=2), minlength=4) / 20000
     np.testing.assert_allclose(top2, [0, 2 / 3, 0, 1 / 3], atol=0.015)
     assert (sample_next(logits[:3], top_k=1) == 1).all()
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_sample_next_refuses_nan_or_inf_logits_instead_of_returning_token_0(bad):
+    logits = np.array([[0.0, 1.0, 2.0], [bad, 1.0, 2.0]], np.float32)
+    for top_k in (None, 2, 1):
+        with pytest.raises(ValueError, match="row 1 are not finite") as error:
+            ids = sample_next(logits, top_k=top_k)
+            pytest.fail(f"top_k={top_k}: expected a ValueError for a {bad} logit, got ids {ids}")
+        assert "token 0" in str(error.value), f"the message should name the token: {error.value}"
+    blocked = np.array([[-np.inf, -np.inf, -np.inf]], np.float32)
+    with pytest.raises(ValueError, match="not finite"):
+        sample_next(blocked)
+    assert sample_next(np.array([[-np.inf, 0.0, -np.inf]], np.float32))[0] == 1, \
+        "a −inf logit only blocks its token: expected the one finite token, 1"
+
+
+def test_generate_of_a_model_with_nan_weights_raises():
+    microtensor.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=7, block_size=4, n_layer=1, n_head=1, n_embd=4)).eval()
+    for p in model.parameters():
+        p.data[...] = np.nan
+    with pytest.raises(ValueError, match="not finite"):
+        out = model.generate(np.array([[1]]), 3)
+        pytest.fail(f"expected a ValueError for NaN weights, got {out.tolist()}")

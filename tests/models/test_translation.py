@@ -205,3 +205,31 @@ def test_sigterm_saves_the_latest_state_and_resume_finishes_the_run(tmp_path, mo
     whole, _ = load_model(tmp_path / "whole", "latest", kind="seq2seq")
     for (name, a), b in zip(whole.state_dict().items(), resumed.state_dict().values()):
         np.testing.assert_array_equal(a, b, err_msg=f"{name}: stopped at 5 and resumed vs whole")
+
+
+class _Scripted:
+    """A stand-in translator whose greedy output rows are given (only what exact_match reads)."""
+
+    def __init__(self, rows, max_len=16):
+        self.rows, self.config = rows, type("Config", (), {"max_len": max_len})()
+
+    def generate(self, src, max_new_tokens):
+        return np.array(self.rows[:len(src)], dtype=np.int64)
+
+
+def test_exact_match_counts_stray_pad_or_bos_and_a_missing_eos_as_misses():
+    src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
+    target = "2024-01-05"
+    right = tgt_tok.encode(target, eos=True)
+    pad, bos = tgt_tok.pad_id, tgt_tok.bos_id
+    cases = {
+        "the target, eos, then pad filling": (right + [pad] * 3, 1.0),
+        "pad and bos inside the date": (right[:3] + [pad, bos] + right[3:], 0.0),
+        "the date without eos": (right[:-1] + [pad] * 4, 0.0),
+        "the target, then more after eos": (right + [5, 6], 1.0),
+    }
+    for name, (row, expected) in cases.items():
+        width = max(len(r) for r, _ in cases.values())
+        row = row + [pad] * (width - len(row))
+        got = task.exact_match(_Scripted([row]), [("5 january 2024", target)], src_tok, tgt_tok)
+        assert got == expected, f"{name}: expected exact_match {expected}, got {got}"

@@ -286,3 +286,22 @@ def test_names_are_fixed_when_the_tree_is_built_and_a_tied_weight_keeps_its_firs
         f"expected parameter names to match named_parameters(); got {names} vs {listed}")
     model.inner.b(mt.Tensor(np.ones((1, 2), dtype=np.float32)))
     assert model.inner.a.weight.name == "inner.a.weight", "calling a module renamed a weight"
+
+
+def test_a_module_assigned_under_two_names_keeps_its_first_path_everywhere():
+    shared = nn.Linear(2, 2)
+
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = shared
+            self.b = shared  # e.g. a tied encoder/decoder embedding module
+
+    model = Tied()
+    listed = [name for name, _ in model.named_parameters()]
+    assert listed == ["a.weight", "a.bias"], f"expected ['a.weight', 'a.bias'], got {listed}"
+    assert (shared.weight.name, shared._path) == ("a.weight", "a"), (
+        f"pictures and scopes must use the listed path 'a', got {shared.weight.name!r}, "
+        f"{shared._path!r}")
+    modules = [name for name, _ in model.named_modules()]
+    assert modules == ["", "a"], f"expected ['', 'a'], got {modules}"

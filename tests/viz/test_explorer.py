@@ -96,6 +96,18 @@ def test_values_and_gradient_norms_are_the_engines(tmp_path):
     assert forward.startswith("a = exp(s) / Σ exp(s)"), forward
 
 
+def test_layer_norms_forward_formula_is_a_formula_not_its_shapes():
+    from microtensor.ops import layer_norm
+    from viz.formulas import op_formulas
+
+    forward, backward = op_formulas(layer_norm.LayerNorm(1))
+    module_first = " ".join(layer_norm.__doc__.split("\n\n")[0].split())
+    assert "y = (x − μ)/√(σ² + ε) ⊙ w + b" in module_first, module_first
+    assert forward.startswith(module_first) and forward.endswith("over the n_dims dims S."), (
+        f"LayerNorm's forward formula leads with its module docstring's; got {forward!r}")
+    assert backward.startswith("Backward, with x̂ = (x − μ)·r"), backward
+
+
 def test_masked_scores_keep_their_minus_infinity_in_the_heatmap(tmp_path, tiny_gpt):
     model = tiny_gpt(n_layer=1)
     x = np.random.default_rng(0).integers(0, 11, (2, 8))
@@ -110,6 +122,27 @@ def test_masked_scores_keep_their_minus_infinity_in_the_heatmap(tmp_path, tiny_g
     assert np.isneginf(scores[:, blocked]).all() and np.isfinite(scores[:, ~blocked]).all(), (
         "the causal mask's −inf above the diagonal must survive the compact storage")
     assert masked["value"]["stats"]["inf"] == 2 * 2 * blocked.sum()  # B·H·(blocked per head)
+
+
+def test_a_weights_gradient_heatmap_keeps_every_row_when_the_batch_divides_them(tmp_path,
+                                                                                  tiny_gpt):
+    model = tiny_gpt(n_layer=1)  # width 8: B = 2 divides a [8, 8] weight's 8 rows
+    x = np.random.default_rng(0).integers(0, 11, (2, 8))
+    with viz.record_steps():
+        _, loss = model(x, x)
+        loss.backward()
+    data = page_data_of(loss, tmp_path)
+    weights = dict(model.named_parameters())
+    for n in data["nodes"]:
+        if n["kind"] == "param" and n["grad"] and n["name"] in weights:
+            grad = weights[n["name"]].grad
+            got = decode(n["grad"]["heat"])[0]
+            assert got.shape == grad.reshape(-1, grad.shape[-1]).shape, (
+                f"{n['name']} {list(grad.shape)}: its gradient's heatmap kept {list(got.shape)} "
+                "(a weight's rows are not the batch's positions)")
+    (logits,) = [n for n in data["nodes"] if n["op"] == "reshape" and n["shape"] == [16, 11]]
+    assert logits["value"]["heat"]["shape"] == [1, 8, 11], (
+        "a flattened [B·T, V] keeps batch row 0's T = 8 positions")
 
 
 def test_a_module_box_opens_into_the_ops_inside_it(tmp_path, tiny_gpt):

@@ -172,3 +172,50 @@ def test_a_backward_step_writes_the_gradient_it_sends_on_the_lit_edge(page, expl
         return d.nodes[+document.body.dataset.stepNode].sent; }""")
     assert page.locator("g.edge.mt-on.back").count() >= 1
     assert page.locator("text.mt-label").all_text_contents() == [f"‖g‖ {fmt_number(sent[0])}"]
+
+
+def step_to(page, explored, pick):
+    """Press → until the step is at the first node (in the engine's order) that `pick(node)`
+    chooses from the page's node table; returns that node's index."""
+    _, keys, _, forward, backward = explored
+    nodes = page.evaluate("JSON.parse(document.getElementById('mt-data').textContent).nodes")
+    order = [keys.index(k) for k in forward + backward]
+    n = next(k for k, i in enumerate(order) if pick(nodes[i]))
+    for _ in range(n + 1):
+        page.keyboard.press("ArrowRight")
+    return order[n]
+
+
+def test_heatmaps_name_their_axes_and_the_loss_is_a_number(page, explored):
+    model = explored[2]
+    x = np.random.default_rng(0).integers(0, 11, (2, 8))
+    _, loss = model(x, x)  # the same weights and batch as the page's step
+    step_to(page, explored, lambda n: n["role"] == "A")
+    value = page.inner_text("#panel").split("\nvalue\n")[1]
+    assert "rows: query position t (0–7) · columns: key position s (0–7)" in value, value
+    page.keyboard.press("Home")
+    step_to(page, explored, lambda n: n["op"] == "cross_entropy")
+    panel = page.inner_text("#panel")
+    assert f"value\n= {fmt_number(float(loss.item()))}" in panel, panel
+    assert page.locator("#panel canvas.heat").count() == 0, "a scalar gets no 1 × 1 heatmap"
+    page.keyboard.press("Home")
+    step_to(page, explored, lambda n: n["name"] == "blocks.0.mlp.fc.weight"
+            and n["grad"] is not None)
+    grad = page.inner_text("#panel").split("\ngradient\n")[1]
+    assert "8 rows × 32 columns" in grad, (
+        "fc.weight [8, 32]: its gradient's heatmap keeps every row", grad)
+    assert "rows: input feature (0–7) · columns: output feature (0–31)" in grad, grad
+    assert page.errors == []
+
+
+def test_clicking_a_box_too_small_to_read_zooms_to_it(page):
+    scale = "document.querySelector('#graph svg').getScreenCTM().a"
+    while page.evaluate(scale) >= 0.6:
+        page.keyboard.press("-")
+    box = page.locator("#graph g.node", has_text="cross_entropy")  # an op, not a module box
+    box.click()
+    assert page.evaluate(scale) == pytest.approx(0.9, rel=1e-3), "zoomed to 0.9 px per point"
+    r, g = box.bounding_box(), page.locator("#graph").bounding_box()
+    assert abs(r["x"] + r["width"] / 2 - (g["x"] + g["width"] / 2)) < 2, (r, g)
+    assert abs(r["y"] + r["height"] / 2 - (g["y"] + g["height"] / 2)) < 2, (r, g)
+    assert page.errors == []

@@ -68,7 +68,9 @@ function clickBox(id) {
     showModule(members);
     return;
   }
-  if (members.length) select(members[0]);
+  if (!members.length) return;
+  select(members[0]);
+  if (svg.getScreenCTM().a < 0.6) centre(boxEls[id], 0.9); // clicked in a graph too small to read: zoom to it
 }
 
 // ---- pan and zoom: the SVG's viewBox ---------------------------------------------------
@@ -83,8 +85,8 @@ function readable(scale) { // a tall graph fitted whole has unreadable text: sta
   const x = wide || home.w > w ? home.x : home.x + home.w / 2 - w / 2; // a wide graph: its left edge
   setBox({ x: x, y: wide ? home.y + home.h / 2 - h / 2 : home.y, w: w, h: h });
 }
-function centre(el, scale) { // put a box in the middle of the window, at `scale` if given
-  const r = el.getBoundingClientRect(), g = $("graph").getBoundingClientRect();
+function centre(el, scale) { // put a box (or a screen rectangle) in the middle of the window, at `scale` if given
+  const r = el.getBoundingClientRect ? el.getBoundingClientRect() : el, g = $("graph").getBoundingClientRect();
   const c = toSvg(r.left + r.width / 2, r.top + r.height / 2);
   const w = scale ? g.width / scale : vb.w, h = scale ? g.height / scale : vb.h;
   setBox({ x: c.x - w / 2, y: c.y - h / 2, w: w, h: h });
@@ -109,12 +111,22 @@ window.addEventListener("mousemove", (e) => {
   drag.x = e.clientX; drag.y = e.clientY;
 });
 window.addEventListener("mouseup", () => { drag = null; });
-function reveal(el) { // pan (keeping the zoom) when a lit box nears the window's edge
-  const r = el.getBoundingClientRect(), g = $("graph").getBoundingClientRect();
+function lit(el, grow) { // the screen rectangle of a lit box and the inputs it reads, if they fit
+  const g = $("graph").getBoundingClientRect(), r = el.getBoundingClientRect();
+  let u = { left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+  svg.querySelectorAll("g.node.mt-input").forEach((b) => {
+    const q = b.getBoundingClientRect();
+    u = { left: Math.min(u.left, q.left), right: Math.max(u.right, q.right), top: Math.min(u.top, q.top), bottom: Math.max(u.bottom, q.bottom) };
+  });
+  const fits = (u.right - u.left) * grow <= g.width * 0.8 && (u.bottom - u.top) * grow <= g.height * 0.8;
+  return fits ? { left: u.left, top: u.top, width: u.right - u.left, height: u.bottom - u.top } : el.getBoundingClientRect();
+}
+function reveal(el) { // pan (keeping the zoom) when the lit boxes near the window's edge
+  const r = lit(el, 1), g = $("graph").getBoundingClientRect();
   const whole = vb.w >= home.w * 0.99 && vb.h >= home.h * 0.99; // the whole graph is on screen
-  const mx = whole ? 0 : g.width * 0.15, my = whole ? 0 : g.height * 0.15;
-  if (r.left >= g.left + mx && r.right <= g.right - mx && r.top >= g.top + my && r.bottom <= g.bottom - my) return;
-  centre(el);
+  const mx = whole ? 0 : g.width * 0.1, my = whole ? 0 : g.height * 0.1;
+  if (r.left >= g.left + mx && r.left + r.width <= g.right - mx && r.top >= g.top + my && r.top + r.height <= g.bottom - my) return;
+  centre(r);
 }
 
 // ---- steps ----------------------------------------------------------------------------
@@ -161,6 +173,7 @@ function light() {
   if (s.pass === "forward") {
     line += "<b>" + esc(nodeName(i)) + "</b>" + esc(where(i)) + " makes " + esc(shape(n.shape)) +
       (n.inputs.length ? " from " + n.inputs.map((j) => esc(nodeName(j)) + " " + esc(shape(NODES[j].shape))).join(", ") : "");
+    if (k === 1) line += ' <span class="hint">(the ‖g‖ already in the boxes are from this step\'s backward pass, which comes after)</span>';
   } else if (n.kind !== "op") {
     line += "<b>" + esc(nodeName(i)) + "</b> receives its gradient: .grad += g, ‖g‖ = " + fmt(n.grad && n.grad.stats.norm);
   } else {
@@ -185,6 +198,11 @@ function label(edge, text) { // a number at the middle of an edge, on a white gr
   bg.setAttribute("x", r.x - 2); bg.setAttribute("y", r.y - 1); bg.setAttribute("width", r.width + 4); bg.setAttribute("height", r.height + 2);
   bg.setAttribute("class", "mt-label");
   edge.insertBefore(bg, t);
+  if (!across) return;
+  const lead = document.createElementNS(ns, "line"); // a label above a row: a leader down to its edge
+  lead.setAttribute("x1", at.x); lead.setAttribute("y1", r.y + r.height + 1); lead.setAttribute("x2", at.x); lead.setAttribute("y2", at.y);
+  lead.setAttribute("class", "mt-label");
+  edge.insertBefore(lead, bg);
 }
 function go(k) {
   state.step = Math.max(-1, Math.min(STEPS.length - 1, k));
@@ -214,7 +232,8 @@ function lecture(on) {
   } catch (e) { /* no full screen here: large text is still on */ }
   setTimeout(() => { // lecture: boxes as large as the text around them; else the usual view
     const box = state.step >= 0 ? nodeBox[STEPS[state.step].node] : null;
-    if (box && want) centre(boxEls[box], LECTURE_SCALE); else readable(want ? LECTURE_SCALE : 0);
+    if (box && want) centre(lit(boxEls[box], LECTURE_SCALE / svg.getScreenCTM().a), LECTURE_SCALE);
+    else readable(want ? LECTURE_SCALE : 0);
   }, 100);
 }
 const KEYS = [["→ / ←", "next / previous step"], ["Home / End", "first / last step"], ["space", "play or pause"],

@@ -50,7 +50,7 @@ function maskOf(i, heat) { // −inf scores of an input of the same slice: the m
   }
   return null;
 }
-function drawHeat(canvas, heat, group, mask, readout) {
+function drawHeat(canvas, heat, group, mask, readout, rowName, colName) {
   const [, rows, cols] = heat.shape, c = codes(heat);
   const cell = Math.max(1, Math.min(16, Math.floor(400 / cols), Math.floor(320 / rows)));
   canvas.width = cols * cell; canvas.height = rows * cell;
@@ -74,15 +74,40 @@ function drawHeat(canvas, heat, group, mask, readout) {
     const q = Math.floor((e.clientX - rect.left) / rect.width * cols), r = Math.floor((e.clientY - rect.top) / rect.height * rows);
     const code = c[base + r * cols + q];
     const v = code === 251 ? "NaN" : code === 252 ? "−∞ (masked)" : code === 253 ? "+∞" : "≈ " + fmt(heat.lo + code * step);
-    readout.textContent = "row " + r + ", column " + q + ": " + v;
+    readout.textContent = (rowName ? rowName.split(" (")[0] + " " + r + ", " : "") + colName.split(" (")[0] + " " + q + ": " + v;
   };
+}
+const SCORES = ["QKᵀ", "S", "S + M", "S (masked)", "A"]; // attention's [B, H, T_q, T_k] steps
+function batchShape() { // B and T: the first op output of 3 or more dims is [B, T, ...]
+  const n = DATA.forward.map((i) => NODES[i]).find((m) => m.shape.length >= 3);
+  return n ? { B: n.shape[0], T: n.shape[1] } : { B: 0, T: 0 };
+}
+function axisNames(i, heat) { // what a heatmap's rows and columns are, in the field's words
+  const n = NODES[i], s = n.shape, nd = s.length, [, rows, cols] = heat.shape, BT = batchShape();
+  const span = (k) => " (0–" + (k - 1) + ")";
+  if (n.kind !== "op") { // a weight: named by the op that reads it
+    const reader = NODES.find((m) => m.inputs.indexOf(i) >= 0);
+    if (reader && reader.op === "embedding") return ["token id" + span(rows), "feature" + span(cols)];
+    if (reader && reader.op === "matmul" && reader.inputs[1] === i && nd === 2) return ["input feature" + span(rows), "output feature" + span(cols)];
+    return nd < 2 ? ["", "feature" + span(cols)] : ["axis " + (nd - 2) + span(rows), "axis " + (nd - 1) + span(cols)];
+  }
+  if (SCORES.indexOf(n.role) >= 0) return ["query position t" + span(rows), "key position s" + span(cols)];
+  const positions = nd >= 3 ? s[nd - 2] === BT.T : nd === 2 && s[0] === BT.B * BT.T && rows === BT.T;
+  if (nd < 2) return ["", "element" + span(cols)];
+  if (positions) return ["position t" + span(rows), (n.role === "Z" ? "feature of the head" : "feature") + span(cols)];
+  if (nd >= 3 && s[nd - 1] === BT.T) return ["feature" + span(rows), "position t" + span(cols)]; // Kᵀ
+  return ["axis " + (nd - 2) + span(rows), "axis " + (nd - 1) + span(cols)];
 }
 function tensorSection(title, i, entry) {
   const div = document.createElement("div");
   if (!entry) { div.innerHTML = "<h3>" + title + "</h3><p class='hint'>not recorded" + (title === "gradient" ? " (backward() has not reached it, or ran outside record_steps())" : "") + "</p>"; return div; }
   const s = entry.stats, h = entry.heat;
+  if (s.count === 1) { // a scalar (the loss): the number is the whole story, no 1 × 1 heatmap
+    div.innerHTML = "<h3>" + title + "</h3><div class='stats'>= " + (s.nan ? "NaN" : s.inf ? "±∞" : fmt(s.min)) + "</div>";
+    return div;
+  }
   div.innerHTML = "<h3>" + title + "</h3><div class='stats'>min " + fmt(s.min) + " · max " + fmt(s.max) + " · mean " + fmt(s.mean) +
-    "<br>norm " + fmt(s.norm) + " · NaN " + s.nan + " · inf " + s.inf + " · of " + s.count + "</div>";
+    "<br>norm " + fmt(s.norm) + " · NaN " + s.nan + " · inf " + s.inf + " · of " + s.count + " <span class='hint'>(whole tensor)</span></div>";
   if (!h) return div; // a node outside every picture keeps its statistics alone
   const heads = h.shape[0], ndim = NODES[i].shape.length;
   const pick = document.createElement("div");
@@ -93,13 +118,15 @@ function tensorSection(title, i, entry) {
     html += ' · <label>' + (isHead ? "head" : "index on axis " + (ndim - 3)) + ' <select>' +
       Array.from({ length: heads }, (_, g) => "<option value='" + g + "'>" + g + "</option>").join("") + "</select></label>";
   }
+  const [rowName, colName] = axisNames(i, h);
+  html += "<br>" + (rowName ? "rows: <b>" + esc(rowName) + "</b> · " : "") + "columns: <b>" + esc(colName) + "</b>";
   pick.innerHTML = html;
   const canvas = document.createElement("canvas"); canvas.className = "heat";
   const readout = document.createElement("div"); readout.className = "hint";
-  readout.textContent = (h.lo >= 0 ? "white 0 → purple " + fmt(h.hi) : "blue −" + fmt(Math.max(-h.lo, h.hi)) + " · white 0 · red +" + fmt(Math.max(-h.lo, h.hi))) +
+  readout.textContent = "colours (of this slice): " + (h.lo >= 0 ? "white 0 → purple " + fmt(h.hi) : "blue −" + fmt(Math.max(-h.lo, h.hi)) + " · white 0 · red +" + fmt(Math.max(-h.lo, h.hi))) +
     "; point at a cell to read its value";
   const mask = maskOf(i, h);
-  const draw = (g) => drawHeat(canvas, h, g, mask, readout);
+  const draw = (g) => drawHeat(canvas, h, g, mask, readout, rowName, colName);
   const sel = pick.querySelector("select");
   if (sel) sel.addEventListener("change", () => draw(+sel.value));
   div.append(pick, canvas, readout);
@@ -153,7 +180,7 @@ function showModule(members) {
 function intro() {
   const p = $("panel");
   p.innerHTML = "<h2>How to read this page</h2><p>Each box is one op the engine ran (white), a weight (green) or a module folded into one box (blue, 3-D). " +
-    "Edges are as wide and red as the gradient that flowed back along them.</p><p><b>→</b> steps forward through the ops in the order they ran, then backward in the order backward() reached them. " +
+    "Edges are as wide and red as the gradient that flowed back along them.</p><p>The page is a snapshot of one whole step: the ‖g‖ in each box and the edges' width and colour come from the backward pass, and are shown from the start, also while you step through the forward pass.</p><p><b>→</b> steps forward through the ops in the order they ran, then backward in the order backward() reached them. " +
     "Click a box for its formulas, statistics and heatmaps; click a 3-D module box to open it. Drag to pan, wheel to zoom, <b>F</b> to fit, <b>L</b> for lecture mode, <b>?</b> for all keys.</p>";
   curves(p);
 }
@@ -164,7 +191,7 @@ function curves(p) {
   const c = DATA.curves;
   if (!c || !c.iter || !c.iter.length) return;
   const div = document.createElement("div");
-  div.innerHTML = "<h3>gradient norm per module over training (log scale)</h3>";
+  div.innerHTML = "<h3>gradient norm ‖∂L/∂θ‖ per module over training (log scale)</h3>";
   const canvas = document.createElement("canvas"); canvas.width = 400; canvas.height = 220; canvas.className = "curves";
   div.append(canvas);
   const names = Object.keys(c.modules), ctx = canvas.getContext("2d");
@@ -173,14 +200,17 @@ function curves(p) {
   const X = (x) => 40 + 350 * (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5), Y = (v) => 200 - 180 * (hi > lo ? (Math.log10(v) - lo) / (hi - lo) : 0.5);
   ctx.font = "11px Helvetica"; ctx.fillStyle = "#444";
   ctx.fillText(fmt(Math.pow(10, hi)), 2, 24); ctx.fillText(fmt(Math.pow(10, lo)), 2, 200);
-  ctx.fillText("iter " + x0, 40, 215); ctx.fillText("iter " + x1, 340, 215);
-  names.forEach((m, k) => {
-    ctx.strokeStyle = PALETTE[k % PALETTE.length]; ctx.beginPath();
-    c.modules[m].forEach((v, t) => { if (v > 0) ctx[t ? "lineTo" : "moveTo"](X(c.iter[t]), Y(v)); });
+  ctx.fillText("iter " + x0, 40, 215); if (x1 > x0) ctx.fillText("iter " + x1, 340, 215);
+  names.forEach((m, k) => { // a line, and a dot at each evaluation (one evaluation: dots alone)
+    ctx.strokeStyle = ctx.fillStyle = PALETTE[k % PALETTE.length]; ctx.beginPath();
+    let pen = false;
+    c.modules[m].forEach((v, t) => { if (v > 0) { ctx[pen ? "lineTo" : "moveTo"](X(c.iter[t]), Y(v)); pen = true; } });
     ctx.stroke();
+    c.modules[m].forEach((v, t) => { if (v > 0) { ctx.beginPath(); ctx.arc(X(c.iter[t]), Y(v), 3, 0, 2 * Math.PI); ctx.fill(); } });
   });
   const legend = document.createElement("div"); legend.className = "hint";
   legend.innerHTML = names.map((m, k) => "<span style='color:" + PALETTE[k % PALETTE.length] + "'>■</span> " + esc(m)).join(" &nbsp;");
   div.append(legend);
+  if (c.iter.length === 1) div.append(Object.assign(document.createElement("div"), { className: "hint", textContent: "one evaluation so far: reload the page after the next one to see the curves grow" }));
   p.append(div);
 }
