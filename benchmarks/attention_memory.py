@@ -243,6 +243,7 @@ def write(out, info, args, points, tile_points):
     os.makedirs(out, exist_ok=True)
     base = os.path.join(out, "attention_memory")
     with open(base + ".json", "w") as f:
+        args = {**args, "out": os.path.relpath(out, ROOT)}  # no path of this machine in the file
         json.dump({"machine": info, "args": args, "points": points,
                    "tile_points": tile_points}, f, indent=1)
     with open(base + ".md", "w") as f:

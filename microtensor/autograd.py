@@ -208,6 +208,23 @@ class Function:
         self.constant_names = {i: t.name for i, (t, node) in enumerate(zip(inputs, self.inputs))
                                if node is None and t.name}
 
+    def watch(self, tensors):
+        """Note the version of each tensor whose array this node saved, so that backward can
+        refuse to run on values changed in place since (torch's version counter check)."""
+        arrays = list(self.saved.values())
+        self._watched = [(t._version_box(), t._version_box()[0]) for t in tensors
+                         if any(np.may_share_memory(a, t.data) for a in arrays)]
+
+    _watched = ()
+
+    def check_versions(self):
+        for box, version in self._watched:
+            if box[0] != version:
+                raise RuntimeError(
+                    f"backward through '{self.op}': a tensor it saved for backward was "
+                    "modified in place since (x += ..., x[i] = ...); write x = x + ... "
+                    "instead, or run backward before the change (as torch)")
+
     def __repr__(self):
         return f"<{self.op}{f' ({self.role})' if self.role else ''}>"
 
@@ -300,6 +317,7 @@ def backward(tensor, grad, retain_graph=False):
             raise RuntimeError(
                 f"backward through '{node.op}' a second time: its saved arrays were freed "
                 "by the first backward(); call backward(retain_graph=True) the first time")
+        node.check_versions()
         input_grads = node.backward(g)
         if not isinstance(input_grads, (tuple, list)):
             input_grads = (input_grads,)

@@ -6,7 +6,9 @@ answers lie for an array: `t == 0` would be identity (False), `bool(t)` always T
 `t += 1` would quietly make a new tensor while an alias keeps the old values. So each is
 written out here, or refused with one clear line; tests/microtensor/test_protocols.py walks
 Python's data-model names and holds that none is left to `object`.
-Comparisons and bitwise operators carry no gradient, as in PyTorch.
+Comparisons and bitwise operators carry no gradient, as in PyTorch. In-place writes go into
+the tensor's one array and count in its version (shared with its views), which backward
+checks: a graph that saved the array refuses to run on changed values, as torch's does.
 """
 import numbers
 import operator
@@ -204,9 +206,8 @@ class TensorProtocols:
         if result.shape != self.shape:
             raise RuntimeError(f"{symbol}=: the result's shape {result.shape} is not the "
                                f"tensor's shape {self.shape}")
-        # a new array: every name for this Tensor sees the change, and a graph that saved the
-        # old values for backward keeps them (torch raises there; numpy has no version count)
-        self.data = result.astype(self.dtype, copy=False)
+        self.data[...] = result  # the same array: views, detach() and numpy() see it, as torch
+        self._version_box()[0] += 1  # and a graph that saved it refuses backward (autograd.py)
         return self
 
     def __iadd__(self, other):
@@ -240,10 +241,9 @@ class TensorProtocols:
         if array.dtype.kind not in "biuf":
             raise TypeError(f"t[...] = value: value must be numbers; got {type(value).__name__}")
         basic, advanced = torch_steps(self._index(index))
-        data = self.data.copy()  # written into a copy, for the reason in _in_place
-        target = data[basic] if basic else data  # a view of the copy: the write reaches it
+        target = self.data[basic] if basic else self.data  # a view: the write reaches self
         target[advanced] = array
-        self.data = data
+        self._version_box()[0] += 1  # as in _in_place
 
     def __delitem__(self, index):
         raise TypeError("del t[...]: a tensor's shape is fixed; build a new one with indexing")

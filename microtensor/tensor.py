@@ -21,10 +21,9 @@ Deliberate differences:
     int_tensor + np.True_        int64 here, float32 there (a numpy bool counts as a bool here)
     t[::-1] (a negative step)    numpy's flip here; ValueError there
     x += y, x[i] = y             refused here on a tensor that requires grad (outside
-                                 no_grad); recorded there for a non-leaf. Here x gets a new
-                                 array, so a graph keeps the values it saved, and views,
-                                 numpy() and detach() taken before keep the old values too;
-                                 there one storage is shared, guarded by version counters
+                                 no_grad); recorded there for a non-leaf. Both write into the
+                                 one array (views, numpy(), detach() see it), and backward
+                                 refuses a graph that saved it (version counters)
     //  %  <<  >>  number ** t   TypeError here (not ops of this engine)
 Python's protocols (==, bool, len, iteration, in, hash, format, ...): protocols.py.
 """
@@ -69,6 +68,9 @@ class Tensor(TensorProtocols):
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
     _accumulator = None  # a leaf's AccumulateGrad node, weakly held (autograd.py)
     _requires_grad = False
+    # [n]: in-place writes so far, one list shared by the tensors that share this array (views,
+    # detach), as torch's version counter; backward checks it (autograd.py)
+    _version = None
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
         self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype)
@@ -122,8 +124,7 @@ class Tensor(TensorProtocols):
         return f"tensor({body}, dtype={self.dtype}{extra})"
 
     def numpy(self):
-        """The underlying array (shared, not copied); `.detach().numpy()` in PyTorch. An
-        in-place operator on the tensor later gives it a new array (see the table above)."""
+        """The underlying array (shared, not copied); `.detach().numpy()` in PyTorch."""
         return self.data
 
     def item(self):
@@ -134,7 +135,14 @@ class Tensor(TensorProtocols):
 
     def detach(self):
         """A tensor sharing this one's data (no copy, as PyTorch), cut off from the graph."""
-        return Tensor._make(self.data)
+        out = Tensor._make(self.data)
+        out._version = self._version_box()  # one array: one count of in-place writes
+        return out
+
+    def _version_box(self):
+        if self._version is None:
+            self._version = [0]
+        return self._version
 
     # ---- autograd ---------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
@@ -417,6 +425,16 @@ class Tensor(TensorProtocols):
         return self
 
 
+_VIEW_OPS = frozenset({"getitem", "reshape", "permute", "transpose"})
+
+
+def _root(array):
+    """The array that owns `array`'s memory (numpy views point to it through .base)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
 def _matmul(a, b):
     if np.bool_ in (a.dtype, b.dtype):
         raise TypeError("@ of bool tensors is not supported (as torch); cast to int first")
@@ -476,12 +494,16 @@ def apply(fn, *inputs):
     needs = tuple([t._requires_grad and record for t in inputs])  # gradients backward owes
     data = fn.run(tuple([t.data for t in inputs]), needs)
     out = Tensor._make(data)
+    if fn.op in _VIEW_OPS and _root(data) is _root(inputs[0].data):
+        out._version = inputs[0]._version_box()  # a view: writes through it count for both
     observed = bool(hooks._forward_hooks)
     if record or observed:
         fn.describe(data)
     if record:
         fn.connect(inputs)
         out.grad_fn, out._requires_grad = fn, True
+        if fn.saved:
+            fn.watch(inputs + (out,))
     if observed:
         hooks.run_forward_hooks(fn, inputs, out)
     return out

@@ -125,9 +125,10 @@ def load_model(args):
     from models.training.settings import get_preset
 
     if args.out:
-        if args.n_layer is not None or getattr(args, "attention", None) is not None:
-            raise ValueError("--n-layer and --attention go with --preset; a checkpoint fixes "
-                             "its own model")
+        if args.n_layer is not None:
+            raise ValueError("--n-layer goes with --preset; a checkpoint fixes its own depth")
+        if getattr(args, "attention", None) is not None:
+            raise ValueError("--attention goes with --preset; a checkpoint fixes its own")
         model, tokenizer, _ = load_checkpoint(args.out)
         return model, tokenizer
     config = get_preset(args.preset or "baby", n_layer=args.n_layer,

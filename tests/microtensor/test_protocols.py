@@ -270,14 +270,40 @@ def test_unary_float_functions_of_integer_tensors_are_float32_as_torch():
     assert F.relu(mt.Tensor([-1, 2])).dtype == np.int64
 
 
-def test_in_place_after_forward_leaves_the_saved_values_of_the_graph_alone():
+def test_in_place_on_a_tensor_a_graph_saved_makes_backward_refuse_as_torch():
     x = mt.Tensor([1.0, 2.0], requires_grad=True)
     c = mt.Tensor([3.0, 4.0])
     y = (x * c).sum()
-    c += 10  # the constant changes after the forward that used it
-    c[0] = 100.0
+    c += 10  # the constant changes after the forward that saved it
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.backward()
+    lin_w = mt.Tensor([[1.0], [2.0]], requires_grad=True)
+    out = (mt.Tensor([[1.0, 1.0]], requires_grad=True) @ lin_w).sum()
+    with mt.no_grad():
+        lin_w -= 1.0  # an optimizer step between forward and backward
+    with pytest.raises(RuntimeError, match="modified in place"):
+        out.backward()
+
+
+def test_in_place_on_a_tensor_no_graph_saved_leaves_backward_alone():
+    x = mt.Tensor([1.0, 2.0], requires_grad=True)
+    c = mt.Tensor([3.0, 4.0])
+    y = (x + c).sum()  # add saves nothing for backward
+    c += 10
     y.backward()
-    np.testing.assert_array_equal(x.grad, [3.0, 4.0], err_msg="expected dy/dx = the old c")
+    np.testing.assert_array_equal(x.grad, [1.0, 1.0])
+
+
+def test_in_place_writes_reach_views_numpy_and_detach_as_torch():
+    a = mt.Tensor(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    n, d, row, flat = a.numpy(), a.detach(), a[0], a.reshape(4)
+    a += 1
+    np.testing.assert_array_equal(n, [[2, 3], [4, 5]], err_msg="numpy() shares the array")
+    np.testing.assert_array_equal(d.data, [[2, 3], [4, 5]], err_msg="detach() shares it")
+    row += 10
+    flat[3] = 0.0
+    np.testing.assert_array_equal(a.data, [[12, 13], [4, 0]],
+                                  err_msg="writes through a view reach the tensor")
 
 
 # ---- arrays the caller keeps: refilled before backward --------------------------------------
