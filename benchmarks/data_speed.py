@@ -155,6 +155,8 @@ def main():
                         help="also time the replaced str + int64 path at the first size")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)  # TASK PATH LAUNCHED
     args = parser.parse_args()
+    from machine import describe  # benchmarks/machine.py
+    print(describe())
     if args.worker:
         return worker(*args.worker)
     print("load average before: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))

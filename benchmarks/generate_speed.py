@@ -87,6 +87,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", help="checkpoint directory (default: an untrained baby GPT)")
     args = ap.parse_args()
+    from machine import describe  # benchmarks/machine.py
+    print(describe())
 
     import torch
     from threadpoolctl import threadpool_limits

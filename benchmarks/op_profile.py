@@ -72,6 +72,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--calls", type=int, default=0, help="list the N costliest call sites")
     args = ap.parse_args()
+    from machine import describe  # benchmarks/machine.py
+    print(describe())
 
     from threadpoolctl import threadpool_limits
 

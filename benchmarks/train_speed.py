@@ -290,6 +290,8 @@ def main():
     args = ap.parse_args()
     if args.worker:
         return serve(args.worker, args.threads[0], args.batches, args.processes[0])
+    from machine import describe  # benchmarks/machine.py
+    print(describe())
 
     sys.path.insert(0, ROOT)
     from models.training.data import get_batch

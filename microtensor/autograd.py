@@ -4,8 +4,9 @@ pass.
 Every op that runs while gradients are enabled, on an input that requires grad, leaves one
 `Function` node on its output tensor as `tensor.grad_fn` (PyTorch's name). The node knows
 its op, the node behind each input, the arrays it saved for backward and the module it ran
-in; it does not hold the tensors themselves, so once backward has freed the saved arrays a
-graph costs no activation memory. `backward()` visits the nodes from the output back to the
+in; it does not hold the tensors themselves, so once backward has freed the saved arrays the
+graph keeps no activations (nor does attention: its weights are kept only when asked for,
+`nn.keep_attention`). `backward()` visits the nodes from the output back to the
 leaves and applies the chain rule at each one (course notes 3.8; Baydin et al. 2018,
 "Automatic Differentiation in Machine Learning: a Survey"; PyTorch's autograd design).
 """

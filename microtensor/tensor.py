@@ -203,7 +203,6 @@ class Tensor(TensorProtocols):
     # ---- arithmetic (numpy broadcasting; scalars and arrays on either side) ----------
     def _lift(self, other, dtype=None):
         """`other` as a Tensor of `dtype` (a constant is cast; one that requires grad is not)."""
-        # a Tensor, the common case, is asked about first: the Number check is a slower ABC check
         if not isinstance(other, Tensor):
             if isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
                 return Tensor._make(np.asarray(other, dtype=dtype))  # to dtype at once: no rounding
@@ -492,9 +491,7 @@ def apply(fn, *inputs):
     Forward hooks see each call.
     """
     record = autograd.is_grad_enabled() and any(t._requires_grad for t in inputs)
-    # list comprehensions, and no per-input question without a graph: apply runs ~100 times
-    # per GPT forward, and generator expressions cost ~0.3 µs more each
-    needs = tuple([t._requires_grad for t in inputs]) if record else (False,) * len(inputs)
+    needs = tuple([t._requires_grad and record for t in inputs])  # gradients backward owes
     data = fn.run(tuple([t.data for t in inputs]), needs)
     out = Tensor._make(data)
     if fn.op in _VIEW_OPS and _root(data) is _root(inputs[0].data):

@@ -23,6 +23,7 @@ import nn
 from microtensor import Tensor
 
 from .config import Config
+from .last_position import last_position_logits
 
 
 @dataclass
@@ -97,7 +98,7 @@ class GPT(nn.Module):
         nn.use_attention(self, c.attention)
         init_gpt2_weights(self, c.n_layer)
 
-    def forward(self, idx, targets=None, kv_caches=None, last_only=False):
+    def forward(self, idx, targets=None, kv_caches=None):
         """Logits for every position, and the mean cross-entropy against `targets` if given.
 
         With targets this is teacher forcing (notes 3.7): targets are idx shifted left by
@@ -109,26 +110,14 @@ class GPT(nn.Module):
             targets: int ids [B, T], the next token at each position, or None.
             kv_caches: one nn.KVCache per block, for generation: idx then holds only the
                 new tokens, which sit at positions len(cache) .. len(cache) + T - 1.
-            last_only: only the last position's logits [B, 1, vocab_size], all that
-                generation samples from (nanoGPT's inference runs the head on x[:, [-1]]).
-                Every block but the last still needs every position, whose keys and values
-                the next block attends over; the last block asks with the last query alone
-                and the final norm and head see one row (the baby model's [1, 64] forward:
-                22% fewer FLOPs). Logits are the same as the last row of the full forward,
-                up to rounding (the products have other shapes).
         Returns:
-            (logits [B, T, vocab_size] ([B, 1, vocab_size] with last_only) float32 Tensor,
-            loss scalar Tensor or None).
+            (logits [B, T, vocab_size] float32 Tensor, loss scalar Tensor or None).
         Raises:
-            ValueError: idx is not 2-D, the positions run past block_size, or targets
-                come with last_only (a loss needs every position's logits).
+            ValueError: idx is not 2-D, or the positions run past block_size.
         """
         idx = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
         if idx.ndim != 2:
             raise ValueError(f"GPT: idx must be [B, T] token ids; got shape {idx.shape}")
-        if last_only and targets is not None:
-            raise ValueError("GPT: last_only gives the last position's logits alone; a loss "
-                             "against targets needs all of them (pass last_only=False)")
         if kv_caches is not None:
             nn.attention.check_kv_caches(kv_caches, len(self.blocks), "GPT: kv_caches")
         start = len(kv_caches[0]) if kv_caches else 0
@@ -141,10 +130,9 @@ class GPT(nn.Module):
         x = self.wte(idx) + self.wpe(pos)                   # [B, T, D]  tokens + positions
         x = self.drop(x)
         caches = kv_caches if kv_caches else [None] * len(self.blocks)
-        last = len(self.blocks) - 1
-        for i, (block, cache) in enumerate(zip(self.blocks, caches)):
-            x = block(x, kv_cache=cache, last_only=last_only and i == last)  # [B, T, D]
-        x = self.ln_f(x)                                    # [B, T, D]  ([B, 1, D] last_only)
+        for block, cache in zip(self.blocks, caches):
+            x = block(x, kv_cache=cache)                    # [B, T, D]
+        x = self.ln_f(x)                                    # [B, T, D]
         logits = x @ self.wte.weight.T                      # [B, T, V]  tied LM head
         loss = None if targets is None else F.cross_entropy(logits, targets)
         return logits, loss
@@ -152,10 +140,9 @@ class GPT(nn.Module):
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
         """Extend each row of idx [B, T] by max_new_tokens sampled tokens: [B, T + max_new_tokens].
 
-        Each step feeds the context, takes the last position's logits (the only ones it
-        computes: forward's last_only) / temperature, keeps the top_k largest (top_k=1 is
-        greedy decoding: argmax, no randomness) and samples from the softmax with
-        microtensor's package generator (see `manual_seed`).
+        Each step feeds the context, takes the last position's logits / temperature, keeps
+        the top_k largest (top_k=1 is greedy decoding: argmax, no randomness) and samples
+        from the softmax with microtensor's package generator (see `manual_seed`).
 
         With use_cache, the prompt is run once (prefill) to fill one KVCache per block,
         then each step runs only the newest token against the cached keys and values
@@ -190,12 +177,13 @@ class GPT(nn.Module):
         caches = None
         with microtensor.no_grad():
             for _ in range(max_new_tokens):
+                # speed: where a whole window runs, only its last row is needed (last_position.py)
                 if not use_cache or idx.shape[1] > block_size:
                     caches = None                           # window slides: recompute
-                    logits, _ = self(idx[:, -block_size:], last_only=True)
+                    logits = last_position_logits(self, idx[:, -block_size:])
                 elif caches is None:                        # prefill the whole prompt
                     caches = [nn.KVCache() for _ in self.blocks]
-                    logits, _ = self(idx, kv_caches=caches, last_only=True)
+                    logits = last_position_logits(self, idx, caches)
                 else:                                       # decode: only the newest token
                     logits, _ = self(idx[:, -1:], kv_caches=caches)
                 next_id = sample_next(logits.data[:, -1, :], temperature, top_k)  # [B]

@@ -4,16 +4,16 @@ Z = softmax(QKᵀ/√d_k + M) V   (Vaswani et al. 2017, "Attention Is All You Ne
 course notes 3.1–3.5). Masks follow the contract: a boolean mask is True where a key is
 *blocked*; a float mask is *added* to the scaled scores.
 """
-import functools
+import contextlib
 import math
 import numbers
 
 import numpy as np
 
-import microtensor
 import microtensor.functional as F
 from microtensor import Tensor
 
+from .kv_cache import KVCache, shared_causal_mask
 from .layers import Linear
 from .module import Module
 from .tiled_attention import check_attention, tiled_attention
@@ -26,15 +26,6 @@ def causal_mask(t_q, t_k, offset=0):
     end of t_k keys, so offset = t_k − t_q.
     """
     return np.triu(np.ones((t_q, t_k), dtype=bool), k=offset + 1)
-
-
-@functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
-def _shared_causal_mask(t_q, t_k, offset):
-    """causal_mask, built once per shape and shared read-only: every attention layer of every
-    step asks for the same few, and np.triu costs ~12 µs for 64 × 64 (4 per baby forward)."""
-    mask = causal_mask(t_q, t_k, offset)
-    mask.flags.writeable = False
-    return mask
 
 
 def _mask_array(mask):
@@ -153,8 +144,7 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     scale = 1.0 / math.sqrt(d_k) if d_k else math.inf      # d_k = 0: empty rows, as torch
     s = scores * scale                                     # [..., T_q, T_k]   S = QKᵀ/√d_k
     _role(s, "S")
-    # top-left alignment, as PyTorch; MultiHeadAttention passes its own causal mask instead,
-    # aligned bottom-right so that new queries after a KV cache see every cached key
+    # [T_q, T_k], True = a future key; MultiHeadAttention passes its own mask instead
     blocked = causal_mask(t_q, t_k, _causal_offset(t_q, t_k, causal_alignment)) \
         if is_causal else None
     if attn_mask is not None:
@@ -180,72 +170,19 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     return z, weights
 
 
-class KVCache:
-    """The keys and values of the positions already decoded, for one attention layer (notes 3.7).
-
-    Generation appends one step's k, v [B, H, T_new, d] and attends over everything
-    cached so far; nothing about the future is known in advance. For cross-attention it
-    holds the encoder output's keys and values, projected once per source (Vaswani et al.
-    2017 §3.2.3: every decoder step queries the same memory).
-
-    Without a graph (under no_grad, or when nothing requires grad) the positions are
-    written into buffers with room to spare, doubled when full, and k, v are views of
-    their filled part: a step then copies only its own positions, where concatenating
-    would copy the whole cache each step. With a graph, `microtensor.cat` records the
-    append, so that backward reaches the cached keys and values.
-    """
-
-    def __init__(self):
-        self.k = self.v = None
-        self._buffers = None  # (keys, values) Tensors [B, H, capacity, d], or None
-
-    def __len__(self):
-        return 0 if self.k is None else self.k.shape[-2]
-
-    def append(self, k, v):
-        """Add the new positions; returns all keys and values [B, H, T_past + T_new, d]."""
-        if self.k is None:
-            self.k, self.v = k, v
-        elif microtensor.is_grad_enabled() and any(
-                t.requires_grad for t in (self.k, self.v, k, v)):
-            self._buffers = None
-            self.k = microtensor.cat([self.k, k], axis=-2)
-            self.v = microtensor.cat([self.v, v], axis=-2)
-        else:
-            self.k, self.v = self._write(k, v)
-        return self.k, self.v
-
-    def _write(self, k, v):
-        """Copy k, v [B, H, T_new, d] after the cached positions; views of all of them."""
-        for name, array, cached in (("keys", k, self.k), ("values", v, self.v)):
-            if array.shape[:-2] + array.shape[-1:] != cached.shape[:-2] + cached.shape[-1:]:
-                raise ValueError(f"KVCache.append: {name} of shape {array.shape} do not fit the "
-                                 f"cached {cached.shape}; expected [B, H, T_new, d], the same "
-                                 "B, H and d")
-        old, new = len(self), len(self) + k.shape[-2]
-        if self._buffers is None or self._buffers[0].shape[-2] < new:
-            capacity = 2 * new  # doubling: each position is copied O(1) times on average
-            self._buffers = tuple(
-                Tensor(np.empty(c.shape[:-2] + (capacity, c.shape[-1]), c.dtype))
-                for c in (self.k, self.v))
-            for buffer, cached in zip(self._buffers, (self.k, self.v)):
-                buffer.data[..., :old, :] = cached.data
-        keys, values = self._buffers
-        keys.data[..., old:new, :] = k.data
-        values.data[..., old:new, :] = v.data
-        return keys[..., :new, :], values[..., :new, :]  # basic slicing: views, no copy
-
-
 class MultiHeadAttention(Module):
     """H attention heads, each with its own slice of the Q/K/V projections, mixed by out_proj (3.5).
 
     Sub-layers q_proj, k_proj, v_proj, out_proj: Linear(D, D) each, so 4D² weights
     (+4D biases) whatever H is; each head has width d = D / H.
-    `last_attention` keeps the weights [B, H, T_q, T_k] of the last call (a detached Tensor;
-    None with attention="tiled", which never forms them: nn/tiled_attention.py, notes 3.8).
+    keep_attention: False by default, so a forward keeps nothing but its graph; set it (or
+    use `nn.keep_attention(model)`) to have `last_attention` hold the weights
+    [B, H, T_q, T_k] of the last call, a read-only detached Tensor, for a picture or a check
+    (None with attention="tiled", which never forms them: nn/tiled_attention.py, notes 3.8).
     """
 
-    def __init__(self, d_model, n_heads, dropout=0.0, bias=True, attention="ordinary"):
+    def __init__(self, d_model, n_heads, dropout=0.0, bias=True, attention="ordinary",
+                 keep_attention=False):
         super().__init__()
         for name, value in (("d_model", d_model), ("n_heads", n_heads)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -265,6 +202,7 @@ class MultiHeadAttention(Module):
         self.k_proj = Linear(d_model, d_model, bias)
         self.v_proj = Linear(d_model, d_model, bias)
         self.out_proj = Linear(d_model, d_model, bias)
+        self.keep_attention = keep_attention
         self.last_attention = None
 
     def _split_heads(self, x):
@@ -274,7 +212,7 @@ class MultiHeadAttention(Module):
         return x.transpose(1, 2)                            # [B, H, T, d]
 
     def forward(self, x, context=None, attn_mask=None, key_padding_mask=None, is_causal=False,
-                kv_cache=None, last_only=False, causal_alignment=None):
+                kv_cache=None, causal_alignment=None):
         """x [B, T_q, D]; context [B, T_k, D] for cross-attention (default: x itself).
 
         attn_mask: bool or float, broadcasting against [B, H, T_q, T_k] (e.g. [T_q, T_k]);
@@ -283,13 +221,12 @@ class MultiHeadAttention(Module):
         or "top_left" (PyTorch's F.scaled_dot_product_attention); they agree when T_q == T_k,
         and for T_q != T_k without a KV cache the alignment must be given (ValueError: the
         function's default is top-left, so a silent choice would differ from it);
-        kv_cache: a KVCache. In self-attention each call appends its keys and values; in
+        kv_cache: an nn.KVCache. In self-attention each call appends its keys and values; in
         cross-attention (context given) the first call fills it with the context's keys and
         values and later calls reuse them without projecting the context again.
-        last_only: only x's last position asks (T_q = 1; an attn_mask must fit one query
-        row); the keys and values still come from every position. Generation needs no other
-        row (see GPT.forward).
-        Returns [B, T_q, D].
+        Returns [B, T_q, D]. Raises ValueError for x or context of the wrong shape, masks
+        that do not fit, or is_causal with T_q != T_k and no alignment; TypeError for a
+        kv_cache that is not an nn.KVCache.
         """
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"MultiHeadAttention: x must be [B, T, {self.d_model}]; "
@@ -300,8 +237,6 @@ class MultiHeadAttention(Module):
             raise ValueError(f"MultiHeadAttention: context must be [B, T_k, {self.d_model}] "
                              f"with x's B = {x.shape[0]}; got {context.shape}")
         source = x if context is None else context
-        if last_only:
-            x = x[:, -1:]                                   # [B, 1, D]  the one query
         b, t_q, _ = x.shape
         q = self._split_heads(self.q_proj(x))               # [B, H, T_q, d]
         if context is not None and kv_cache is not None and len(kv_cache):
@@ -320,7 +255,7 @@ class MultiHeadAttention(Module):
             raise TypeError(f"MultiHeadAttention: kv_cache must be an nn.KVCache; got "
                             f"{type(kv_cache).__name__}")
         if is_causal and causal_alignment is None:
-            if t_q != t_k and kv_cache is None and not last_only:
+            if t_q != t_k and kv_cache is None:
                 raise ValueError(f"MultiHeadAttention: is_causal with T_q={t_q} != T_k={t_k} "
                                  "needs causal_alignment='top_left' or 'bottom_right'")
             causal_alignment = "bottom_right"
@@ -341,11 +276,12 @@ class MultiHeadAttention(Module):
             mask = learned if mask is None else learned + (
                 np.where(mask, -np.inf, 0.0).astype(learned.dtype))
         z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-        # read-only: it shares its array with what softmax and A·V saved for backward, so a
-        # write (tidying a picture) would change the gradients without a word
-        kept = weights.data.view()
-        kept.flags.writeable = False
-        self.last_attention = Tensor._make(kept)            # [B, H, T_q, T_k]
+        if self.keep_attention:                             # only when asked: see the docstring
+            # read-only: it shares its array with what softmax and A·V saved for backward,
+            # so a write (tidying a picture) would change the gradients without a word
+            kept = weights.data.view()
+            kept.flags.writeable = False
+            self.last_attention = Tensor._make(kept)        # [B, H, T_q, T_k]
         return self._merge_heads(z, b, t_q)
 
     def _merge_heads(self, z, b, t_q):
@@ -363,7 +299,8 @@ class MultiHeadAttention(Module):
     def _combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, causal_offset):
         """One mask for the scores [B, H, T_q, T_k]: boolean, or float if attn_mask is float.
         causal_offset: None (no causal mask) or the offset of `causal_mask`."""
-        blocked = _shared_causal_mask(t_q, t_k, causal_offset) \
+        # speed: one read-only causal mask per shape, shared by every layer and step
+        blocked = shared_causal_mask(t_q, t_k, causal_offset) \
             if causal_offset is not None else None
         if key_padding_mask is not None:
             pad = _mask_array(key_padding_mask)
@@ -383,3 +320,24 @@ class MultiHeadAttention(Module):
 
     def extra_repr(self):
         return f"d_model={self.d_model}, n_heads={self.n_heads}"
+
+
+@contextlib.contextmanager
+def keep_attention(module):
+    """Within the block, every MultiHeadAttention in `module` (itself included) keeps the
+    weights [B, H, T_q, T_k] of its last call as `last_attention`; afterwards they keep
+    them no longer (what they hold stays, for reading). For pictures and checks:
+
+        with nn.keep_attention(model):
+            model(idx)
+        weights = model.blocks[0].attn.last_attention       # [B, H, T, T]
+    """
+    layers = [m for _, m in module.named_modules() if isinstance(m, MultiHeadAttention)]
+    before = [m.keep_attention for m in layers]
+    for m in layers:
+        m.keep_attention = True
+    try:
+        yield module
+    finally:
+        for m, kept in zip(layers, before):
+            m.keep_attention = kept

@@ -1,10 +1,11 @@
 """The decoder-only Transformer block: attention and FFN sublayers (notes 3.6).
 
 Causal self-attention and a feed-forward network, each inside a residual connection with
-LayerNorm.
+LayerNorm. One sub-layer function, `sublayer`, holds the two orders, for this block and for
+the 2017 encoder and decoder layers (nn/transformer.py) alike:
 
-Pre-norm (GPT-2, nanoGPT):    x = x + Attn(LN₁(x));   x = x + FFN(LN₂(x))
-Post-norm (Vaswani et al. 2017): x = LN₁(x + Attn(x));   x = LN₂(x + FFN(x))
+Pre-norm (GPT-2, nanoGPT):       x = x + F(LN(x))
+Post-norm (Vaswani et al. 2017): x = LN(x + F(x))
 """
 from .attention import MultiHeadAttention
 from .feedforward import FeedForward
@@ -24,6 +25,16 @@ def residual(skip, branch):
     return out
 
 
+def sublayer(x, norm, fn, norm_first):
+    """One residual sub-layer: x + fn(norm(x)) (pre-norm) or norm(x + fn(x)) (post-norm).
+
+    x [B, T, D]; fn a function [B, T, D] -> [B, T, D] (attention or the FFN); norm a LayerNorm.
+    """
+    if norm_first:
+        return residual(x, fn(norm(x)))
+    return norm(residual(x, fn(x)))
+
+
 class TransformerBlock(Module):
     """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN (pre- or post-norm).
 
@@ -32,9 +43,11 @@ class TransformerBlock(Module):
     GPT-2, where the 2017 paper and notes 3.6 use ReLU). The final LayerNorm of the stack
     (notes 3.6) belongs to the model, not the block. `forward` also takes a
     `key_padding_mask` [B, T] (True = padding) and a `kv_cache` (nn.KVCache) for generation,
-    both handed to the attention, and `last_only`: return the last position alone [B, 1, D]
-    (attention still reads every position's keys and values; the rest of the block works
-    row by row, so the other rows would only be thrown away).
+    both handed to the attention.
+
+    The maths is nn.TransformerEncoderLayer's with is_causal=True (both are two `sublayer`s);
+    the names differ because each class keeps its reference's: nanoGPT's and GPT-2's here
+    (checkpoints, `focus="blocks.0.attn"`, export without renaming), torch.nn's there.
     """
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True, activation="gelu",
@@ -46,17 +59,13 @@ class TransformerBlock(Module):
         self.ln_2 = LayerNorm(d_model, bias=bias)
         self.mlp = FeedForward(d_model, d_ff, activation=activation, dropout=dropout, bias=bias)
 
-    def forward(self, x, key_padding_mask=None, kv_cache=None, last_only=False):
-        def attend(h):
+    def forward(self, x, key_padding_mask=None, kv_cache=None):
+        def attend(h):                                      # [B, T, D] -> [B, T, D]
             return self.attn(h, key_padding_mask=key_padding_mask, is_causal=True,
-                             kv_cache=kv_cache, last_only=last_only)
+                             kv_cache=kv_cache)
 
-        skip = x[:, -1:] if last_only else x                # the rows the block returns
-        if self.norm_first:
-            x = residual(skip, attend(self.ln_1(x)))
-            return residual(x, self.mlp(self.ln_2(x)))
-        x = self.ln_1(residual(skip, attend(x)))
-        return self.ln_2(residual(x, self.mlp(x)))
+        x = sublayer(x, self.ln_1, attend, self.norm_first)     # [B, T, D]
+        return sublayer(x, self.ln_2, self.mlp, self.norm_first)  # [B, T, D]
 
     def extra_repr(self):
         return f"norm_first={self.norm_first}"

@@ -10,19 +10,14 @@ torch.nn.TransformerEncoderLayer / TransformerDecoderLayer; tensors are always b
 
 Post-norm, the paper's order (the default):  x = LN(x + Sublayer(x))
 Pre-norm (norm_first=True):                  x = x + Sublayer(LN(x))
+Both orders are `nn.sublayer` (nn/block.py), the one the GPT's block uses: an encoder
+layer is a TransformerBlock without the causal mask, under torch.nn's names.
 """
 from .attention import MultiHeadAttention
-from .block import residual
+from .block import sublayer
 from .feedforward import FeedForward
 from .layers import LayerNorm
 from .module import Module
-
-
-def _sublayer(x, norm, sublayer, norm_first):
-    """One residual sub-layer around `sublayer` (a function [B, T, D] -> [B, T, D])."""
-    if norm_first:
-        return residual(x, sublayer(norm(x)))
-    return norm(residual(x, sublayer(x)))
 
 
 def _require_batch_first(layer, batch_first):
@@ -68,8 +63,8 @@ class TransformerEncoderLayer(Module):
             return self.self_attn(h, attn_mask=src_mask, key_padding_mask=src_key_padding_mask,
                                   is_causal=is_causal)
 
-        x = _sublayer(src, self.norm1, self_attention, self.norm_first)   # [B, T_src, D]
-        return _sublayer(x, self.norm2, self.ff, self.norm_first)         # [B, T_src, D]
+        x = sublayer(src, self.norm1, self_attention, self.norm_first)   # [B, T_src, D]
+        return sublayer(x, self.norm2, self.ff, self.norm_first)         # [B, T_src, D]
 
     def extra_repr(self):
         return f"norm_first={self.norm_first}"
@@ -123,9 +118,9 @@ class TransformerDecoderLayer(Module):
                                        key_padding_mask=memory_key_padding_mask,
                                        kv_cache=cross_attn_cache)
 
-        x = _sublayer(tgt, self.norm1, self_attention, self.norm_first)   # [B, T_tgt, D]
-        x = _sublayer(x, self.norm2, cross_attention, self.norm_first)    # [B, T_tgt, D]
-        return _sublayer(x, self.norm3, self.ff, self.norm_first)         # [B, T_tgt, D]
+        x = sublayer(tgt, self.norm1, self_attention, self.norm_first)   # [B, T_tgt, D]
+        x = sublayer(x, self.norm2, cross_attention, self.norm_first)    # [B, T_tgt, D]
+        return sublayer(x, self.norm3, self.ff, self.norm_first)         # [B, T_tgt, D]
 
     def extra_repr(self):
         return f"norm_first={self.norm_first}"

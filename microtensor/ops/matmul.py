@@ -35,6 +35,21 @@ class MatMul(Function):
         return _matmul(a, b)
 
     def backward(self, g):
+        a, b = self.saved.get("a"), self.saved.get("b")  # b kept only if a needs a gradient,
+                                                         # a only if b does
+        if self._same_batch_matrices():                  # notes 3.8, for Z = AV and G = ∂L/∂Z:
+            ga = None if b is None else g @ np.swapaxes(b, -1, -2)   # ∂L/∂A = G Vᵀ
+            gb = None if a is None else np.swapaxes(a, -1, -2) @ g   # ∂L/∂V = Aᵀ G
+            return ga, gb
+        return self._general_backward(g, a, b)
+
+    def _same_batch_matrices(self):
+        """True when both operands are matrices (or stacks with the same batch dims)."""
+        a_shape, b_shape = self.input_shapes
+        return len(a_shape) >= 2 and len(b_shape) >= 2 and a_shape[:-2] == b_shape[:-2]
+
+    def _general_backward(self, g, a, b):
+        """The same two products for 1-D operands and broadcast batch dims."""
         a_shape, b_shape = self.input_shapes
         if len(b_shape) == 1:  # put back the dims a 1-D operand dropped: G is [..., M, N]
             g = g[..., None]
@@ -42,16 +57,13 @@ class MatMul(Function):
             g = np.expand_dims(g, -2)
         if len(b_shape) == 2 and g.ndim > 2 and not g.flags.c_contiguous:
             g = np.ascontiguousarray(g)  # both products fold g's rows: one copy, not one each
-        need_a, need_b = self.needs_input_grad
         ga = gb = None
-        if need_a:
-            b = self.saved["b"]
+        if b is not None:
             b = b[:, None] if b.ndim == 1 else b
             ga = _matmul(g, np.swapaxes(b, -1, -2))  # G Bᵀ
             a_2d = (1, *a_shape) if len(a_shape) == 1 else a_shape  # a row [1, K] for a [K]
             ga = unbroadcast(ga, a_2d).reshape(a_shape)
-        if need_b:
-            a = self.saved["a"]
+        if a is not None:
             a = a[None, :] if a.ndim == 1 else a
             if len(b_shape) == 2 and a.ndim > 2:
                 # one matrix B used by a whole stack: Σ over the stack of AᵀG is one product

@@ -32,7 +32,7 @@ def attention_weights(model, ids):
 
     model.eval()
     nn.use_attention(model, "ordinary")  # a tiled model never forms the weights drawn here
-    with microtensor.no_grad():
+    with microtensor.no_grad(), nn.keep_attention(model):   # the picture asks for the weights
         model(np.asarray([ids], dtype=np.int64))
     return np.stack([block.attn.last_attention.data[0] for block in model.blocks])
 

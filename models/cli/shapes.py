@@ -35,7 +35,7 @@ def attention_shapes(batch, seq, d_model, heads, seed=0, kv_seq=None):
     import viz
 
     microtensor.manual_seed(seed)
-    mha = nn.MultiHeadAttention(d_model, heads)
+    mha = nn.MultiHeadAttention(d_model, heads, keep_attention=True)
     x = microtensor.randn(batch, seq, d_model, requires_grad=True, name="X")
     if kv_seq is None:
         out, tk = mha(x, is_causal=True), "T"

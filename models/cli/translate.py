@@ -160,7 +160,7 @@ def cross_attention_weights(model, src_tokenizer, text):
     out = model.generate(src, model.config.max_len)[0]                   # [T_out], eos last
     tgt_in = np.concatenate([[model.config.bos_id], out[:-1]])[None]     # [1, T_out]
     nn.use_attention(model, "ordinary")  # a tiled model never forms the weights drawn here
-    with microtensor.no_grad():
+    with microtensor.no_grad(), nn.keep_attention(model):   # the picture asks for the weights
         model(src, tgt_in)
     weights = np.stack([layer.multihead_attn.last_attention.data[0] for layer in model.decoder])
     return weights, out

@@ -94,7 +94,7 @@ def test_hard_mask_does_not_care_where_the_scaling_is():
 
 def test_padding_mask_blocks_padded_keys_and_real_outputs_ignore_the_padding():
     b, t, d, h = 2, 5, 8, 2
-    mha = to_float64(nn.MultiHeadAttention(d, h))
+    mha = to_float64(nn.MultiHeadAttention(d, h, keep_attention=True))
     rng = np.random.default_rng(1)
     x = rng.normal(size=(b, t, d))
     pad = np.array([[False] * 5, [False, False, False, True, True]])  # sequence 1 has 3 real tokens
@@ -115,7 +115,7 @@ def test_padding_mask_blocks_padded_keys_and_real_outputs_ignore_the_padding():
 
 def test_padding_queries_are_not_masked_so_the_loss_must_ignore_them():
     b, t, d, h, vocab = 1, 4, 8, 2, 6
-    mha = to_float64(nn.MultiHeadAttention(d, h))
+    mha = to_float64(nn.MultiHeadAttention(d, h, keep_attention=True))
     x = np.random.default_rng(2).normal(size=(b, t, d))
     pad = np.array([[False, False, True, True]])
     mha(mt.Tensor(x), key_padding_mask=pad)

@@ -27,7 +27,7 @@ def _first_input_chain(node, steps):
 def test_each_head_attends_with_its_own_slice_of_the_projections():
     b, t, d_model, h = 2, 5, 12, 3
     d = d_model // h
-    mha = to_float64(nn.MultiHeadAttention(d_model, h))
+    mha = to_float64(nn.MultiHeadAttention(d_model, h, keep_attention=True))
     x = np.random.default_rng(0).normal(size=(b, t, d_model))
     mha(mt.Tensor(x))
     a = mha.last_attention.data                              # [B, H, T, T]

@@ -47,14 +47,16 @@ def test_decoder_positions_before_t_do_not_change_when_target_token_t_changes(mo
 
 
 def test_cross_attention_weights_are_b_h_t_tgt_t_src(model):
-    model(SRC, TGT_IN)
+    with nn.keep_attention(model):
+        model(SRC, TGT_IN)
     for i, layer in enumerate(model.decoder):
         check_shape(layer.multihead_attn.last_attention, (2, 4, 4, 6),
                     f"decoder.{i} cross-attention weights [B, H, T_tgt, T_src]")
 
 
 def test_padded_source_positions_get_zero_cross_attention_weight_from_every_decoder_step(model):
-    model(SRC, TGT_IN)
+    with nn.keep_attention(model):
+        model(SRC, TGT_IN)
     for i, layer in enumerate(model.decoder):
         w = layer.multihead_attn.last_attention.data            # [B, H, T_tgt, T_src]
         assert np.all(w[1, :, :, 3:] == 0), (
@@ -121,8 +123,9 @@ def test_the_gpt_has_no_cross_attention_and_the_encoder_decoder_has_one_per_deco
 
 def test_the_encoder_is_not_causal_but_a_decoder_layer_is(model):
     x = mt.Tensor(np.random.default_rng(0).normal(size=(1, 5, 16)).astype(np.float32))
-    model.encoder[0](x)
-    model.decoder[0](x, x)
+    with nn.keep_attention(model):
+        model.encoder[0](x)
+        model.decoder[0](x, x)
     enc = model.encoder[0].self_attn.last_attention.data[0]     # [H, T, T]
     dec = model.decoder[0].self_attn.last_attention.data[0]
     future = np.triu(np.ones((5, 5), dtype=bool), k=1)

@@ -145,7 +145,7 @@ def test_decoder_block_is_causal_and_encoder_style_self_attention_is_not():
 def test_cross_attention_reads_keys_and_values_from_the_encoder_output():
     d_model, h = 8, 2
     d = d_model // h
-    mha = to_float64(nn.MultiHeadAttention(d_model, h))
+    mha = to_float64(nn.MultiHeadAttention(d_model, h, keep_attention=True))
     rng = np.random.default_rng(8)
     dec = rng.normal(size=(1, 3, d_model))                   # decoder states: T_q = 3
     enc = rng.normal(size=(1, 6, d_model))                   # encoder output: T_k = 6

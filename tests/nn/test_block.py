@@ -125,17 +125,3 @@ def test_causal_block_output_at_t_does_not_change_when_later_tokens_change(norm_
     np.testing.assert_allclose(after[0, :4], before[0, :4], rtol=1e-12, atol=1e-14,
                                err_msg="positions 0..3 must not see tokens 4..5")
     assert not np.allclose(after[0, 4:], before[0, 4:]), "positions 4..5 do change (sanity)"
-
-
-@pytest.mark.parametrize("norm_first", [True, False])
-def test_block_last_only_returns_the_last_row_of_the_full_output(norm_first, to_float64):
-    block = to_float64(nn.TransformerBlock(8, 2, 16, norm_first=norm_first))
-    x = mt.Tensor(normal64(2, 5, 8, seed=6))
-    full = block(x).data                                    # [2, 5, 8]
-    last = block(x, last_only=True).data                    # [2, 1, 8]
-    assert last.shape == (2, 1, 8), f"expected shape (2, 1, 8), got {last.shape}"
-    np.testing.assert_allclose(last, full[:, -1:], rtol=1e-12, atol=1e-14,
-                               err_msg="last_only vs the last row of the full block")
-    attention = block.attn.last_attention.shape
-    assert attention == (2, 2, 1, 5), \
-        f"one query over 5 keys: expected weights (2, 2, 1, 5), got {attention}"

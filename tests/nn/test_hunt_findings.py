@@ -15,7 +15,7 @@ rng = np.random.default_rng(0)
 
 
 def test_causal_attention_with_t_q_other_than_t_k_names_its_alignment():
-    mha = nn.MultiHeadAttention(8, 2)
+    mha = nn.MultiHeadAttention(8, 2, keep_attention=True)
     x = mt.Tensor(rng.standard_normal((1, 2, 8)).astype(np.float32))
     ctx = mt.Tensor(rng.standard_normal((1, 4, 8)).astype(np.float32))
     with pytest.raises(ValueError, match="needs causal_alignment"):
@@ -47,7 +47,7 @@ def test_a_learned_float_attn_mask_gets_torchs_gradient():
 
 
 def test_a_learned_attn_mask_in_multihead_attention_gets_a_gradient_with_padding():
-    mha = nn.MultiHeadAttention(8, 2)
+    mha = nn.MultiHeadAttention(8, 2, keep_attention=True)
     x = mt.Tensor(rng.standard_normal((2, 3, 8)).astype(np.float32))
     bias = mt.Tensor(np.zeros((3, 3), np.float32), requires_grad=True)
     pad = np.array([[False, False, True], [False, False, False]])
@@ -57,7 +57,7 @@ def test_a_learned_attn_mask_in_multihead_attention_gets_a_gradient_with_padding
 
 
 def test_last_attention_is_read_only_so_a_picture_cannot_change_the_gradients():
-    mha = nn.MultiHeadAttention(8, 2)
+    mha = nn.MultiHeadAttention(8, 2, keep_attention=True)
     mha(mt.Tensor(np.ones((1, 3, 8), np.float32)), is_causal=True)
     with pytest.raises(ValueError, match="read-only"):
         mha.last_attention.data[mha.last_attention.data < 0.2] = 0

@@ -41,7 +41,7 @@ def _np_mha(mha, x, np_softmax, context=None, blocked=None):
 
 
 def test_mha_equals_manual_numpy_per_head_computation(to_float64, np_softmax):
-    mha = to_float64(nn.MultiHeadAttention(8, 2))
+    mha = to_float64(nn.MultiHeadAttention(8, 2, keep_attention=True))
     x = normal64(2, 4, 8)
     expected, expected_weights = _np_mha(mha, x, np_softmax)
     got = mha(mt.Tensor(x))
@@ -56,7 +56,7 @@ def test_mha_equals_manual_numpy_per_head_computation(to_float64, np_softmax):
 
 
 def test_mha_causal_equals_manual_numpy_with_future_blocked(to_float64, np_softmax):
-    mha = to_float64(nn.MultiHeadAttention(8, 4))
+    mha = to_float64(nn.MultiHeadAttention(8, 4, keep_attention=True))
     x = normal64(1, 5, 8, seed=1)
     future = np.triu(np.ones((5, 5), dtype=bool), k=1)
     expected, expected_weights = _np_mha(mha, x, np_softmax, blocked=future)
@@ -68,7 +68,7 @@ def test_mha_causal_equals_manual_numpy_with_future_blocked(to_float64, np_softm
 
 
 def test_key_padding_mask_gives_padded_keys_exactly_zero_weight(to_float64, np_softmax):
-    mha = to_float64(nn.MultiHeadAttention(8, 2))
+    mha = to_float64(nn.MultiHeadAttention(8, 2, keep_attention=True))
     x = normal64(2, 4, 8, seed=2)
     pad = np.array([[False, False, False, True], [False, False, True, True]])
     out = mha(mt.Tensor(x), key_padding_mask=pad).data
@@ -105,7 +105,7 @@ def test_key_padding_mask_of_wrong_shape_raises_value_error():
 
 
 def test_cross_attention_reads_keys_and_values_from_context(to_float64, np_softmax):
-    mha = to_float64(nn.MultiHeadAttention(8, 2))
+    mha = to_float64(nn.MultiHeadAttention(8, 2, keep_attention=True))
     x, context = normal64(2, 3, 8, seed=4), normal64(2, 5, 8, seed=5)
     out = mha(mt.Tensor(x), context=mt.Tensor(context))
     assert out.shape == (2, 3, 8), f"out is [B, T_q, D] = (2, 3, 8), got {out.shape}"
@@ -135,7 +135,7 @@ def test_gradcheck_mha_cross_attention_wrt_context(to_float64, weighted_gradchec
 
 
 def test_kv_cache_decoding_equals_the_full_causal_forward(to_float64):
-    mha = to_float64(nn.MultiHeadAttention(8, 2))
+    mha = to_float64(nn.MultiHeadAttention(8, 2, keep_attention=True))
     x = normal64(2, 6, 8, seed=9)
     full = mha(mt.Tensor(x), is_causal=True).data
     cache = nn.KVCache()
@@ -202,7 +202,7 @@ def test_d_model_not_divisible_by_n_heads_raises_value_error():
 
 
 def test_float_attn_mask_combines_with_key_padding_like_the_boolean_one(to_float64):
-    mha = to_float64(nn.MultiHeadAttention(8, 2))
+    mha = to_float64(nn.MultiHeadAttention(8, 2, keep_attention=True))
     x = mt.Tensor(normal64(2, 4, 8, seed=10))
     pad = np.array([[False, False, False, True], [False, True, False, False]])
     future = np.triu(np.ones((4, 4), dtype=bool), k=1)
@@ -220,3 +220,86 @@ def test_float_attn_mask_combines_with_key_padding_like_the_boolean_one(to_float
         mha.last_attention.data, bool_weights, err_msg="weights of both mask kinds"
     )
     assert np.all(bool_weights[1][..., 1] == 0), "the padded key 1 of sequence 1 must get weight 0"
+
+
+@pytest.mark.parametrize("t_q, t_k", [(1, 5), (3, 5), (5, 5)])
+def test_bottom_right_is_causal_in_the_function_blocks_what_the_module_blocks_after_a_cache(
+        t_q, t_k):
+    """The T_q queries are the last T_q of T_k positions: query i sees keys j <= T_k - T_q + i."""
+    q, k, v = normal64(1, 2, t_q, 4, seed=40), normal64(1, 2, t_k, 4, seed=41), \
+        normal64(1, 2, t_k, 4, seed=42)
+    _, weights = nn.scaled_dot_product_attention(mt.Tensor(q), mt.Tensor(k), mt.Tensor(v),
+                                                 is_causal=True, causal_alignment="bottom_right")
+    expected = np.array([[j > t_k - t_q + i for j in range(t_k)] for i in range(t_q)])
+    assert np.all(weights.data[..., expected] == 0), "function: future keys must get weight 0"
+    assert np.all(weights.data[..., ~expected] > 0), "function: past keys must get weight > 0"
+    mha = nn.MultiHeadAttention(8, 2, keep_attention=True)
+    cache = nn.KVCache()
+    x = mt.Tensor(normal64(1, t_k, 8, seed=43))
+    with mt.no_grad():
+        if t_k > t_q:
+            mha(x[:, :t_k - t_q], is_causal=True, kv_cache=cache)   # the cached keys
+        mha(x[:, t_k - t_q:], is_causal=True, kv_cache=cache)
+    assert mha.last_attention.shape == (1, 2, t_q, t_k), mha.last_attention.shape
+    np.testing.assert_array_equal(mha.last_attention.data == 0,
+                                  np.broadcast_to(expected, (1, 2, t_q, t_k)),
+                                  err_msg="module: blocked keys differ from the function's")
+
+
+def test_bottom_right_is_causal_matches_torch_lower_right_causal_bias():
+    torch = pytest.importorskip("torch")
+    from torch.nn.attention.bias import causal_lower_right
+    q, k, v = normal64(2, 2, 3, 4, seed=44), normal64(2, 2, 7, 4, seed=45), \
+        normal64(2, 2, 7, 4, seed=46)
+    out, _ = nn.scaled_dot_product_attention(mt.Tensor(q), mt.Tensor(k), mt.Tensor(v),
+                                             is_causal=True, causal_alignment="bottom_right")
+    tq, tk, tv = (torch.tensor(a) for a in (q, k, v))
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        tq, tk, tv, attn_mask=causal_lower_right(3, 7))
+    np.testing.assert_allclose(out.data, expected.numpy(), rtol=1e-10, atol=1e-12,
+                               err_msg="bottom_right is_causal vs torch's causal_lower_right")
+
+
+def test_a_kv_cache_written_by_hand_with_the_function_matches_the_modules_cached_decoding(
+        to_float64):
+    """Notes 3.7: keep every step's K and V, attend with the new query over all of them."""
+    mha = to_float64(nn.MultiHeadAttention(8, 2))
+    x = normal64(1, 5, 8, seed=47)                          # [B, T, D]
+    cache = nn.KVCache()
+    with mt.no_grad():
+        module_steps = [mha(mt.Tensor(x[:, t:t + 1]), is_causal=True, kv_cache=cache).data
+                        for t in range(5)]
+
+    def heads(w, rows):                                     # [1, t, D] @ [D, D] -> [1, H, t, d]
+        return (rows @ w.weight.data + w.bias.data).reshape(1, -1, 2, 4).transpose(0, 2, 1, 3)
+
+    keys, values, hand_steps = [], [], []
+    for t in range(5):
+        row = x[:, t:t + 1]                                 # [1, 1, D]  the new token
+        keys.append(heads(mha.k_proj, row))                 # [1, H, 1, d]
+        values.append(heads(mha.v_proj, row))
+        k, v = np.concatenate(keys, axis=2), np.concatenate(values, axis=2)  # [1, H, t+1, d]
+        # the new query is the last position: bottom-right (top-left would hide every key
+        # but the first from it)
+        z, _ = nn.scaled_dot_product_attention(mt.Tensor(heads(mha.q_proj, row)), mt.Tensor(k),
+                                               mt.Tensor(v), is_causal=True,
+                                               causal_alignment="bottom_right")  # [1, H, 1, d]
+        z = z.data.transpose(0, 2, 1, 3).reshape(1, 1, 8)   # [1, 1, D]  heads concatenated
+        hand_steps.append(z @ mha.out_proj.weight.data + mha.out_proj.bias.data)
+    np.testing.assert_allclose(np.concatenate(module_steps, 1), np.concatenate(hand_steps, 1),
+                               rtol=1e-10, atol=1e-12,
+                               err_msg="module's cached decoding vs the cache written by hand")
+
+
+def test_attention_weights_are_kept_only_when_asked_for():
+    model = nn.Sequential(nn.TransformerBlock(8, 2, 16), nn.TransformerBlock(8, 2, 16))
+    x = mt.Tensor(normal64(1, 4, 8, seed=48).astype(np.float32))
+    model(x)
+    kept = [block.attn.last_attention for block in model]
+    assert kept == [None, None], f"nobody asked: expected nothing kept, got {kept}"
+    with nn.keep_attention(model):
+        model(x)
+    shapes = [block.attn.last_attention.shape for block in model]
+    assert shapes == [(1, 2, 4, 4)] * 2, f"asked: expected [B, H, T, T] per layer, got {shapes}"
+    assert [block.attn.keep_attention for block in model] == [False, False], \
+        "after the with block the layers should stop keeping weights"

@@ -150,7 +150,7 @@ def _load_torch_mha(theirs, ours):
 
 
 def _mha_pair(d=8, heads=2):
-    ours = nn.MultiHeadAttention(d, heads)
+    ours = nn.MultiHeadAttention(d, heads, keep_attention=True)
     for p in ours.parameters():
         p.data = p.data.astype(np.float64)
     theirs = torch.nn.MultiheadAttention(d, heads, batch_first=True, dtype=torch.float64)

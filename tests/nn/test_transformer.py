@@ -59,7 +59,8 @@ def test_decoder_position_t_does_not_see_later_target_positions():
 def test_decoder_cross_attention_gives_padded_memory_zero_weight():
     dec = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0)
     pad = np.array([[False, False, True], [False, True, True]])
-    dec(mt.Tensor(_x(2, 4, 8)), mt.Tensor(_x(2, 3, 8, seed=1)), memory_key_padding_mask=pad)
+    with nn.keep_attention(dec):
+        dec(mt.Tensor(_x(2, 4, 8)), mt.Tensor(_x(2, 3, 8, seed=1)), memory_key_padding_mask=pad)
     weights = dec.multihead_attn.last_attention.data              # [B, H, T_tgt, T_src]
     assert weights.shape == (2, 2, 4, 3), (
         f"expected [B, H, T_tgt, T_src] = (2, 2, 4, 3), got {weights.shape}")

@@ -18,8 +18,8 @@ Hint: append along the positions axis, −2: `microtensor.cat([cache["k"], k], a
 `nn.scaled_dot_product_attention(q, keys, values, attn_mask=mask)` returns (out, weights).
 With one new query the mask blocks nothing, but a prefill needs it, offset = T_past.
 
-Reference (read it after): nn/attention.py, `KVCache.append` and `MultiHeadAttention.forward`
-(its causal mask, aligned with the last key).
+Reference (read it after): nn/kv_cache.py, `KVCache.append`; nn/attention.py,
+`MultiHeadAttention.forward` (its causal mask, aligned with the last key).
 """
 import microtensor
 import nn

@@ -1,0 +1,99 @@
+"""The KV cache for step-by-step decoding (notes 3.7), and the speed helpers attention uses.
+
+A decoder that generates one token at a time attends, at each step, over the keys and values
+of every position so far; those of the past positions do not change, so they are kept
+(`KVCache`) instead of being projected again. Appending is a concatenation along the
+positions. Two pieces of speed work live here, off the reading path of `attention.py`:
+`DoublingBuffers` (the append without copying the whole cache each step) and
+`shared_causal_mask` (one read-only mask per shape for every layer and step).
+"""
+import functools
+
+import numpy as np
+
+import microtensor
+from microtensor import Tensor
+
+
+class KVCache:
+    """The keys and values of the positions already decoded, for one attention layer (notes 3.7).
+
+    Generation appends one step's k, v [B, H, T_new, d] and attends over everything
+    cached so far; nothing about the future is known in advance. For cross-attention it
+    holds the encoder output's keys and values, projected once per source (Vaswani et al.
+    2017 §3.2.3: every decoder step queries the same memory).
+    """
+
+    def __init__(self):
+        self.k = self.v = None    # [B, H, T_past, d] each, or None before the first append
+        self._buffers = None      # DoublingBuffers, once decoding runs without a graph
+
+    def __len__(self):
+        return 0 if self.k is None else self.k.shape[-2]
+
+    def append(self, k, v):
+        """Add the new positions; returns all keys and values [B, H, T_past + T_new, d]."""
+        if self.k is None:
+            self.k, self.v = k, v
+        elif microtensor.is_grad_enabled() and any(
+                t.requires_grad for t in (self.k, self.v, k, v)):
+            # with a graph: cat records the append, so backward reaches the cached k and v
+            self._buffers = None
+            self.k = microtensor.cat([self.k, k], axis=-2)   # [B, H, T_past + T_new, d]
+            self.v = microtensor.cat([self.v, v], axis=-2)
+        else:
+            # speed: without a graph, copy only the new positions (see DoublingBuffers)
+            if self._buffers is None:
+                self._buffers = DoublingBuffers(self.k, self.v)
+            self.k, self.v = self._buffers.append(k, v)
+        return self.k, self.v
+
+
+class DoublingBuffers:
+    """Speed: the cache's keys and values in buffers with room to spare, doubled when full.
+
+    `append` copies only the new positions and returns views of the filled part, where
+    concatenating would copy the whole cache at every step (O(T²) copies over T steps;
+    doubling copies each position O(1) times on average). Used by KVCache.append alone.
+    """
+
+    def __init__(self, k, v):
+        self.length = k.shape[-2]
+        self.keys, self.values = (self._grown(c.data, 2 * self.length) for c in (k, v))
+
+    @staticmethod
+    def _grown(filled, capacity):
+        """A new buffer Tensor [..., capacity, d] holding `filled` [..., T, d] at its start."""
+        buffer = Tensor(np.empty(filled.shape[:-2] + (capacity, filled.shape[-1]), filled.dtype))
+        buffer.data[..., :filled.shape[-2], :] = filled
+        return buffer
+
+    def append(self, k, v):
+        """Copy k, v [B, H, T_new, d] after the filled positions; views of all of them."""
+        for name, array, buffer in (("keys", k, self.keys), ("values", v, self.values)):
+            if array.shape[:-2] + array.shape[-1:] != buffer.shape[:-2] + buffer.shape[-1:]:
+                cached = buffer.shape[:-2] + (self.length,) + buffer.shape[-1:]
+                raise ValueError(f"KVCache.append: {name} of shape {array.shape} do not fit the "
+                                 f"cached {cached}; expected [B, H, T_new, d], the same "
+                                 "B, H and d")
+        old, new = self.length, self.length + k.shape[-2]
+        if self.keys.shape[-2] < new:
+            self.keys = self._grown(self.keys.data[..., :old, :], 2 * new)
+            self.values = self._grown(self.values.data[..., :old, :], 2 * new)
+        self.keys.data[..., old:new, :] = k.data
+        self.values.data[..., old:new, :] = v.data
+        self.length = new
+        return self.keys[..., :new, :], self.values[..., :new, :]  # basic slicing: views
+
+
+@functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
+def shared_causal_mask(t_q, t_k, offset):
+    """Speed: nn.causal_mask(t_q, t_k, offset), built once per shape and shared read-only.
+
+    Every attention layer of every step asks for the same few shapes, and np.triu builds
+    a 64 × 64 mask in about the time of a small op. Used by MultiHeadAttention alone.
+    """
+    from .attention import causal_mask  # attention imports this module
+    mask = causal_mask(t_q, t_k, offset)
+    mask.flags.writeable = False
+    return mask
