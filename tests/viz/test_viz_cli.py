@@ -146,8 +146,11 @@ def test_gradflow_charts_pre_and_post_norm_and_prints_the_norms(tmp_path, capsys
 def test_gradflow_with_steps_measures_again_after_training(tmp_path, capsys):
     run(models.cli.gradflow,
         ["gradflow", "--steps", "2", "--output", str(tmp_path / "f.png")] + SMALL)
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "at initialisation:" in out and "after 2 AdamW steps (lr 0.003, no warmup):" in out, out
+    for model in ("pre-norm", "post-norm"):
+        assert f"{model}: 100%" in err and "2/2" in err, \
+            f"expected a progress bar on stderr for {model}'s 2 steps, got {err!r}"
 
 
 def test_one_seed_gives_pre_and_post_norm_models_the_same_weights():
