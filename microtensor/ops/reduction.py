@@ -1,4 +1,5 @@
-"""Reductions `sum mean max` over one axis, several axes, or all of them.
+"""Reductions `sum mean max` over one axis, several axes, or all of them (notes 3.8: their
+backward; the means of LayerNorm 3.6 and the loss 3.7 are built on them).
 
 The backward of a reduction spreads g back over the reduced axes: every input
 element of a sum gets g, of a mean g/n, and of a max only the arg-max element(s).

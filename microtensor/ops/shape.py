@@ -1,4 +1,5 @@
-"""Ops that move elements without changing them: reshape, transpose/permute, indexing, cat.
+"""Ops that move elements without changing them: reshape, transpose/permute, indexing, cat
+(notes 3.5: splitting and merging the heads is a reshape and a transpose).
 
 Their backward moves the gradient back the same way: reshape it back, apply the
 inverse permutation, or scatter it to the positions that were read.
