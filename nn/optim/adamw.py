@@ -18,6 +18,8 @@ class AdamW(Optimizer):
         p ← p − lr · (m / (1 − β₁ᵗ)) / (√(v / (1 − β₂ᵗ)) + ε)
     """
 
+    state_keys = ("step", "exp_avg", "exp_avg_sq")  # what each parameter's saved state holds
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise TypeError(f"AdamW: betas must be a pair (beta1, beta2); got {betas!r}")

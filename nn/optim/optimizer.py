@@ -19,6 +19,8 @@ class Optimizer:
     parameter given twice, an unknown hyper-parameter or one that is not a finite number.
     """
 
+    state_keys = ()  # the buffers each parameter's state must hold once saved (SGD: none needed)
+
     def __init__(self, params, defaults):
         name = type(self).__name__
         if isinstance(params, Tensor):  # iterating it would yield its rows, not parameters
@@ -118,6 +120,11 @@ class Optimizer:
                 raise ValueError(f"{name}.load_state_dict: state for parameter {index}, but "
                                  f"there are {len(params)} parameters")
             p = params[index]
+            missing = [key for key in self.state_keys if key not in buffers]
+            if missing:
+                raise ValueError(f"{name}.load_state_dict: the state of parameter {index} lacks "
+                                 f"{', '.join(map(repr, missing))}; expected "
+                                 f"{', '.join(map(repr, self.state_keys))}")
             state[id(p)] = {}
             for key, value in buffers.items():
                 if isinstance(value, np.ndarray) and value.ndim > 0:

@@ -93,3 +93,17 @@ def test_the_generator_state_round_trips():
     assert np.array_equal(mt.randn(5).data, first), "expected the same draws after set_rng_state"
     with pytest.raises(ValueError, match="PCG64"):
         mt.random.set_rng_state({"bit_generator": "MT19937"})
+
+
+def test_load_state_dict_of_an_adamw_state_without_a_buffer_names_the_missing_buffer():
+    p = nn.Parameter(np.ones(3, dtype=np.float32))
+    p.grad = np.ones(3, dtype=np.float32)
+    opt = AdamW([p])
+    opt.step()
+    saved = opt.state_dict()
+    for buffers in saved["state"].values():
+        del buffers["exp_avg_sq"]
+    fresh = AdamW([p])
+    with pytest.raises(ValueError, match="lacks 'exp_avg_sq'") as caught:
+        fresh.load_state_dict(saved)
+    assert "\n" not in str(caught.value), f"expected one line, got {caught.value!r}"
