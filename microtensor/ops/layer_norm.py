@@ -1,5 +1,5 @@
-"""Layer normalization over the last dims: y = (x − μ)·r ⊙ w + b, r = 1/√(σ² + ε)
-(Ba, Kiros & Hinton 2016; notes 3.6).
+"""Layer normalization over the last dims: y = (x − μ)/√(σ² + ε) ⊙ w + b (Ba, Kiros & Hinton 2016;
+notes 3.6).
 
 μ and σ² are the mean and the biased variance (divide by n, as PyTorch) of each row. How
 they are computed so that float32 keeps its precision is apart, at the end of the file
@@ -16,8 +16,7 @@ from .rows import row_dot, row_sum
 class LayerNorm(Function):
     """x [..., *S], weight [*S], bias [*S] -> y [..., *S], normalizing over the n_dims dims S.
 
-    Forward: x̂ = (x − μ)·r with r = 1/√(σ² + ε), then y = x̂ ⊙ w + b.
-    Backward, with ĝ = g ⊙ w:
+    Backward, with x̂ = (x − μ)·r, r = 1/√(σ² + ε) (forward: y = x̂ ⊙ w + b), and ĝ = g ⊙ w:
 
         ∂L/∂x = r · (ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂))
         ∂L/∂w = Σ g ⊙ x̂        ∂L/∂b = Σ g       (sums over the leading dims)
