@@ -102,8 +102,10 @@ class GPT(nn.Module):
         """Logits for every position, and the mean cross-entropy against `targets` if given.
 
         With targets this is teacher forcing (notes 3.7): targets are idx shifted left by
-        one, and the causal mask lets position t see only tokens 0..t, so one forward
-        trains every position on its true history.
+        one, the next token at each position (for the text ABCD, idx = [A, B, C] and
+        targets = [B, C, D]: position 0 reads A and is trained to say B), and the causal
+        mask lets position t see only tokens 0..t, so one forward trains every position on
+        its true history.
 
         Args:
             idx: int token ids [B, T] (numpy array or Tensor), T <= block_size.
@@ -177,15 +179,16 @@ class GPT(nn.Module):
         caches = None
         with microtensor.no_grad():
             for _ in range(max_new_tokens):
-                # speed: where a whole window runs, only its last row is needed (last_position.py)
-                if not use_cache or idx.shape[1] > block_size:
-                    caches = None                           # window slides: recompute
-                    logits = last_position_logits(self, idx[:, -block_size:])
-                elif caches is None:                        # prefill the whole prompt
-                    caches = [nn.KVCache() for _ in self.blocks]
-                    logits = last_position_logits(self, idx, caches)
-                else:                                       # decode: only the newest token
+                fits = use_cache and idx.shape[1] <= block_size
+                if fits and caches is None:   # prefill: the whole prompt, once, through forward,
+                    caches = [nn.KVCache() for _ in self.blocks]  # filling one cache per block
+                    logits, _ = self(idx, kv_caches=caches)
+                elif fits:                                  # decode: only the newest token
                     logits, _ = self(idx[:, -1:], kv_caches=caches)
+                else:  # slide (or use_cache=False): recompute the last block_size tokens
+                    caches = None                           # every position shifted: stale keys
+                    # speed: only the last row is sampled, so compute it alone (last_position.py)
+                    logits = last_position_logits(self, idx[:, -block_size:])
                 next_id = sample_next(logits.data[:, -1, :], temperature, top_k)  # [B]
                 idx = np.concatenate([idx, next_id[:, None]], axis=1)
         return Tensor(idx) if was_tensor else idx

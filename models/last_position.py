@@ -5,7 +5,8 @@ x[:, [-1]]). Every block but the last still needs every position, whose keys and
 next block attends over; in the last block only the last position's query is asked for,
 and everything after attention (residual, LayerNorm, FFN, final norm, LM head) works row by
 row, so it sees one row. For the baby model's [1, 64] window: 22% fewer FLOPs. Used by
-GPT.generate alone; tests/models/test_gpt_generate.py checks it against the full forward.
+GPT.generate alone, at each step that recomputes a whole window (no cache, or the window
+slid past block_size); tests/models/test_gpt_generate.py checks it against the full forward.
 """
 import numpy as np
 

@@ -13,10 +13,13 @@ import numpy as np
 import microtensor.functional as F
 from microtensor import Tensor
 
-from .kv_cache import KVCache, shared_causal_mask
+from . import attention_checks as checks
+from .kv_cache import shared_causal_mask
 from .layers import Linear
 from .module import Module
 from .tiled_attention import check_attention, tiled_attention
+
+check_kv_caches = checks.check_kv_caches  # the models' check of their caches, by its old name
 
 
 def causal_mask(t_q, t_k, offset=0):
@@ -26,78 +29,6 @@ def causal_mask(t_q, t_k, offset=0):
     end of t_k keys, so offset = t_k − t_q.
     """
     return np.triu(np.ones((t_q, t_k), dtype=bool), k=offset + 1)
-
-
-def _mask_array(mask):
-    """A mask given as a Tensor or as an array, as a numpy array."""
-    return np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-
-
-def _causal_offset(t_q, t_k, alignment):
-    """The causal mask's offset for an alignment: 0 top-left, T_k − T_q bottom-right."""
-    if alignment not in ("top_left", "bottom_right"):
-        raise ValueError(f"causal_alignment must be 'top_left' or 'bottom_right'; got "
-                         f"{alignment!r}")
-    return 0 if alignment == "top_left" else t_k - t_q
-
-
-def _attn_mask_array(attn_mask):
-    """attn_mask as a numpy array; TypeError unless it is boolean or floating, as in PyTorch
-    (an integer mask of 0s and 1s would otherwise be added to the scores, blocking nothing)."""
-    mask = _mask_array(attn_mask)
-    if mask.dtype != np.bool_ and not np.issubdtype(mask.dtype, np.floating):
-        raise TypeError(f"attn_mask must be boolean (True = blocked) or floating (added to the "
-                        f"scores); got dtype {mask.dtype}")
-    return mask
-
-
-def _check_mask_fits(mask, shape, name):
-    """ValueError unless `mask` broadcasts to the scores' `shape` without growing it: a mask
-    with extra or mismatched dims would otherwise reshape the attention, or align a batch
-    dim with the heads, without a word."""
-    try:
-        fits = np.broadcast_shapes(mask.shape, shape) == tuple(shape)
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(f"{name} of shape {mask.shape} does not broadcast to the scores "
-                         f"{tuple(shape)} = [..., T_q, T_k]")
-
-
-def check_kv_caches(caches, n_layers, who, pairs=False):
-    """The caches a caller passes to a model: a list with one nn.KVCache per layer (a pair
-    (self, cross) per decoder layer if `pairs`), none shared between layers, the
-    self-attention ones holding the same number of positions. TypeError or ValueError in
-    one line naming `who` otherwise (a shared cache would mix two layers' keys)."""
-    if not isinstance(caches, (list, tuple)):
-        raise TypeError(f"{who}: caches must be a list with one entry per layer; got "
-                        f"{type(caches).__name__}")
-    if len(caches) != n_layers:
-        raise ValueError(f"{who}: got {len(caches)} caches; expected one per layer, {n_layers}")
-    flat = []
-    for i, entry in enumerate(caches):
-        if pairs and not (isinstance(entry, (list, tuple)) and len(entry) == 2):
-            raise TypeError(f"{who}: cache {i} must be a (self-attention, cross-attention) "
-                            f"pair of nn.KVCache; got {entry!r:.60}")
-        for cache in (entry if pairs else (entry,)):
-            if not isinstance(cache, KVCache):
-                raise TypeError(f"{who}: cache {i} must be an nn.KVCache; got "
-                                f"{type(cache).__name__}")
-            if any(cache is seen for seen in flat):
-                raise ValueError(f"{who}: cache {i} is an nn.KVCache already passed for "
-                                 "another layer; each layer needs its own")
-            flat.append(cache)
-    lengths = {len(entry[0] if pairs else entry) for entry in caches}
-    if len(lengths) > 1:
-        raise ValueError(f"{who}: the caches hold different numbers of positions "
-                         f"{sorted(lengths)}; they must come from the same decoding run")
-
-
-def _role(tensor, role):
-    """Name the step that made `tensor` on its graph node (`grad_fn.role`): the pictures and
-    the course tests find attention's QKᵀ, S, A and Z by it. Nothing to name without a graph."""
-    if tensor.grad_fn is not None:
-        tensor.grad_fn.role = role
 
 
 def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0,
@@ -126,7 +57,7 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     """
     if attention != "ordinary":
         check_attention(attention, "scaled_dot_product_attention")
-        offset = _causal_offset(q.shape[-2], k.shape[-2], causal_alignment)
+        offset = checks.causal_offset(q.shape[-2], k.shape[-2], causal_alignment)
         return tiled_attention(q, k, v, attn_mask, is_causal, dropout_p, offset), None
     d_k = q.shape[-1]
     if min(q.ndim, k.ndim, v.ndim) < 2 or k.shape[-1] != d_k or k.shape[-2] != v.shape[-2]:
@@ -145,11 +76,11 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     s = scores * scale                                     # [..., T_q, T_k]   S = QKᵀ/√d_k
     _role(s, "S")
     # [T_q, T_k], True = a future key; MultiHeadAttention passes its own mask instead
-    blocked = causal_mask(t_q, t_k, _causal_offset(t_q, t_k, causal_alignment)) \
+    blocked = causal_mask(t_q, t_k, checks.causal_offset(t_q, t_k, causal_alignment)) \
         if is_causal else None
     if attn_mask is not None:
-        mask = _attn_mask_array(attn_mask)
-        _check_mask_fits(mask, s.shape, "attn_mask")
+        mask = checks.attn_mask_array(attn_mask)
+        checks.check_mask_fits(mask, s.shape, "attn_mask")
         if mask.dtype == np.bool_:
             blocked = mask if blocked is None else blocked | mask
         else:
@@ -168,6 +99,14 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     z = a @ v                                              # [..., T_q, d_v]   Z = AV
     _role(z, "Z")
     return z, weights
+
+
+def _role(tensor, role):
+    """Name the step that made `tensor` on its graph node (`grad_fn.role`): the pictures and
+    the course tests find attention's QKᵀ, S, A and Z by it. Nothing to name without a graph."""
+    if tensor.grad_fn is not None:
+        tensor.grad_fn.role = role
+
 
 
 class MultiHeadAttention(Module):
@@ -228,16 +167,10 @@ class MultiHeadAttention(Module):
         that do not fit, or is_causal with T_q != T_k and no alignment; TypeError for a
         kv_cache that is not an nn.KVCache.
         """
-        if x.ndim != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"MultiHeadAttention: x must be [B, T, {self.d_model}]; "
-                             f"got {x.shape}")
-        if context is not None and (context.ndim != 3 or context.shape[0] != x.shape[0]
-                                    or context.shape[-1] != self.d_model):
-            # a context of batch 1 would broadcast against every row of x without a word
-            raise ValueError(f"MultiHeadAttention: context must be [B, T_k, {self.d_model}] "
-                             f"with x's B = {x.shape[0]}; got {context.shape}")
-        source = x if context is None else context
+        checks.check_attention_inputs(self.d_model, x, context, kv_cache)  # attention_checks.py
         b, t_q, _ = x.shape
+        source = x if context is None else context
+        # split: head h's W_Q is q_proj.weight[:, h·d:(h+1)·d], its d columns (likewise K, V)
         q = self._split_heads(self.q_proj(x))               # [B, H, T_q, d]
         if context is not None and kv_cache is not None and len(kv_cache):
             # cross-attention while decoding: the context (the encoder output) is the same
@@ -248,40 +181,23 @@ class MultiHeadAttention(Module):
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d]
             if kv_cache is not None:
                 k, v = kv_cache.append(k, v)                # [B, H, T_past + T_q, d]
-        t_k = k.shape[2]                                    # cached keys plus this call's
-        if attn_mask is not None:
-            _check_mask_fits(_mask_array(attn_mask), (b, self.n_heads, t_q, t_k), "attn_mask")
-        if kv_cache is not None and not isinstance(kv_cache, KVCache):
-            raise TypeError(f"MultiHeadAttention: kv_cache must be an nn.KVCache; got "
-                            f"{type(kv_cache).__name__}")
-        if is_causal and causal_alignment is None:
-            if t_q != t_k and kv_cache is None:
-                raise ValueError(f"MultiHeadAttention: is_causal with T_q={t_q} != T_k={t_k} "
-                                 "needs causal_alignment='top_left' or 'bottom_right'")
-            causal_alignment = "bottom_right"
-        offset = _causal_offset(t_q, t_k, causal_alignment) if is_causal else None
+        mask, offset = self._scores_mask(b, t_q, k.shape[2], attn_mask, key_padding_mask,
+                                         is_causal, causal_alignment, kv_cache is not None)
+        # attend
         dropout_p = self.dropout if self.training else 0.0
-        learned = attn_mask if isinstance(attn_mask, Tensor) and attn_mask.requires_grad \
-            else None
         if self.attention == "tiled":  # causal as a rule, not a mask: tiles past it are skipped
-            if learned is not None:
-                tiled_attention(q, k, v, learned)  # raises: it gives no gradient to a mask
-            mask = self._combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, None)
-            z = tiled_attention(q, k, v, mask, is_causal, dropout_p, offset or 0)
+            z = tiled_attention(q, k, v, mask, offset is not None, dropout_p, offset or 0)
             self.last_attention = None
-            return self._merge_heads(z, b, t_q)
-        mask = self._combined_mask(b, t_q, t_k, None if learned is not None else attn_mask,
-                                   key_padding_mask, offset)
-        if learned is not None:  # a learned bias stays on the graph; blocked keys add −inf
-            mask = learned if mask is None else learned + (
-                np.where(mask, -np.inf, 0.0).astype(learned.dtype))
-        z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-        if self.keep_attention:                             # only when asked: see the docstring
-            # read-only: it shares its array with what softmax and A·V saved for backward,
-            # so a write (tidying a picture) would change the gradients without a word
-            kept = weights.data.view()
-            kept.flags.writeable = False
-            self.last_attention = Tensor._make(kept)        # [B, H, T_q, T_k]
+        else:
+            z, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                      dropout_p=dropout_p)
+            if self.keep_attention:                         # only when asked: see the docstring
+                # read-only: it shares its array with what softmax and A·V saved for backward,
+                # so a write (tidying a picture) would change the gradients without a word
+                kept = weights.data.view()
+                kept.flags.writeable = False
+                self.last_attention = Tensor._make(kept)    # [B, H, T_q, T_k]
+        # merge
         return self._merge_heads(z, b, t_q)
 
     def _merge_heads(self, z, b, t_q):
@@ -295,15 +211,40 @@ class MultiHeadAttention(Module):
         # only the attention weights
         return F.dropout(out, self.dropout, self.training)
 
-    @staticmethod
-    def _combined_mask(b, t_q, t_k, attn_mask, key_padding_mask, causal_offset):
-        """One mask for the scores [B, H, T_q, T_k]: boolean, or float if attn_mask is float.
-        causal_offset: None (no causal mask) or the offset of `causal_mask`."""
+    def _scores_mask(self, b, t_q, t_k, attn_mask, key_padding_mask, is_causal,
+                     causal_alignment, cached):
+        """(mask, causal offset) for the scores [B, H, T_q, T_k]: attn_mask, key_padding_mask
+        and the causal mask in one boolean mask, or a float one if attn_mask is float (a
+        learned bias, a Tensor that requires grad, stays on the graph). Ordinary attention
+        gets the causal mask inside it (offset None); tiled attention gets the offset apart,
+        as a rule whose tiles it skips."""
+        if attn_mask is not None:
+            checks.check_mask_fits(checks.mask_array(attn_mask), (b, self.n_heads, t_q, t_k),
+                                   "attn_mask")
+        offset = None
+        if is_causal:
+            alignment = checks.causal_alignment_for(t_q, t_k, causal_alignment, cached)
+            offset = checks.causal_offset(t_q, t_k, alignment)
+        learned = isinstance(attn_mask, Tensor) and attn_mask.requires_grad
+        if self.attention == "tiled":
+            if learned:  # tiled_attention refuses it: it gives no gradient to a mask
+                return attn_mask, offset
+            return self._blocked(b, t_k, attn_mask, key_padding_mask, None), offset
         # speed: one read-only causal mask per shape, shared by every layer and step
-        blocked = shared_causal_mask(t_q, t_k, causal_offset) \
-            if causal_offset is not None else None
+        causal = shared_causal_mask(t_q, t_k, offset) if is_causal else None
+        mask = self._blocked(b, t_k, None if learned else attn_mask, key_padding_mask, causal)
+        if learned:  # blocked keys add −inf to the learned bias
+            mask = attn_mask if mask is None else attn_mask + (
+                np.where(mask, -np.inf, 0.0).astype(attn_mask.dtype))
+        return mask, None
+
+    @staticmethod
+    def _blocked(b, t_k, attn_mask, key_padding_mask, causal):
+        """causal ([T_q, T_k] or None), key_padding_mask and attn_mask as one mask:
+        boolean, or float if attn_mask is float."""
+        blocked = causal
         if key_padding_mask is not None:
-            pad = _mask_array(key_padding_mask)
+            pad = checks.mask_array(key_padding_mask)
             if pad.dtype != np.bool_ or pad.shape != (b, t_k):
                 raise ValueError(f"key_padding_mask must be boolean [B, T_k] = [{b}, {t_k}] "
                                  f"(True at padding); got {pad.dtype} {pad.shape}")
@@ -311,7 +252,7 @@ class MultiHeadAttention(Module):
             blocked = pad if blocked is None else blocked | pad
         if attn_mask is None:
             return blocked
-        mask = _attn_mask_array(attn_mask)
+        mask = checks.attn_mask_array(attn_mask)
         if mask.dtype == np.bool_:
             return mask if blocked is None else blocked | mask
         if blocked is None:

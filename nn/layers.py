@@ -1,4 +1,5 @@
-"""The basic layers: Linear, Embedding, LayerNorm, Dropout, ReLU and GELU.
+"""The basic layers: Linear, Embedding, LayerNorm, Dropout, ReLU and GELU (notes 3.1: Q = X W_Q
+is a Linear; 3.6: LayerNorm and the FFN's activations).
 
 Each is a thin Module around microtensor.functional's ops.
 

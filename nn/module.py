@@ -1,4 +1,5 @@
-"""How layers hold weights and sub-layers: `Module`, `Parameter`, `ModuleList`, `Sequential`.
+"""How layers hold weights and sub-layers: `Module`, `Parameter`, `ModuleList`, `Sequential`
+(notes 3.1: the learned W_Q, W_K, W_V are a layer's parameters).
 
 The API is PyTorch's nn.Module.
 

@@ -1,4 +1,5 @@
-"""Elementwise arithmetic `+ - * / ** neg` with numpy broadcasting.
+"""Elementwise arithmetic `+ - * / ** neg` with numpy broadcasting (notes 3.8: each one's
+backward; the residual of 3.6 is a `+`).
 
 Each backward returns the gradient in the broadcast (output) shape; the engine's
 `unbroadcast` step sums it back to each input's shape.

@@ -1,4 +1,5 @@
-"""Embedding lookup: row `i` of the weight matrix for each integer id `i`.
+"""Embedding lookup: row `i` of the weight matrix for each integer id `i` (notes 3.7: the
+tokens a language model reads).
 
 z[..., :] = W[ids[...], :];   ∂L/∂W[i] = Σ of g over every position whose id is i.
 """

@@ -1,11 +1,9 @@
 """Layer normalization over the last dims: y = (x − μ)/√(σ² + ε) ⊙ w + b (Ba, Kiros & Hinton 2016;
 notes 3.6).
 
-σ² is the biased variance (divide by n), as PyTorch, computed in two passes
-(mean first, then the mean of squared deviations) so that float32 rows with a large
-common offset keep their precision, which the one-pass E[x²] − E[x]² loses. Each row is
-first shifted by its first element (Chan, Golub & LeVeque 1983, "Algorithms for computing
-the sample variance"), so that a constant row gives x − μ = 0 exactly, as PyTorch.
+μ and σ² are the mean and the biased variance (divide by n, as PyTorch) of each row. How
+they are computed so that float32 keeps its precision is apart, at the end of the file
+(`_deviations_and_rstd`): the formula reads first.
 """
 import math
 
@@ -15,24 +13,10 @@ from ..autograd import Function
 from .rows import row_dot, row_sum
 
 
-def _rescale_overflowed_rows(dev, rstd, n, eps):
-    """Where Σ(x − μ)² overflowed (deviations near 1e19 in float32) although each deviation
-    is finite, recompute r with the row scaled by s = max|x − μ|:
-    r = 1/(s·√(Σ(d/s)²/n + ε/s²)). Without this r would be 0 and the row a wrong 0."""
-    zero = rstd[..., 0] == 0
-    if not zero.any():  # the usual case: one test over the rows' r, not over x
-        return
-    bad = zero & np.isfinite(dev).all(axis=-1)
-    rows = dev[bad]
-    s = np.abs(rows).max(axis=-1, keepdims=True)
-    scaled = rows / s
-    rstd[bad] = 1 / (s * np.sqrt(row_dot(scaled, scaled) / n + eps / (s * s)))
-
-
 class LayerNorm(Function):
     """x [..., *S], weight [*S], bias [*S] -> y [..., *S], normalizing over the n_dims dims S.
 
-    Backward, with x̂ = (x − μ)·r, r = 1/√(σ² + ε), and ĝ = g ⊙ w:
+    Backward, with x̂ = (x − μ)·r, r = 1/√(σ² + ε) (forward: y = x̂ ⊙ w + b), and ĝ = g ⊙ w:
 
         ∂L/∂x = r · (ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂))
         ∂L/∂w = Σ g ⊙ x̂        ∂L/∂b = Σ g       (sums over the leading dims)
@@ -57,11 +41,7 @@ class LayerNorm(Function):
 
     def forward(self, x, weight, bias):
         rows = self._rows(x)
-        n = rows.shape[-1]
-        xhat = rows - rows[..., :1]                # x − (first of its row), in an array of our own
-        xhat -= row_sum(xhat) / n                  # x − μ, in place
-        rstd = 1 / np.sqrt(row_dot(xhat, xhat) / n + self.eps)
-        _rescale_overflowed_rows(xhat, rstd, n, self.eps)
+        xhat, rstd = _deviations_and_rstd(rows, self.eps)  # x − μ and r = 1/√(σ² + ε)
         xhat *= rstd                               # x̂ = (x − μ)·r, in place
         weight, bias = (a.reshape(-1) for a in (weight, bias))  # [*S] -> [n]; a constant -> [1]
         self.save(xhat=xhat)  # ∂L/∂x and ∂L/∂w use x̂
@@ -88,3 +68,36 @@ class LayerNorm(Function):
             gw = np.einsum("ij,ij->j", g_rows.reshape(m, n), xhat.reshape(m, n))
             gw = gw.reshape(self.input_shapes[1])
         return gx, gw, g
+
+
+# ---- numerics: μ and r without losing float32's precision, or overflowing ------------------
+
+def _deviations_and_rstd(rows, eps):
+    """(x − μ, r = 1/√(σ² + ε)) of each row of rows [..., n], in arrays of their own.
+
+    Two passes (the mean first, then the mean of squared deviations), so that float32 rows
+    with a large common offset keep their precision, which the one-pass E[x²] − E[x]² loses.
+    Each row is first shifted by its first element (Chan, Golub & LeVeque 1983, "Algorithms
+    for computing the sample variance"), so that a constant row gives x − μ = 0 exactly, as
+    PyTorch. Rows whose Σ(x − μ)² overflows are rescued by `_rescale_overflowed_rows`.
+    """
+    n = rows.shape[-1]
+    dev = rows - rows[..., :1]                 # x − (first of its row), in an array of our own
+    dev -= row_sum(dev) / n                    # x − μ, in place
+    rstd = 1 / np.sqrt(row_dot(dev, dev) / n + eps)
+    _rescale_overflowed_rows(dev, rstd, n, eps)
+    return dev, rstd
+
+
+def _rescale_overflowed_rows(dev, rstd, n, eps):
+    """Where Σ(x − μ)² overflowed (deviations near 1e19 in float32) although each deviation
+    is finite, recompute r with the row scaled by s = max|x − μ|:
+    r = 1/(s·√(Σ(d/s)²/n + ε/s²)). Without this r would be 0 and the row a wrong 0."""
+    zero = rstd[..., 0] == 0
+    if not zero.any():  # the usual case: one test over the rows' r, not over x
+        return
+    bad = zero & np.isfinite(dev).all(axis=-1)
+    rows = dev[bad]
+    s = np.abs(rows).max(axis=-1, keepdims=True)
+    scaled = rows / s
+    rstd[bad] = 1 / (s * np.sqrt(row_dot(scaled, scaled) / n + eps / (s * s)))

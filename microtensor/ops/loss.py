@@ -1,12 +1,14 @@
-"""Cross-entropy of logits against integer class targets, fused with a stable log-softmax.
+"""Cross-entropy of logits against integer class targets, fused with a stable log-softmax
+(notes 3.7: the loss of next-token prediction).
+
+loss_n = −log p_n[t_n], p_n = softmax(z_n);   ∂loss_n/∂z_n = p_n − onehot(t_n),
+zero for targets equal to `ignore_index`.
 
 With label smoothing ε over C classes (Szegedy et al. 2016, "Rethinking the Inception
 Architecture", §7; Vaswani et al. 2017, "Attention Is All You Need", §5.4 uses ε = 0.1)
-the target distribution is q = (1 − ε)·onehot(t) + ε/C, and, as in PyTorch,
-
-loss_n = −Σ_c q_c log softmax(z_n)_c = (1 − ε)(−log p_n[t_n]) + (ε/C)·Σ_c(−log p_n[c]);
-∂loss_n/∂z_n = softmax(z_n) − q_n, zero for targets equal to `ignore_index`.
-ε = 0 is the plain loss −log softmax(z_n)[t_n].
+the target distribution is q = (1 − ε)·onehot(t) + ε/C instead, and, as in PyTorch,
+loss_n = −Σ_c q_c log p_n[c] = (1 − ε)(−log p_n[t_n]) + (ε/C)·Σ_c(−log p_n[c]);
+∂loss_n/∂z_n = p_n − q_n (ε = 0 gives the plain loss above).
 """
 import numpy as np
 
@@ -42,8 +44,8 @@ class CrossEntropy(Function):
         # next to the log-sum: at z = [1e8, 1e8] in float32, log(2) + 1e8 − 1e8 would be 0.
         shifted = z - z.max(axis=-1, keepdims=True)
         log_probs = shifted - np.log(row_sum(np.exp(shifted)))
-        losses = -log_probs[np.arange(len(t)), safe_t]
-        if eps:
+        losses = -log_probs[np.arange(len(t)), safe_t]     # −log p[t], the plain loss
+        if eps:  # label smoothing
             losses = (1 - eps) * losses - (eps / n_classes) * log_probs.sum(axis=-1)
         losses = np.where(valid, losses, 0).astype(z.dtype, copy=False)
         self.save(probs=np.exp(log_probs), safe_t=safe_t, valid=valid)
@@ -60,7 +62,8 @@ class CrossEntropy(Function):
     def backward(self, g):
         probs, safe_t, valid = self.saved["probs"], self.saved["safe_t"], self.saved["valid"]
         eps, n_classes = self.label_smoothing, probs.shape[-1]
-        dz = probs - eps / n_classes  # softmax(z) − q, with q = (1 − ε)·onehot(t) + ε/C
+        # p − onehot(t) for the plain loss (ε = 0); smoothed, p − q, q = (1 − ε)·onehot(t) + ε/C
+        dz = probs - eps / n_classes
         dz[np.arange(len(safe_t)), safe_t] -= 1 - eps  # ignored rows too (class 0): zeroed below
         if self.reduction == "mean":
             g = g / max(self.n_valid, 1)  # no valid row: every weight below is 0 anyway

@@ -1,8 +1,8 @@
 """`masked_fill`: write a constant where a boolean mask is True (blocked), the masking step of
 attention.
 
-Convention (CONTRACT, PyTorch): True means *blocked*. The filled entries are constants,
-so no gradient flows to them:   ∂L/∂x = g ⊙ [not mask]   (notes 3.3, 3.8).
+Convention (the project's contract, as PyTorch): True means *blocked*. The filled entries
+are constants, so no gradient flows to them:   ∂L/∂x = g ⊙ [not mask]   (notes 3.3, 3.8).
 """
 import numpy as np
 

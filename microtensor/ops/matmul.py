@@ -30,16 +30,16 @@ class MatMul(Function):
         if a.shape[-1] != k_b:
             raise ValueError(f"matmul: inner dims differ: a {a.shape} @ b {b.shape} "
                              f"({a.shape[-1]} vs {k_b})")
-        self.save(b=b, for_input=0)  # ∂L/∂A = G Bᵀ needs B
-        self.save(a=a, for_input=1)  # ∂L/∂B = Aᵀ G needs A
+        self.save(b=b, for_input=0)  # ∂L/∂a = g bᵀ needs b
+        self.save(a=a, for_input=1)  # ∂L/∂b = aᵀ g needs a
         return _matmul(a, b)
 
     def backward(self, g):
         a, b = self.saved.get("a"), self.saved.get("b")  # b kept only if a needs a gradient,
                                                          # a only if b does
-        if self._same_batch_matrices():                  # notes 3.8, for Z = AV and G = ∂L/∂Z:
-            ga = None if b is None else g @ np.swapaxes(b, -1, -2)   # ∂L/∂A = G Vᵀ
-            gb = None if a is None else np.swapaxes(a, -1, -2) @ g   # ∂L/∂V = Aᵀ G
+        if self._same_batch_matrices():                  # g = ∂L/∂z (notes 3.8: a = A, b = V)
+            ga = None if b is None else g @ np.swapaxes(b, -1, -2)   # ∂L/∂a = g bᵀ
+            gb = None if a is None else np.swapaxes(a, -1, -2) @ g   # ∂L/∂b = aᵀ g
             return ga, gb
         return self._general_backward(g, a, b)
 

@@ -1,4 +1,5 @@
-"""Elementwise functions `exp log sqrt abs tanh relu gelu` and `cast`, each with its derivative.
+"""Elementwise functions `exp log sqrt abs tanh relu gelu` and `cast`, each with its derivative
+(notes 3.6: the FFN's activation; 3.8: their backward).
 
 GELU follows Hendrycks & Gimpel 2016, "Gaussian Error Linear Units": exact form
 x·Φ(x), or the tanh approximation GPT-2 used.

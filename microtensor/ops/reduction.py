@@ -1,4 +1,5 @@
-"""Reductions `sum mean max` over one axis, several axes, or all of them.
+"""Reductions `sum mean max` over one axis, several axes, or all of them (notes 3.8: their
+backward; the means of LayerNorm 3.6 and the loss 3.7 are built on them).
 
 The backward of a reduction spreads g back over the reduced axes: every input
 element of a sum gets g, of a mean g/n, and of a max only the arg-max element(s).
@@ -6,28 +7,6 @@ element of a sum gets g, of a mean g/n, and of a max only the arg-max element(s)
 import numpy as np
 
 from ..autograd import Function
-
-
-def normalize_axes(axis, ndim, op):
-    """`axis` (None, int or tuple, negatives allowed) as a sorted tuple of axes.
-
-    As PyTorch's dim: an empty tuple means every axis, a 0-d tensor takes axis 0 or −1;
-    IndexError for an axis out of range, TypeError for one that is not an int, ValueError
-    for one given twice.
-    """
-    if axis is None or axis == ():
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    for a in axes:
-        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
-            raise TypeError(f"{op}: axis must be an int or a tuple of ints; got {axis!r}")
-        if not -max(ndim, 1) <= a < max(ndim, 1):
-            raise IndexError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims "
-                             f"(expected {-max(ndim, 1)} to {max(ndim, 1) - 1})")
-    normalized = tuple(sorted(int(a) % max(ndim, 1) for a in axes))
-    if len(set(normalized)) != len(normalized):
-        raise ValueError(f"{op}: axis {axis!r} names an axis twice")
-    return normalized if ndim else ()
 
 
 class _Reduce(Function):
@@ -97,3 +76,25 @@ class Max(_Reduce):
     def backward(self, g):
         is_max, count = self.saved["is_max"], self.saved["count"]
         return is_max * (self._spread(g) / count).astype(g.dtype)
+
+
+def normalize_axes(axis, ndim, op):
+    """`axis` (None, int or tuple, negatives allowed) as a sorted tuple of axes.
+
+    As PyTorch's dim: an empty tuple means every axis, a 0-d tensor takes axis 0 or −1;
+    IndexError for an axis out of range, TypeError for one that is not an int, ValueError
+    for one given twice.
+    """
+    if axis is None or axis == ():
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    for a in axes:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{op}: axis must be an int or a tuple of ints; got {axis!r}")
+        if not -max(ndim, 1) <= a < max(ndim, 1):
+            raise IndexError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims "
+                             f"(expected {-max(ndim, 1)} to {max(ndim, 1) - 1})")
+    normalized = tuple(sorted(int(a) % max(ndim, 1) for a in axes))
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"{op}: axis {axis!r} names an axis twice")
+    return normalized if ndim else ()

@@ -1,4 +1,5 @@
-"""Ops that move elements without changing them: reshape, transpose/permute, indexing, cat.
+"""Ops that move elements without changing them: reshape, transpose/permute, indexing, cat
+(notes 3.5: splitting and merging the heads is a reshape and a transpose).
 
 Their backward moves the gradient back the same way: reshape it back, apply the
 inverse permutation, or scatter it to the positions that were read.
@@ -54,38 +55,6 @@ class Permute(Function):
         return g.transpose(np.argsort([d % g.ndim for d in self.dims]))
 
 
-def _is_basic(p):
-    return isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis
-
-
-def torch_steps(index):
-    """`index` as (basic, advanced): a[index] in PyTorch is a[basic][advanced].
-
-    PyTorch applies ints, slices, None and ... first, then the arrays; numpy counts an int
-    next to an array as an array, which moves the dims: x[0, :, [3, 1]] is [2, 3] in torch
-    and the transpose in numpy. One step (basic = ()) unless both kinds are present.
-    """
-    parts = index if isinstance(index, tuple) else (index,)
-    has_int = any(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in parts)
-    if all(map(_is_basic, parts)) or not has_int:
-        return (), index
-    basic, advanced = [], []
-    for p in parts:
-        if isinstance(p, (int, np.integer)) and not isinstance(p, bool):
-            basic.append(p)  # its dim is gone after the first step
-        elif p is Ellipsis:
-            basic.append(p)
-            advanced.append(p)
-        elif _is_basic(p):  # a slice or None: applied first, kept whole in the second
-            basic.append(p)
-            advanced.append(slice(None))
-        else:  # an array; a bool mask spans as many dims as it has
-            array = np.asarray(p)
-            basic += [slice(None)] * (array.ndim if array.dtype == np.bool_ else 1)
-            advanced.append(p)
-    return tuple(basic), tuple(advanced)
-
-
 class GetItem(Function):
     """z = a[index] (slicing, ints, integer arrays, bool masks);   ∂L/∂a = g scattered to a[index]
 
@@ -136,3 +105,37 @@ class Cat(Function):
     def backward(self, g):
         sizes = [shape[self.axis] for shape in self.input_shapes]
         return tuple(np.split(g, np.cumsum(sizes)[:-1], axis=self.axis))
+
+
+# ---- PyTorch's order of indexing, which GetItem follows ------------------------------------
+
+def _is_basic(p):
+    return isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis
+
+
+def torch_steps(index):
+    """`index` as (basic, advanced): a[index] in PyTorch is a[basic][advanced].
+
+    PyTorch applies ints, slices, None and ... first, then the arrays; numpy counts an int
+    next to an array as an array, which moves the dims: x[0, :, [3, 1]] is [2, 3] in torch
+    and the transpose in numpy. One step (basic = ()) unless both kinds are present.
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    has_int = any(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in parts)
+    if all(map(_is_basic, parts)) or not has_int:
+        return (), index
+    basic, advanced = [], []
+    for p in parts:
+        if isinstance(p, (int, np.integer)) and not isinstance(p, bool):
+            basic.append(p)  # its dim is gone after the first step
+        elif p is Ellipsis:
+            basic.append(p)
+            advanced.append(p)
+        elif _is_basic(p):  # a slice or None: applied first, kept whole in the second
+            basic.append(p)
+            advanced.append(slice(None))
+        else:  # an array; a bool mask spans as many dims as it has
+            array = np.asarray(p)
+            basic += [slice(None)] * (array.ndim if array.dtype == np.bool_ else 1)
+            advanced.append(p)
+    return tuple(basic), tuple(advanced)

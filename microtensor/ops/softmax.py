@@ -3,6 +3,8 @@
 Softmax backward in closed form (notes 3.8):   ds = a ⊙ (da − Σ a ⊙ da),
 with da = ∂L/∂a arriving from above, ds = ∂L/∂s, and Σ along `axis`:
 the product of the Jacobian ∂aᵢ/∂sⱼ = aᵢ(δᵢⱼ − aⱼ) with da, without forming it.
+The row_* helpers (rows.py) keep the reduced axis (keepdims), so their results broadcast
+back against the row.
 """
 import numpy as np
 

@@ -303,3 +303,15 @@ def test_attention_weights_are_kept_only_when_asked_for():
     assert shapes == [(1, 2, 4, 4)] * 2, f"asked: expected [B, H, T, T] per layer, got {shapes}"
     assert [block.attn.keep_attention for block in model] == [False, False], \
         "after the with block the layers should stop keeping weights"
+
+
+@pytest.mark.parametrize("cache", [{}, "abc", []], ids=["dict", "str", "list"])
+@pytest.mark.parametrize("cross", [False, True], ids=["self", "cross"])
+def test_a_kv_cache_that_is_not_a_kvcache_raises_one_typeerror_before_any_work(cache, cross):
+    mha = nn.MultiHeadAttention(8, 2)
+    x = mt.Tensor(np.zeros((1, 3, 8), np.float32))
+    with pytest.raises(TypeError) as info:
+        mha(x, context=x if cross else None, kv_cache=cache)
+    message = str(info.value)
+    expected = f"MultiHeadAttention: kv_cache must be an nn.KVCache; got {type(cache).__name__}"
+    assert message == expected, f"expected {expected!r}, got {message!r}"
