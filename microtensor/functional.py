@@ -30,7 +30,7 @@ def _ids(ids, name):
     """An integer numpy array from a Tensor, array or list (token ids, targets, indices)."""
     # a copy: an op keeps the ids for backward, and the caller may refill its array first
     ids = np.array(ids.data if isinstance(ids, Tensor) else ids)
-    if not np.issubdtype(ids.dtype, np.integer):
+    if ids.dtype.kind not in "iu":  # signed or unsigned integers
         raise TypeError(f"{name} must hold integers; got dtype {ids.dtype}")
     return ids
 
