@@ -69,7 +69,11 @@ def grade(number, check, grader_file):
     student = Path(grader_file).resolve().parent.parent / "exercises" / ex.filename
     message = None
     try:
-        check(load_student(student))
+        with _time_limit(CHECK_SECONDS):
+            check(load_student(student))
+    except CheckTimeout:
+        message = (f"exercise {number}: a check ran for more than {CHECK_SECONDS} s and was "
+                   "stopped (a loop that never ends?)")
     except NotStarted as stub:
         message = f"exercise {number}: {NOT_STARTED} ({stub})"
     except ExerciseFailure as failure:
@@ -80,6 +84,37 @@ def grade(number, check, grader_file):
                    "docstring asks for)")
     if message:  # outside the except: pytest would print the exception it handled, too
         pytest.fail(message, pytrace=False)
+
+
+CHECK_SECONDS = 60  # a check takes well under a second: past this the student's code is stuck
+
+
+class CheckTimeout(BaseException):  # not an Exception: the graders catch those from student code
+    """A check ran past CHECK_SECONDS."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    """Raise CheckTimeout in the running check after `seconds` (SIGALRM: Unix, main thread);
+    elsewhere the check runs without a limit."""
+    import signal
+    import threading
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    if not (hasattr(signal, "setitimer") and main_thread):
+        yield
+        return
+
+    def stop(signum, frame):
+        raise CheckTimeout
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _write(path, text, mode=0o644):
