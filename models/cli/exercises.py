@@ -55,6 +55,7 @@ def run_start(args):
     root = start(args.dir)
     print(f"wrote {len(EXERCISES)} exercises into {root}/exercises/ and their graders into "
           f"{root}/graders/")
+    print(f"the reading path's code, to read around them (exercises stubbed): {root}/reading/")
     print(f"next: open {root}/exercises/{EXERCISES[0].filename}, then run "
           f"`microtensor exercises check 1` in {root}")
     return 0

@@ -6,6 +6,7 @@ pytest (`exercises check`, `exercises status`), one result per exercise.
       pytest.ini                   `pytest` in DIR runs graders/ (a course's CI does just that)
       exercises/ex03_softmax_backward.py    the student's files: stubs to fill in
       graders/test_ex03_softmax_backward.py the graders: thin pytest files
+      reading/microtensor/ops/softmax.py    the reading path, read-only, exercises stubbed
       .microtensor-exercises       marks DIR as a workspace (which version wrote it)
 
 How the student's code is imported: a grader loads `exercises/<file>.py` by its path, as a fresh
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from .catalog import EXERCISES, exercise
 from .grading import ExerciseFailure, NotStarted, load_student
+from .reading import reading_files
 
 MARKER = ".microtensor-exercises"
 FORMAT = 1
@@ -47,7 +49,7 @@ def test_{slug}(check):
 
 _PYTEST_INI = """[pytest]
 testpaths = graders
-addopts = --import-mode=importlib -p no:cacheprovider
+addopts = --import-mode=importlib -p no:cacheprovider --ignore=reading
 """
 
 _GITIGNORE = "__pycache__/\n.pytest_cache/\n"
@@ -67,7 +69,11 @@ def grade(number, check, grader_file):
     student = Path(grader_file).resolve().parent.parent / "exercises" / ex.filename
     message = None
     try:
-        check(load_student(student))
+        with _time_limit(CHECK_SECONDS):
+            check(load_student(student))
+    except CheckTimeout:
+        message = (f"exercise {number}: a check ran for more than {CHECK_SECONDS} s and was "
+                   "stopped (a loop that never ends?)")
     except NotStarted as stub:
         message = f"exercise {number}: {NOT_STARTED} ({stub})"
     except ExerciseFailure as failure:
@@ -80,12 +86,44 @@ def grade(number, check, grader_file):
         pytest.fail(message, pytrace=False)
 
 
-def _write(path, text):
+CHECK_SECONDS = 60  # a check takes well under a second: past this the student's code is stuck
+
+
+class CheckTimeout(BaseException):  # not an Exception: the graders catch those from student code
+    """A check ran past CHECK_SECONDS."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    """Raise CheckTimeout in the running check after `seconds` (SIGALRM: Unix, main thread);
+    elsewhere the check runs without a limit."""
+    import signal
+    import threading
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    if not (hasattr(signal, "setitimer") and main_thread):
+        yield
+        return
+
+    def stop(signum, frame):
+        raise CheckTimeout
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _write(path, text, mode=0o644):
     """Write `text` to `path` atomically (a temporary file renamed into place)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
+    os.chmod(tmp, mode)
     os.replace(tmp, path)
 
 
@@ -116,6 +154,13 @@ Grade your work (from this folder; it needs the microtensor package with pytest,
     pytest                             # the same graders, as a course's CI runs them
 
 Keep `graders/`, `pytest.ini` and the function names and signatures as they are.
+
+`reading/` holds the reading path's code (the files of the project README's table), read-only:
+the installed package's source, with each exercise's piece replaced by a stub that names your
+file, the notes' section and the formula, e.g. `Softmax.backward` in
+`reading/microtensor/ops/softmax.py`. Read it around the piece you write; nothing imports it
+and pytest skips it: the graders plug your function from `exercises/` into the installed
+package.
 """
 
 
@@ -134,6 +179,8 @@ def start(directory):
         _write(root / "graders" / ex.grader_filename,
                _GRADER_FILE.format(n=ex.number, title=ex.title, source=ex.source,
                                    slug=ex.slug))
+    for path, text in reading_files().items():
+        _write(root / "reading" / path, text, mode=0o444)
     _write(root / "README.md", _readme())
     _write(root / "pytest.ini", _PYTEST_INI)
     _write(root / ".gitignore", _GITIGNORE)

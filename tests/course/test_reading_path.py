@@ -39,3 +39,11 @@ def test_the_guides_list_the_same_path_as_the_readme():
     readme = path_rows("README.md")
     for page in ("docs/reading-guide.md", "docs/reading-guide.zh.md"):
         assert path_rows(page) == readme, f"{page}'s reading path differs from the README's"
+
+
+def test_the_exercises_workspace_copies_the_readme_reading_path():
+    from models.exercises.catalog import READING_PATH
+    readme = [path for path, _ in path_rows("README.md")]
+    missing = [path for path in readme if path not in READING_PATH]
+    assert not missing, (f"models/exercises/catalog.py's READING_PATH lacks {missing} of the "
+                         f"README's reading path; expected every file of it")

@@ -131,3 +131,18 @@ def test_a_value_a_grader_did_not_foresee_is_one_message_not_a_traceback(workspa
     out = capsys.readouterr().out
     assert "the grader stopped on what your code returned: IndexError" in out
     assert "Traceback" not in out
+
+
+def test_check_stops_a_student_loop_that_never_ends_with_one_line(workspace, capsys,
+                                                                    monkeypatch):
+    from models.exercises import workspace as ws
+    monkeypatch.setattr(ws, "CHECK_SECONDS", 1)
+    stub = workspace / "exercises" / EXERCISES[2].filename
+    text = stub.read_text(encoding="utf-8")
+    body = text[text.index("    raise NotImplementedError"):]
+    stub.write_text(text.replace(body, "    while True:\n        pass\n"), encoding="utf-8")
+    assert main(["exercises", "check", "3", "--dir", str(workspace)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  exercise  3" in out and "ran for more than 1 s" in out, (
+        f"expected a one-line stop after 1 s, got: {out}")
+    assert "Traceback" not in out
