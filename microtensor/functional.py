@@ -26,11 +26,16 @@ def _tensor(x, name):
                     f"got {type(x).__name__}")
 
 
+def _constant(value, dtype):
+    """A 0-d constant Tensor, wrapped without the copy and checks of Tensor(...)."""
+    return Tensor._make(np.array(value, dtype))
+
+
 def _ids(ids, name):
     """An integer numpy array from a Tensor, array or list (token ids, targets, indices)."""
     # a copy: an op keeps the ids for backward, and the caller may refill its array first
     ids = np.array(ids.data if isinstance(ids, Tensor) else ids)
-    if not np.issubdtype(ids.dtype, np.integer):
+    if ids.dtype.kind not in "iu":  # signed or unsigned integers
         raise TypeError(f"{name} must hold integers; got dtype {ids.dtype}")
     return ids
 
@@ -99,8 +104,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the last dims "
                          f"of x, shape {x.shape}")
     # a missing weight is the constant 1 and a missing bias the constant 0 (scalars broadcast)
-    weight = _tensor(weight, "weight") if weight is not None else Tensor(np.ones((), x.dtype))
-    bias = _tensor(bias, "bias") if bias is not None else Tensor(np.zeros((), x.dtype))
+    weight = _tensor(weight, "weight") if weight is not None else _constant(1, x.dtype)
+    bias = _tensor(bias, "bias") if bias is not None else _constant(0, x.dtype)
     for name, given in (("weight", weight), ("bias", bias)):
         if given.ndim and given.shape != shape:  # as torch: no broadcasting of either
             raise ValueError(f"layer_norm: {name} has shape {given.shape}; expected "

@@ -250,7 +250,7 @@ class TensorOperators:
 
 
 def _matmul(a, b):
-    if np.bool_ in (a.dtype, b.dtype):
+    if "b" in (a.data.dtype.kind, b.data.dtype.kind):  # bool
         raise TypeError("@ of bool tensors is not supported (as torch); cast to int first")
     return _tensor.apply(matmul.MatMul(), a, b)
 

@@ -32,7 +32,10 @@ def as_array(data, dtype):
 
 def category(dtype):
     """0 bool, 1 integer, 2 floating: the categories of PyTorch's type promotion."""
-    return 0 if dtype == np.bool_ else 1 if np.issubdtype(dtype, np.integer) else 2
+    return _CATEGORY_OF_KIND.get(np.dtype(dtype).kind, 2)
+
+
+_CATEGORY_OF_KIND = {"b": 0, "i": 1, "u": 1}  # numpy's dtype.kind: bool, signed, unsigned int
 
 
 def _higher(first, second):

@@ -194,7 +194,8 @@ def apply(fn, *inputs):
     Forward hooks see each call.
     """
     record = autograd.is_grad_enabled() and any(t._requires_grad for t in inputs)
-    needs = tuple([t._requires_grad and record for t in inputs])  # gradients backward owes
+    # gradients backward owes
+    needs = tuple([t._requires_grad for t in inputs]) if record else (False,) * len(inputs)
     data = fn.run(tuple([t.data for t in inputs]), needs)
     out = Tensor._make(data)
     if fn.op in _VIEW_OPS and _root(data) is _root(inputs[0].data):

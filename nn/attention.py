@@ -231,7 +231,8 @@ class MultiHeadAttention(Module):
                 return attn_mask, offset
             return self._blocked(b, t_k, attn_mask, key_padding_mask, None), offset
         # speed: one read-only causal mask per shape, shared by every layer and step
-        causal = shared_causal_mask(t_q, t_k, offset) if is_causal else None
+        # a causal mask that blocks no key (one query over its whole past: cached decoding) is none
+        causal = shared_causal_mask(t_q, t_k, offset) if is_causal and offset < t_k - 1 else None
         mask = self._blocked(b, t_k, None if learned else attn_mask, key_padding_mask, causal)
         if learned:  # blocked keys add −inf to the learned bias
             mask = attn_mask if mask is None else attn_mask + (

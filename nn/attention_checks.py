@@ -28,7 +28,7 @@ def attn_mask_array(attn_mask):
     """attn_mask as a numpy array; TypeError unless it is boolean or floating, as in PyTorch
     (an integer mask of 0s and 1s would otherwise be added to the scores, blocking nothing)."""
     mask = mask_array(attn_mask)
-    if mask.dtype != np.bool_ and not np.issubdtype(mask.dtype, np.floating):
+    if mask.dtype.kind not in "bf":
         raise TypeError(f"attn_mask must be boolean (True = blocked) or floating (added to the "
                         f"scores); got dtype {mask.dtype}")
     return mask
