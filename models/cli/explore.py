@@ -6,8 +6,8 @@ The model comes from a preset (fresh weights) or a checkpoint of `microtensor tr
 """
 import time
 
-from .checks import count, directory, picture_file
-from .graph import load_model, training_batch
+from .checks import count, picture_file
+from .graph import add_model_source, load_model, training_batch
 
 
 def html_file(text):
@@ -29,15 +29,7 @@ def add_parser(subparsers):
                     "step control that walks the forward pass op by op and then backward() in "
                     "the engine's order, and for each node its formulas, statistics and "
                     "heatmaps of value and gradient. Opens offline in any browser.")
-    source = p.add_mutually_exclusive_group()
-    source.add_argument("--out", metavar="DIR", type=directory,
-                        help="the best model of a checkpoint directory written by "
-                             "`microtensor train`")
-    source.add_argument("--preset", metavar="NAME",
-                        help="a freshly initialised model of this preset: baby or tiny "
-                             "(the default: baby)")
-    p.add_argument("--n-layer", metavar="N", type=count(1),
-                   help="with --preset: this many blocks instead of the preset's")
+    add_model_source(p)
     p.add_argument("--output", "-o", metavar="FILE.html", type=html_file, required=True,
                    help="the page to write")
     p.add_argument("--depth", metavar="N", type=count(1),

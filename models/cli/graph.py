@@ -20,15 +20,7 @@ def add_parser(subparsers):
                     "and draw its computation graph: one box per op, edges as wide and red as "
                     "the gradient that flowed back along them, one dashed cluster per module. "
                     "--depth folds modules into single boxes; --focus draws the inside of one.")
-    source = p.add_mutually_exclusive_group()
-    source.add_argument("--out", metavar="DIR", type=directory,
-                        help="the best model of a checkpoint directory written by "
-                             "`microtensor train`")
-    source.add_argument("--preset", metavar="NAME",
-                        help="a freshly initialised model of this preset: baby or tiny "
-                             "(the default: baby)")
-    p.add_argument("--n-layer", metavar="N", type=count(1),
-                   help="with --preset: this many blocks instead of the preset's")
+    add_model_source(p)
     p.add_argument("--attention", choices=["ordinary", "tiled"],
                    help="with --preset: ordinary attention (each step a box) or tiled (one box, "
                         "notes 3.8; default: ordinary)")
@@ -115,6 +107,19 @@ def training_batch(tokenizer, batch_size, seq_len):
     ids = microtensor.random.generator().integers(0, tokenizer.vocab_size,
                                                   size=(batch_size, seq_len + 1))
     return ids[:, :-1], ids[:, 1:]
+
+
+def add_model_source(p):
+    """--out DIR or --preset NAME (with --n-layer): the model that `load_model` reads."""
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--out", metavar="DIR", type=directory,
+                        help="the best model of a checkpoint directory written by "
+                             "`microtensor train`")
+    source.add_argument("--preset", metavar="NAME",
+                        help="a freshly initialised model of this preset: baby or tiny "
+                             "(the default: baby)")
+    p.add_argument("--n-layer", metavar="N", type=count(1),
+                   help="with --preset: this many blocks instead of the preset's")
 
 
 def load_model(args):
