@@ -40,6 +40,15 @@ class TensorProtocols:
 
     __array_priority__ = 1000  # numpy's older paths defer to Tensor's reflected operators
     __hash__ = object.__hash__  # by identity, as torch (defining __eq__ would unset it)
+    __array_ufunc__ = None  # makes `ndarray + Tensor` call Tensor.__radd__, not numpy's add
+
+    def __array__(self, dtype=None, copy=None):
+        """The data, no graph: np.array(tensor) copies, np.asarray(tensor) shares (as torch)."""
+        if copy is False and dtype is not None and np.dtype(dtype) != self.dtype:
+            raise ValueError(f"np.asarray(tensor, copy=False): a {self.dtype} tensor cannot "
+                             f"become {np.dtype(dtype)} without a copy")
+        data = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        return data.copy() if copy and data is self.data else data
 
     # ---- comparisons: elementwise, a bool Tensor without gradient ---------------------
     def _elementwise(self, other, fn, reflected=False, integers_only=None):

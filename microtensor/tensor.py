@@ -33,16 +33,6 @@ class Tensor(TensorOperators, TensorProtocols):
             parameters, which nn names "blocks.0.attn.q_proj.weight").
     """
 
-    __array_ufunc__ = None  # makes `ndarray + Tensor` call Tensor.__radd__, not numpy's add
-
-    def __array__(self, dtype=None, copy=None):
-        """The data, no graph: np.array(tensor) copies, np.asarray(tensor) shares (as torch)."""
-        if copy is False and dtype is not None and np.dtype(dtype) != self.dtype:
-            raise ValueError(f"np.asarray(tensor, copy=False): a {self.dtype} tensor cannot "
-                             f"become {np.dtype(dtype)} without a copy")
-        data = self.data if dtype is None else self.data.astype(dtype, copy=False)
-        return data.copy() if copy and data is self.data else data
-
     # A new tensor's state, as class attributes: a tensor sets its own only when one changes,
     # so that an op output (`_make`, ~100 per GPT forward) needs no more than its data.
     grad = None
