@@ -96,7 +96,7 @@ def test_every_setting_is_checked_naming_its_flag(setting, value, message):
 
 def test_gpt_config_is_built_in_one_place():
     config = small(bias=True, norm_first=False, activation="relu", dropout=0.1)
-    gpt = config.gpt_config(vocab_size=11)
+    gpt = config.model_config(vocab_size=11)
     shape = (gpt.vocab_size, gpt.block_size, gpt.n_layer, gpt.n_head, gpt.n_embd)
     assert shape == (11, 16, 1, 2, 16), f"expected the settings' shape; got {shape}"
     assert (gpt.bias, gpt.norm_first, gpt.activation, gpt.dropout) == (True, False, "relu", 0.1)
