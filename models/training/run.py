@@ -154,8 +154,7 @@ class TrainingRun:
 
     # --- the loop ---------------------------------------------------------------------------
 
-    def loop(self, it, get_batch, forward_backward, evaluate, desc, tokens_per_step=None,
-             after_backward=None):
+    def loop(self, it, get_batch, forward_backward, evaluate, desc, after_backward=None):
         """Train from iteration `it` to max_iters, then return the last evaluation's record
         with "best_val_loss" and the total "elapsed_s"; the lock on --out is released however
         it ends.
@@ -163,13 +162,13 @@ class TrainingRun:
         forward_backward(*get_batch()) computes a batch's gradients and returns its loss (a
         float); after_backward() sees the gradients before clipping. evaluate(it) runs at
         iteration 0, every eval_interval and at the end (not again for a resumed state) and
-        calls record_evaluation. tokens_per_step adds tokens/s to the bar. Raises
+        calls record_evaluation. Raises
         NonFiniteLoss before a step spoils the weights; Interrupted after a signal, saved.
         """
         config = self.config
         bar = tqdm(total=config.max_iters, initial=it, desc=desc, unit="it",
                    disable=not self.progress, dynamic_ncols=True)
-        evaluated, tokens_per_s = it if self.resuming else None, None
+        evaluated = it if self.resuming else None
         try:
             with self.signals():
                 while True:
@@ -185,7 +184,6 @@ class TrainingRun:
                         raise Interrupted(self.stop_signal, f"{SIGNALS[self.stop_signal]} at "
                                           f"iter {it}: latest state saved in {self.out_dir}; "
                                           "continue with --resume")
-                    started = time.perf_counter()
                     lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
                                                    config.warmup_iters,
                                                    config.lr_decay_iters or config.max_iters)
@@ -200,14 +198,8 @@ class TrainingRun:
                         nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_clip)
                     self.optimizer.step()                          # step
                     it += 1
-                    postfix = {"loss": f"{loss:.4f}", "lr": f"{lr:.2e}"}
-                    if tokens_per_step is not None:
-                        rate = tokens_per_step / (time.perf_counter() - started)
-                        tokens_per_s = rate if tokens_per_s is None else \
-                            0.9 * tokens_per_s + 0.1 * rate
-                        postfix["tok_s"] = f"{tokens_per_s:,.0f}"
                     bar.update(1)
-                    bar.set_postfix(postfix, refresh=False)
+                    bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.2e}", refresh=False)
         finally:
             bar.close()
             self.release()

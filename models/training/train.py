@@ -103,5 +103,4 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     with parallel:  # workers (if any) live until the loop ends, however it ends
         return run.loop(it, lambda: get_batch(train_ids, config.batch_size, config.block_size),
                         parallel.forward_backward, evaluate, "train",
-                        tokens_per_step=config.batch_size * config.block_size,
                         after_backward=keep_grad_norms if log_grad_norms else None)
