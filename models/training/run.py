@@ -121,8 +121,7 @@ class TrainingRun:
         if config is self.config:  # asked again (the command line, then train): known
             return config
         if self.resuming:
-            self.saved_settings(type(config))  # a broken train_config is the file's error
-            config = config.resumed(self.manifest["info"]["train_config"],
+            config = config.resumed(self.saved_settings(type(config)),
                                     self.manifest["latest"]["iter"])
         self.config = config.validate()
         return self.config
@@ -140,8 +139,8 @@ class TrainingRun:
             ckpt.load_optimizer(optimizer, arrays, latest["param_groups"], path)
             microtensor.random.set_rng_state(latest["rng"])
             it, self.last_eval = latest["iter"], latest["last_eval"]
-            self.best_val_loss = latest["best_val_loss"]
-            self.best_val_loss = math.inf if self.best_val_loss is None else self.best_val_loss
+            best = latest["best_val_loss"]
+            self.best_val_loss = math.inf if best is None else best
             self.start_metrics()
         if about:
             resuming = f"resuming at iter {it}: " if self.resuming else ""
@@ -162,8 +161,8 @@ class TrainingRun:
         forward_backward(*get_batch()) computes a batch's gradients and returns its loss (a
         float); after_backward() sees the gradients before clipping. evaluate(it) runs at
         iteration 0, every eval_interval and at the end (not again for a resumed state) and
-        calls record_evaluation. Raises
-        NonFiniteLoss before a step spoils the weights; Interrupted after a signal, saved.
+        calls record_evaluation. Raises NonFiniteLoss before a step spoils the weights, and
+        Interrupted after a signal, once saved.
         """
         config = self.config
         bar = tqdm(total=config.max_iters, initial=it, desc=desc, unit="it",

@@ -77,14 +77,13 @@ class TrainSettings(Config):
 
     def resumed(self, saved, at_iter):
         """The settings a run resumed at iteration `at_iter` trains with: `saved` (the
-        checkpoint's, a dict) with these settings' max_iters.
+        checkpoint's, of this class) with these settings' max_iters.
 
         Raises ValueError naming the flag of any other setting that differs (lr_decay_iters
         None asks for nothing), or for a max_iters the checkpoint has reached. An extended
         run whose rate decayed over max_iters keeps the saved decay length (the extra steps
         run at min_lr), so the steps already taken follow the same schedule.
         """
-        saved = type(self).from_dict(saved)
         asked = self if self.lr_decay_iters is not None else \
             replace(self, lr_decay_iters=saved.lr_decay_iters)
         shared = TrainSettings.__dataclass_fields__
