@@ -98,8 +98,8 @@ def _stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps, le
     import nn
     from models import GPT, CharTokenizer
     from models.training.data import default_corpus, get_batch
+    from models.training.run import configure_optimizer
     from models.training.settings import TrainConfig
-    from models.training.train import configure_optimizer
 
     text = default_corpus()
     tokenizer = CharTokenizer.from_text(text)

@@ -150,11 +150,11 @@ def training_state(out_dir):
     """(model, tokenizer, train_state, optimizer): the latest training state in out_dir.
 
     That is what nanoGPT resumes from: the latest weights with their AdamW moments (our
-    `nn.optim.AdamW`, grouped as `models.training.train.configure_optimizer` groups it), the step
+    `nn.optim.AdamW`, grouped as `models.training.run.configure_optimizer` groups it), the step
     and the best validation loss so far. optimizer is None for a checkpoint without
     training state (e.g. an imported model).
     """
-    from ..training.train import configure_optimizer  # the training loop, only when exporting one
+    from ..training.run import configure_optimizer  # the training loop, only when exporting one
 
     model, tokenizer, manifest = load_checkpoint(out_dir, which="latest")
     path = os.path.join(os.fspath(out_dir), CHECKPOINT_CONFIG_FILE)

@@ -10,8 +10,9 @@ import microtensor
 from models import GPT, GPTConfig
 from models.training import train as train_module
 from models.training.checkpoint import load_checkpoint
+from models.training.run import configure_optimizer
 from models.training.settings import PRESETS, TrainConfig, get_preset
-from models.training.train import configure_optimizer, train
+from models.training.train import train
 
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40
 
