@@ -43,6 +43,11 @@ class TrainSettings(Config):
     AT_LEAST_0 = ("warmup_iters", "min_lr", "weight_decay", "grad_clip", "seed")
     BELOW_1 = ("beta1", "beta2")
 
+    @classmethod
+    def setting_fields(cls):
+        """The dataclass fields, the model's first (dataclasses put the base class's first)."""
+        return sorted(fields(cls), key=lambda f: f.name in TrainSettings.__dataclass_fields__)
+
     def validate(self):
         """Return self, or raise ValueError naming (by its flag) the first setting out of range:
         the model's by its config's own checks, then AT_LEAST_1 >= 1, AT_LEAST_0 >= 0, BELOW_1
@@ -86,8 +91,7 @@ class TrainSettings(Config):
         """
         asked = self if self.lr_decay_iters is not None else \
             replace(self, lr_decay_iters=saved.lr_decay_iters)
-        shared = TrainSettings.__dataclass_fields__
-        for f in sorted(fields(saved), key=lambda f: f.name in shared):  # the model's first
+        for f in self.setting_fields():
             ours, theirs = getattr(asked, f.name), getattr(saved, f.name)
             if f.name != "max_iters" and ours != theirs:
                 raise ValueError(f"{flag_name(f.name)} {ours} differs from the checkpoint's "
