@@ -23,8 +23,9 @@ def flag_name(name):
 
 @dataclass
 class TrainSettings(Config):
-    """The settings every trainer has: AdamW at a warmup + cosine learning rate
-    (lr_decay_iters None: over max_iters; grad_clip 0: no clipping), evaluation, seed."""
+    """The settings every trainer has, by default nanoGPT's CPU configuration's: AdamW at a
+    warmup + cosine learning rate (lr_decay_iters None: decay over max_iters; grad_clip 0: no
+    clipping), evaluation, seed."""
 
     batch_size: int = 12
     max_iters: int = 2000
@@ -50,15 +51,16 @@ class TrainSettings(Config):
 
     def validate(self):
         """Return self, or raise ValueError naming (by its flag) the first setting out of range:
-        the model's by its config's own checks, then AT_LEAST_1 >= 1, AT_LEAST_0 >= 0, BELOW_1
-        in [0, 1), finite rates, --learning-rate > 0 and --min-lr <= --learning-rate (else the
+        the model's by its config's own checks, then finite rates, AT_LEAST_1 >= 1, AT_LEAST_0
+        >= 0, BELOW_1 in [0, 1), --learning-rate > 0 and --min-lr <= --learning-rate (else the
         cosine "decay" would raise the rate)."""
         try:
             self.model_config()
         except ValueError as error:  # "GPTConfig: n_embd=15 must ..." -> "--n-embd 15 must ..."
             names = "|".join(f.name for f in fields(self))
-            raise ValueError(re.sub(rf"\b({names})\b(=?)", lambda m: flag_name(m[1]) + " " *
-                                    len(m[2]), str(error).partition(": ")[2])) from None
+            message = str(error).partition(": ")[2]
+            raise ValueError(re.sub(rf"\b({names})\b(=?)",
+                                    lambda m: flag_name(m[1]) + " " * len(m[2]), message)) from None
         for name in ("learning_rate", "min_lr", "weight_decay", "grad_clip", "beta1", "beta2"):
             if not math.isfinite(getattr(self, name)):
                 raise ValueError(f"{flag_name(name)} must be a finite number; "
