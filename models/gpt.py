@@ -26,16 +26,14 @@ from .last_position import last_position_logits
 
 @dataclass
 class GPTConfig(Config):
-    """The shape of a GPT; the MLP is 4 * n_embd wide.
-
-    Raises ValueError for a size < 1, n_embd not divisible by n_head, dropout outside
-    [0, 1), an unknown activation or attention, or a non-bool flag.
+    """The shape of a GPT; the MLP is 4 * n_embd wide. ValueError for a size < 1, n_embd not
+    divisible by n_head, dropout outside [0, 1), an unknown activation or attention, a non-bool.
 
     bias: biases in every Linear and LayerNorm (False is nanoGPT's slightly better, faster choice).
     norm_first: pre-norm blocks (GPT-2) if True, the 2017 post-norm if False.
     activation: "gelu" (GPT-2) or "relu" (the 2017 Transformer).
-    attention: "ordinary" (primitive ops, keeps the T×T weights) or "tiled" (one op, an online
-        softmax over tiles, O(T) memory; notes 3.8): the same values and gradients.
+    attention: "ordinary" (primitive ops, keeps the T×T weights) or "tiled" (an online softmax
+        over tiles, O(T) memory; notes 3.8): the same values and gradients.
     """
 
     vocab_size: int
@@ -138,11 +136,10 @@ class GPT(nn.Module):
         the window slides: every position shifts, the cached keys go stale, and each step
         recomputes the last block_size tokens, as use_cache=False does at every step.
 
-        Runs under no_grad in the current train/eval mode (call model.eval() first to turn
-        dropout off). Returns a Tensor for a Tensor idx, otherwise an int64 numpy array.
-        Raises TypeError for idx that does not hold integers, ValueError for idx that is not
-        [B, T] with T >= 1, max_new_tokens not an int >= 0, temperature not a finite number
-        > 0, or top_k not an int >= 1.
+        Runs under no_grad in the current train/eval mode (call model.eval() first). Returns
+        a Tensor for a Tensor idx, else an int64 array. TypeError for idx not of integers,
+        ValueError for idx not [B, T] with T >= 1, max_new_tokens not an int >= 0,
+        temperature not a finite number > 0, or top_k not an int >= 1.
         """
         was_tensor = isinstance(idx, Tensor)
         idx = np.asarray(idx.data if was_tensor else idx)

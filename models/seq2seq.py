@@ -148,24 +148,25 @@ class Seq2SeqTransformer(nn.Module):
         pe = Tensor(self.positions[start:end], name="positions (sinusoidal)")  # [T, D]
         return self.drop(x + pe)                                    # [B, T, D] + [T, D]
 
-    def source_padding_mask(self, src, src_padding_mask=None):
-        """bool [B, T_src], True at padding: the given mask, or where src equals pad_id."""
+    def _source(self, src, src_padding_mask=None):
+        """(src as int64 ids [B, T_src], bool [B, T_src] True at padding: the mask given, or
+        where src equals pad_id); ValueError for ids or a mask of the wrong kind or shape."""
+        src = _ids(src, "src")
         if src_padding_mask is None:
-            return src == self.config.pad_id
-        mask = np.asarray(src_padding_mask.data if isinstance(src_padding_mask, Tensor)
-                          else src_padding_mask)
+            return src, src == self.config.pad_id
+        mask = src_padding_mask
+        mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
         if mask.dtype != np.bool_ or mask.shape != src.shape:
             raise ValueError(f"src_padding_mask must be boolean {src.shape} (True at padding); "
                              f"got {mask.dtype} {mask.shape}")
-        return mask
+        return src, mask
 
     def encode(self, src, src_padding_mask=None):
         """The encoder output, `memory` [B, T_src, D], for src [B, T_src] int.
 
         src_padding_mask: bool [B, T_src] (True at padding; None: where src == pad_id).
         """
-        src = _ids(src, "src")
-        pad = self.source_padding_mask(src, src_padding_mask)
+        src, pad = self._source(src, src_padding_mask)
         x = self._embed(self.src_embed, src)                        # [B, T_src, D]
         for layer in self.encoder:
             x = layer(x, src_key_padding_mask=pad)                  # [B, T_src, D]
@@ -202,20 +203,18 @@ class Seq2SeqTransformer(nn.Module):
                 (bos_id, y_1, ..., y_{T-1}); targets: int ids [B, T_tgt] (y_1, ..., eos_id),
                 positions equal to pad_id are left out of the loss.
             src_padding_mask: bool [B, T_src], True at padding (None: where src == pad_id).
-            tgt_padding_mask: bool [B, T_tgt], True at padding (None: no key is blocked
-                beyond the causal mask, enough for right-padded targets).
-            label_smoothing: ε of the loss (§5.4, the paper uses 0.1): the target
-                distribution is (1 − ε)·onehot + ε/V, as torch's cross_entropy.
+            tgt_padding_mask: bool [B, T_tgt], True at padding (None: only the causal mask,
+                enough for right-padded targets).
+            label_smoothing: ε (§5.4, the paper's 0.1): the target distribution is
+                (1 − ε)·onehot + ε/V, as torch's cross_entropy.
         Returns:
             (logits [B, T_tgt, tgt_vocab_size] float32 Tensor, loss scalar Tensor or None).
         Raises:
-            ValueError: ids that are not 2-D integers, masks of the wrong shape, more
-                positions than max_len.
+            ValueError: ids not 2-D integers, masks of the wrong shape, positions past max_len.
         """
-        src, tgt_in = _ids(src, "src"), _ids(tgt_in, "tgt_in")
-        pad = self.source_padding_mask(src, src_padding_mask)
+        src, pad = self._source(src, src_padding_mask)
         memory = self.encode(src, pad)                              # [B, T_src, D]
-        logits = self.decode(tgt_in, memory, pad, tgt_padding_mask)  # [B, T_tgt, V]
+        logits = self.decode(_ids(tgt_in, "tgt_in"), memory, pad, tgt_padding_mask)  # [B, T, V]
         if targets is None:
             return logits, None
         targets = _ids(targets, "targets")
@@ -238,11 +237,10 @@ class Seq2SeqTransformer(nn.Module):
         if not 1 <= max_new_tokens <= c.max_len:
             raise ValueError(f"generate: max_new_tokens must be in [1, max_len={c.max_len}]; "
                              f"got {max_new_tokens}")
-        src = _ids(src, "src")
+        src, pad = self._source(src, src_padding_mask)
         out = np.full((len(src), 1), c.bos_id, dtype=np.int64)     # [B, 1]
         done = np.zeros(len(src), dtype=bool)
         with microtensor.no_grad():
-            pad = self.source_padding_mask(src, src_padding_mask)
             memory = self.encode(src, pad)                          # [B, T_src, D]
             caches = [(nn.KVCache(), nn.KVCache()) for _ in self.decoder] if use_cache else None
             for _ in range(max_new_tokens):
