@@ -1,10 +1,12 @@
 """A decoder-only GPT language model (notes 3.6 and 3.7; Radford et al. 2019).
 
-Token + position embeddings → a stack of Transformer blocks (pre-norm by default) → a final
-LayerNorm → an LM head tied to the token embedding. Training is teacher forcing (notes 3.7):
-one causal forward scores every position at once. Generation is step by step: the known
-prompt runs in one forward (prefill), then each new token waits for the one before (decode),
-with a KV cache reusing the keys and values already computed.
+    x = wte[idx] + wpe[0..T-1]          [B, T, D]  token + position embeddings
+    x = block(x), n_layer times         [B, T, D]  attention + FFN sub-layers (nn/block.py)
+    logits = LayerNorm(x) · wteᵀ        [B, T, V]  the LM head, tied to the token embedding
+
+Training is teacher forcing: one causal forward scores every position at once. Generation is
+step by step: the known prompt runs in one forward (prefill), then each new token waits for
+the one before (decode), with a KV cache reusing the keys and values already computed.
 
 References: Radford et al. 2019, "Language Models are Unsupervised Multitask Learners"
 (GPT-2); Vaswani et al. 2017, "Attention Is All You Need"; Karpathy, nanoGPT `model.py`
@@ -67,12 +69,11 @@ class GPT(nn.Module):
     """idx [B, T] int -> logits [B, T, vocab_size]: next-token scores at every position.
 
     Sub-modules: wte (token embedding [V, D]), wpe (position embedding [block_size, D]),
-    drop, blocks (n_layer TransformerBlocks), ln_f (final LayerNorm). The LM head is tied to
-    wte: logits = x @ wte.weight.T, one [V, D] matrix reads tokens in and scores them out
-    (Press & Wolf 2017), and backward adds the gradients of both uses.
-
-    Names: the config keeps nanoGPT's (n_embd, n_head, n_layer, idx), the layers PyTorch's
-    (q_proj/k_proj/v_proj/out_proj where nanoGPT fuses `c_attn` and calls out_proj `c_proj`).
+    drop, blocks (n_layer TransformerBlocks), ln_f (final LayerNorm). The tied head reads
+    tokens in and scores them out with one [V, D] matrix (Press & Wolf 2017); backward adds
+    the gradients of both uses. Names: the config keeps nanoGPT's (n_embd, n_head, n_layer,
+    idx), the layers PyTorch's (q_proj/k_proj/v_proj/out_proj; nanoGPT fuses `c_attn` and
+    calls out_proj `c_proj`).
     """
 
     kind, config_class = "gpt", GPTConfig  # its name and config in a checkpoint

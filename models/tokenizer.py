@@ -26,18 +26,13 @@ class CharTokenizer:
                                  f"got {ch!r}")
         if len(set(chars)) != len(chars):
             raise ValueError("CharTokenizer: the vocabulary repeats a character")
-        self.chars = chars
+        self.chars, self.vocab_size = chars, len(chars)  # ids lie in [0, vocab_size)
         self.stoi = {ch: i for i, ch in enumerate(chars)}
 
     @classmethod
     def from_text(cls, text):
         """The tokenizer whose vocabulary is every distinct character of `text`, sorted."""
         return cls(sorted(set(text)))
-
-    @property
-    def vocab_size(self):
-        """Number of tokens V; ids lie in [0, V)."""
-        return len(self.chars)
 
     def encode(self, text):
         """str -> list[int] of length len(text); ValueError names the first character that is
