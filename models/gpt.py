@@ -143,20 +143,7 @@ class GPT(nn.Module):
         temperature not a finite number > 0, or top_k not an int >= 1.
         """
         was_tensor = isinstance(idx, Tensor)
-        idx = np.asarray(idx.data if was_tensor else idx)
-        if idx.dtype.kind not in "iu":  # a float id would be truncated silently
-            raise TypeError(f"generate: idx must hold integer token ids; got dtype {idx.dtype}")
-        idx = idx.astype(np.int64)
-        if idx.ndim != 2 or idx.shape[1] == 0:
-            raise ValueError(f"generate: idx must be [B, T] with T >= 1; got shape {idx.shape}")
-        if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
-            raise ValueError(f"generate: max_new_tokens must be an int >= 0; got "
-                             f"{max_new_tokens!r}")
-        if not (math.isfinite(temperature) and temperature > 0):
-            raise ValueError(f"generate: temperature must be a finite number > 0; got "
-                             f"{temperature} (use top_k=1 for greedy decoding)")
-        if top_k is not None and (not isinstance(top_k, (int, np.integer)) or top_k < 1):
-            raise ValueError(f"generate: top_k must be an int >= 1 or None; got {top_k!r}")
+        idx = _check_generate(idx.data if was_tensor else idx, max_new_tokens, temperature, top_k)
         block_size = self.config.block_size
         caches = None
         with microtensor.no_grad():
@@ -226,3 +213,20 @@ def init_gpt2_weights(model, n_layer, std=0.02):
     for name, param in model.named_parameters():  # drawn again after the rest, as nanoGPT does
         if name.endswith(("attn.out_proj.weight", "mlp.proj.weight")):
             param.data[...] = rng.normal(0.0, std / math.sqrt(2 * n_layer), size=param.shape)
+
+
+def _check_generate(idx, max_new_tokens, temperature, top_k):
+    """GPT.generate's arguments checked, raising the errors its docstring lists: idx as int64."""
+    idx = np.asarray(idx)
+    if idx.dtype.kind not in "iu":  # a float id would be truncated silently
+        raise TypeError(f"generate: idx must hold integer token ids; got dtype {idx.dtype}")
+    if idx.ndim != 2 or idx.shape[1] == 0:
+        raise ValueError(f"generate: idx must be [B, T] with T >= 1; got shape {idx.shape}")
+    if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
+        raise ValueError(f"generate: max_new_tokens must be an int >= 0; got {max_new_tokens!r}")
+    if not (math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"generate: temperature must be a finite number > 0; got "
+                         f"{temperature} (use top_k=1 for greedy decoding)")
+    if top_k is not None and (not isinstance(top_k, (int, np.integer)) or top_k < 1):
+        raise ValueError(f"generate: top_k must be an int >= 1 or None; got {top_k!r}")
+    return idx.astype(np.int64)

@@ -2,6 +2,10 @@
 target one token at a time while attending to the encoder output (notes 3.6: decoder-only is
 not the whole Transformer; 3.7: teacher forcing, then step-by-step decoding with a KV cache).
 
+    memory = encoder(E_src[src]·√D + PE)        [B, T_src, D]  self-attention over all, FFN
+    x = decoder(E_tgt[tgt_in]·√D + PE, memory)  [B, T_tgt, D]  causal self-, cross-attention, FFN
+    logits = x · E_tgtᵀ                         [B, T_tgt, V]  the output projection, tied
+
 References: Vaswani et al. 2017, "Attention Is All You Need": §3.1 (the two stacks), §3.4
 (embeddings × √d_model, output projection shared with the target embedding), §3.5 (sinusoidal
 positions), §5.4 (dropout, label smoothing); Rush et al., "The Annotated Transformer" (Harvard
@@ -106,8 +110,8 @@ class Seq2SeqTransformer(nn.Module):
     Sub-modules: src_embed, tgt_embed (nn.Embedding), encoder (n_encoder_layers
     TransformerEncoderLayers), decoder (n_decoder_layers TransformerDecoderLayers),
     encoder_norm / decoder_norm (pre-norm only: nothing else normalises the last layer's
-    output), out_proj (only without tie_output; tied, the logits are x @ tgt_embed.weight.T).
-    Every matrix starts Xavier-uniform, as in the Annotated Transformer and torch.nn.Transformer.
+    output), out_proj (only without tie_output). Every matrix starts Xavier-uniform, as in
+    the Annotated Transformer and torch.nn.Transformer.
     """
 
     kind, config_class = "seq2seq", Seq2SeqConfig  # its name and config in a checkpoint
