@@ -234,13 +234,13 @@ class Seq2SeqTransformer(nn.Module):
         it every step reruns the decoder on the whole prefix, giving the same tokens. The
         result leaves out bos_id and keeps each row's eos_id, then pad_id until every row has
         ended or max_new_tokens are written. Runs under no_grad in the current train/eval mode
-        (as GPT.generate). Raises ValueError for max_new_tokens outside [1, max_len], or
+        (as GPT.generate). Raises ValueError for max_new_tokens not an int in [1, max_len], or
         logits that are not finite (`sample_next`).
         """
-        c = self.config
-        if not 1 <= max_new_tokens <= c.max_len:
-            raise ValueError(f"generate: max_new_tokens must be in [1, max_len={c.max_len}]; "
-                             f"got {max_new_tokens}")
+        c, n = self.config, max_new_tokens
+        if not (isinstance(n, (int, np.integer)) and 1 <= n <= c.max_len):
+            raise ValueError(f"generate: max_new_tokens must be an int in [1, max_len="
+                             f"{c.max_len}]; got {n!r}")
         src, pad = self._source(src, src_padding_mask)
         out = np.full((len(src), 1), c.bos_id, dtype=np.int64)     # [B, 1]
         done = np.zeros(len(src), dtype=bool)
