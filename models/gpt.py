@@ -34,8 +34,8 @@ class GPTConfig(Config):
     bias: biases in every Linear and LayerNorm (False is nanoGPT's slightly better, faster choice).
     norm_first: pre-norm blocks (GPT-2) if True, the 2017 post-norm if False.
     activation: "gelu" (GPT-2) or "relu" (the 2017 Transformer).
-    attention: "ordinary" (primitive ops, keeps the T×T weights) or "tiled" (an online softmax
-        over tiles, O(T) memory; notes 3.8): the same values and gradients.
+    attention: "ordinary" (primitive ops, keeps the T×T weights) or "tiled" (O(T) memory,
+        nn/tiled_attention.py; notes 3.8): the same values and gradients.
     """
 
     vocab_size: int
@@ -107,7 +107,8 @@ class GPT(nn.Module):
         Returns:
             (logits [B, T, vocab_size] float32 Tensor, loss scalar Tensor or None).
         Raises:
-            ValueError: idx is not 2-D, or the positions run past block_size.
+            ValueError: idx is not 2-D, or the positions run past block_size; TypeError or
+                ValueError: kv_caches that are not one nn.KVCache per block.
         """
         idx = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
         if idx.ndim != 2:
