@@ -1,23 +1,18 @@
 """Checkpoints: a run's best model and latest training state in one directory (`--out`),
-written atomically and read back checked, without unpickling.
+written atomically and read back checked, never unpickled:
 
-    config.json        the manifest: model kind and config, the run's notes ("info": vocabulary,
-                       settings, data), and for "best" and "latest": iter, val_loss, file, bytes
-                       and SHA-256 of that file; "latest" also holds the JSON part of the
-                       training state (random generator, optimizer groups, elapsed time)
-    best.<n>.npz       the best model by validation loss: "model/<parameter name>" arrays
-    latest.<n>.npz     the latest state: "model/<name>" and "optimizer/<index>/<buffer>"
-    metrics.jsonl      written by run.py; config.json's "files" names such files of ours
+    config.json      the manifest: model kind and config, the run's notes ("info": vocabulary,
+                     settings, data), and for "best" and "latest" the snapshot's iter, val_loss,
+                     file, bytes and SHA-256 ("latest" adds the JSON part of the training state)
+    best.<n>.npz     the best model by validation loss: "model/<parameter name>" arrays
+    latest.<n>.npz   the latest state: "model/<name>" and "optimizer/<index>/<buffer>" arrays
+    metrics.jsonl    run.py's log; config.json's "files" names such other files of ours
 
-<n> numbers the save that wrote the file. A save writes its new files first (each a temporary
-file renamed into place), then replaces config.json, then deletes what the old one named: a
-crash at any point leaves the old checkpoint or the new one, never a mix. A directory holding a
-file that config.json does not name is never written into (`open_out_dir`).
-
-A model class names its kind and config class where it is defined (`GPT.kind`,
-`GPT.config_class`); the config has `to_dict()` and `from_dict(d)`, and may have `schema()`
-(models/config.py) and `num_elements()`, both checked before the model is built. Loading uses
-`np.load(allow_pickle=False)`; every problem is a one-line `CheckpointError` naming the file.
+<n> numbers the save. A save writes its new files (each atomically), then config.json, then
+deletes what the old config.json named: a crash leaves the old checkpoint or the new, never a
+mix. A model class names its kind and config class (`GPT.kind`, `GPT.config_class`); the config
+has `to_dict()`, `from_dict(d)`, and may have `schema()` and `num_elements()`, checked before the
+model is built. Every problem is a one-line `CheckpointError` naming the file.
 """
 import hashlib
 import json
@@ -35,13 +30,13 @@ from ..schema import (
     Const,
     FileError,
     Int,
+    Leaf,
     Nullable,
     Number,
     Object,
     Optional,
     Str,
     check,
-    json_type,
     read_json,
     shown,
 )
@@ -56,7 +51,6 @@ except ImportError:  # Windows: two runs into one --out are not kept apart
 MODELS = {model.kind: model for model in (GPT, Seq2SeqTransformer)}  # kind -> model class
 CONFIG_FILE, METRICS_FILE = "config.json", "metrics.jsonl"
 FORMAT, VERSION = "microtensor-checkpoint", 2
-SNAPSHOT_FILE = re.compile(r"(best|latest)\.\d+\.npz")
 
 
 class CheckpointError(FileError):
@@ -69,7 +63,11 @@ class CheckpointExists(ValueError):
 
 # What config.json holds (models/schema.py); a save checks the same before it writes.
 SNAPSHOT_NOTES = {"iter": Int(0), "val_loss": Nullable(Number(0))}
-ENTRY = Object({**SNAPSHOT_NOTES, "file": Str(max_length=100), "bytes": Int(0),
+SNAPSHOT_FILE = Leaf("best.<n>.npz or latest.<n>.npz", lambda v: type(v) is str and bool(
+    re.fullmatch(r"(best|latest)\.\d+\.npz", v)))
+FILE_NAME = Leaf("a file name in this directory", lambda v: type(v) is str
+                 and v == os.path.basename(v) and v not in ("", ".", ".."))
+ENTRY = Object({**SNAPSHOT_NOTES, "file": SNAPSHOT_FILE, "bytes": Int(0),
                 "sha256": Str(length=64)})
 # The latest snapshot's training state, which --resume reads (run.py): the random generator
 # (numpy's PCG64 state), the optimizer's hyper-parameters, the last evaluation.
@@ -93,7 +91,7 @@ TRAINING_STATE = {"rng": RNG_STATE, "param_groups": Array(PARAM_GROUP, min_items
 MANIFEST = Object({"format": Const(FORMAT), "version": Const(VERSION),
                    "save": Optional(Int(0), 0), "kind": Str(max_length=100),
                    "model_config": Object({}), "info": Object({}), "best": ENTRY,
-                   "latest": ENTRY, "files": Optional(Array(Str(max_length=255)), [])})
+                   "latest": ENTRY, "files": Optional(Array(FILE_NAME), [])})
 VOCAB = Array(Str(length=1), min_items=1)  # a vocabulary in info: one character each
 
 
@@ -165,8 +163,8 @@ def unlock_directory(fd):
 
 def read_manifest(out_dir):
     """config.json of the checkpoint in out_dir, checked against MANIFEST; None when there is
-    none. Raises CheckpointError naming it: not JSON, not ours, another version, or a field
-    missing, of the wrong type or out of range."""
+    none. Raises CheckpointError naming it (not JSON, not a checkpoint of ours, a field that
+    does not fit)."""
     path = os.path.join(os.fspath(out_dir), CONFIG_FILE)
     if not os.path.exists(path):
         return None
@@ -174,49 +172,20 @@ def read_manifest(out_dir):
         manifest = read_json(path)
     except FileError as error:
         raise CheckpointError(str(error)) from None
-    found = manifest.get("format") if isinstance(manifest, dict) else json_type(manifest)
+    found = manifest.get("format") if isinstance(manifest, dict) else None
     if found == "microtensor-char-gpt":
         raise CheckpointError(f"{path} is a checkpoint of an older microtensor (model.npz, "
                               "format version 1, no training state); train it again")
     if found != FORMAT:
         raise CheckpointError(f"{path} is not a microtensor checkpoint (format {shown(found)}, "
                               f"expected {FORMAT!r})")
-    if manifest.get("version") != VERSION or type(manifest.get("version")) is not int:
-        raise CheckpointError(f"{path} is format version {shown(manifest.get('version'))}; "
-                              f"this microtensor reads version {VERSION}")
     _check(manifest, MANIFEST, path)
-    for which in ("best", "latest"):
-        if not SNAPSHOT_FILE.fullmatch(manifest[which]["file"]):
-            raise CheckpointError(f"{path}: {which}.file is {shown(manifest[which]['file'])}, "
-                                  "not a snapshot of this directory (best.<n>.npz or "
-                                  "latest.<n>.npz)")
-    for name in manifest.get("files", []):
-        if name != os.path.basename(name) or name in ("", ".", ".."):
-            raise CheckpointError(f"{path}: files names {shown(name)}; expected the names of "
-                                  "files in this directory")
-    return manifest
-
-
-def require_manifest(out_dir):
-    """read_manifest, but a missing directory or checkpoint is a FileNotFoundError saying so."""
-    out_dir = os.fspath(out_dir)
-    manifest = read_manifest(out_dir) if os.path.isdir(out_dir) else None
-    if manifest is None:
-        raise FileNotFoundError(
-            (f"{out_dir} is a file; give the checkpoint directory" if os.path.isfile(out_dir)
-             else f"no checkpoint in {out_dir} (no {CONFIG_FILE})" if os.path.isdir(out_dir)
-             else f"checkpoint directory {out_dir} does not exist")
-            + "; train one with `microtensor train --out DIR`")
-    return manifest
+    return manifest  # as written: our_files tells a config.json without "files" by its absence
 
 
 def load_snapshot(out_dir, which, manifest):
-    """({name: array}, path) of the "best" or "latest" snapshot that `manifest` names.
-
-    Its size and SHA-256 are checked against config.json before it is read; every member must
-    be a stored .npy inside the file, as np.savez writes it (a compressed one could unpack a
-    thousand times larger), and none is unpickled.
-    """
+    """({name: array}, path) of the "best" or "latest" snapshot that `manifest` names, its size
+    and SHA-256 checked before it is read."""
     entry = manifest[which]
     path = os.path.join(os.fspath(out_dir), entry["file"])
     if not os.path.isfile(path):
@@ -227,7 +196,7 @@ def load_snapshot(out_dir, which, manifest):
         raise CheckpointError(f"{path} does not match its size ({entry['bytes']} bytes) and "
                               f"SHA-256 in {CONFIG_FILE}: the file is damaged or was changed "
                               "after saving")
-    try:
+    try:  # np.savez writes stored .npy members: a compressed one could unpack 1000x larger
         with zipfile.ZipFile(path) as archive:
             for info in archive.infolist():
                 if (info.compress_type != zipfile.ZIP_STORED
@@ -238,10 +207,7 @@ def load_snapshot(out_dir, which, manifest):
             return {name: npz[name] for name in npz.files}, path
     except CheckpointError:
         raise
-    except MemoryError:  # a header whose shape is far larger than the file
-        raise CheckpointError(f"{path}: an array's header asks for more memory than there "
-                              "is") from None
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+    except (ValueError, OSError, EOFError, MemoryError, zipfile.BadZipFile) as error:
         if "allow_pickle" in str(error):
             raise CheckpointError(f"{path} holds an object array (a pickle), which is never "
                                   "loaded") from None
@@ -488,12 +454,17 @@ def load_optimizer(optimizer, arrays, param_groups, path):
 def load_model(out_dir, which="best", kind=None):
     """(model, manifest): the "best" (default) or "latest" model in out_dir, in eval mode.
 
-    kind: the model kind the caller needs ("gpt", ...), or None for any registered one. A
-    model_config asking for a model far larger than the snapshot is refused before anything is
-    allocated. Raises FileNotFoundError when there is no checkpoint, CheckpointError when it is
-    broken.
+    kind: the model kind the caller needs ("gpt", ...), or None for any registered one. Raises
+    FileNotFoundError when there is no checkpoint, CheckpointError when it is broken (a
+    model_config far larger than the snapshot included, before anything is allocated).
     """
-    manifest = require_manifest(out_dir)
+    out_dir = os.fspath(out_dir)
+    manifest = read_manifest(out_dir) if os.path.isdir(out_dir) else None
+    if manifest is None:
+        raise FileNotFoundError(f"no checkpoint in {out_dir} ("
+                                + (f"no {CONFIG_FILE}" if os.path.isdir(out_dir) else
+                                   "a file" if os.path.exists(out_dir) else "it does not exist")
+                                + "): train one with `microtensor train --out DIR`")
     arrays, snapshot_path = load_snapshot(out_dir, which, manifest)
     path, found = os.path.join(os.fspath(out_dir), CONFIG_FILE), manifest["kind"]
     if kind is not None and found != kind:
@@ -506,11 +477,7 @@ def load_model(out_dir, which="best", kind=None):
         raise CheckpointError(f"{path}: model_config describes a model of "
                               f"{config.num_elements():,} numbers; the snapshot holds "
                               f"{elements:,}")
-    try:
-        model = MODELS[found](config)
-    except MemoryError:
-        raise CheckpointError(f"{path}: model_config describes a model larger than memory"
-                              ) from None
+    model = MODELS[found](config)
     load_model_arrays(model, arrays, snapshot_path)
     return model.eval(), manifest
 
