@@ -106,11 +106,9 @@ def _check(value, spec, path, field=""):
 # --- the files ----------------------------------------------------------------------------
 
 def atomic_write(path, write):
-    """Call write(file) on a temporary file beside `path`, then rename it onto `path`.
-
-    os.replace is atomic on one filesystem, hence the same directory; fsync first, so that
-    after a power cut the name never points at unwritten data.
-    """
+    """Call write(file) on a temporary file beside `path`, then rename it onto `path`:
+    os.replace is atomic on one filesystem, and fsync first means that after a power cut the
+    name never points at unwritten data."""
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
                                prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:
@@ -123,8 +121,7 @@ def atomic_write(path, write):
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:  # KeyboardInterrupt included: never leave the temporary behind
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        os.remove(tmp)
         raise
 
 
@@ -138,10 +135,9 @@ def sha256(path):
 
 
 def lock_directory(directory):
-    """Create `directory` if needed and lock it (flock) for this process: a second run into the
-    same --out stops at its first write. Returns the descriptor (the lock lasts while any
-    process, forked children included, holds it: a crash never leaves a stale one), or None
-    where there are no POSIX locks. Raises CheckpointError when another process holds it."""
+    """Create `directory` if needed and flock it, so that a second run into it stops at its
+    first write: the descriptor (the lock ends when every process holding it closes it or
+    exits), or None without POSIX locks. CheckpointError when another process holds it."""
     os.makedirs(directory, exist_ok=True)
     if fcntl is None:
         return None
