@@ -1,15 +1,14 @@
 """Checking a file from elsewhere before using it: each field's JSON type and range, bounded.
 
-Every loader (our checkpoints' config.json, Hugging Face's config.json and tokenizer.json,
-nanoGPT's ckpt.pt and meta.pkl) describes what it reads as a schema of specs (Int, Str, ...,
-Object). `check(value, spec, file)` walks the value along the schema and nowhere else, so its
-work is bounded by the schema whatever shared references the file holds. A value that does not
-fit is a `FileError`, one line naming the file, the field, the value and what was expected:
+Every loader (our config.json, Hugging Face's config.json and tokenizer.json, nanoGPT's ckpt.pt
+and meta.pkl) describes what it reads as a schema of specs (Int, Str, ..., Object), and
+`check(value, spec, file)` walks the value along the schema and nowhere else, whatever shared
+references the file holds. A value that does not fit is a one-line `FileError`:
 
     config.json: microtensor_bias is 'false' (a string); expected true or false
 
-JSON's types are strict here: a bool is not an integer (though `isinstance(True, int)`), an
-integer field refuses 2.0, and a number is finite.
+Types are JSON's, strictly: a bool is not an integer, an integer field refuses 2.0, and a
+number is finite.
 """
 import json
 import math
@@ -31,17 +30,15 @@ class FileError(ValueError):
     """A file that holds something a loader cannot use; the message names the file and field."""
 
 
-def json_type(value):
-    """The JSON name of a Python value's type: 'an integer', 'a string', 'null', ..."""
-    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-             list: "an array", tuple: "an array", dict: "an object", type(None): "null"}
-    return names.get(type(value), f"a {type(value).__name__}")
+JSON_TYPES = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+              list: "an array", tuple: "an array", dict: "an object", type(None): "null"}
 
 
 def fail(file, field, value, expected):
-    """FileError: `file: field is value (its type); expected ...`."""
-    where = f"{file}: {field}" if field else f"{file}"
-    return FileError(f"{where} is {shown(value)} ({json_type(value)}); expected {expected}")
+    """FileError: `file: field is value (its JSON type); expected ...`."""
+    kind = JSON_TYPES.get(type(value), f"a {type(value).__name__}")
+    return FileError(f"{file}{': ' + field if field else ''} is {shown(value)} ({kind}); "
+                     f"expected {expected}")
 
 
 # --- the specs: a single value (Leaf), or a container of specs ------------------------------
@@ -80,25 +77,18 @@ def Bool():
     return Leaf("true or false", lambda v: type(v) is bool)
 
 
-def Str(choices=None, length=None, max_length=None):
-    """A string: one of `choices`, or of exactly `length`, or at most `max_length` characters."""
+def Str(choices=None, length=None):
+    """A string: one of `choices` if given, of `length` characters if given."""
     expected = ("one of " + ", ".join(map(repr, choices)) if choices is not None else
                 f"a string of {length} character{'s' * (length != 1)}" if length is not None else
-                f"a string of at most {max_length} characters" if max_length is not None else
                 "a string")
     return Leaf(expected, lambda v: type(v) is str and (choices is None or v in choices)
-                and (length is None or len(v) == length)
-                and (max_length is None or len(v) <= max_length))
+                and (length is None or len(v) == length))
 
 
 def Const(value):
     """Exactly this value (compared with its type: true is not 1)."""
     return Leaf(json.dumps(value), lambda v: type(v) is type(value) and v == value)
-
-
-def Instance(cls):
-    """An object of a Python class that JSON does not have (a torch.Tensor in ckpt.pt)."""
-    return Leaf(f"a {cls.__module__}.{cls.__name__}", lambda v: isinstance(v, cls))
 
 
 @dataclass(frozen=True)

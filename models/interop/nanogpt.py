@@ -25,8 +25,8 @@ from ..gpt import GPTConfig
 from ..schema import (
     Bool,
     FileError,
-    Instance,
     Int,
+    Leaf,
     Map,
     Number,
     Object,
@@ -260,7 +260,8 @@ MODEL_ARGS = Object({"vocab_size": Int(1, MAX_VOCAB), "block_size": Int(1),
 
 def checkpoint_schema(torch):
     """What import reads from ckpt.pt (torch is imported only when it is needed)."""
-    return Object({"model": Map(Str(), Instance(torch.Tensor)), "model_args": MODEL_ARGS,
+    tensor = Leaf("a torch.Tensor", lambda v: isinstance(v, torch.Tensor))
+    return Object({"model": Map(Str(), tensor), "model_args": MODEL_ARGS,
                    "iter_num": Optional(Int(0), 0),
                    "best_val_loss": Optional(Number(0), NO_BEST_LOSS)})
 

@@ -89,7 +89,7 @@ TRAINING_STATE = {"rng": RNG_STATE, "param_groups": Array(PARAM_GROUP, min_items
                                   "path": Optional(Nullable(Str())),
                                   "characters": Optional(Int(0))})}
 MANIFEST = Object({"format": Const(FORMAT), "version": Const(VERSION),
-                   "save": Optional(Int(0), 0), "kind": Str(max_length=100),
+                   "save": Optional(Int(0), 0), "kind": Str(),
                    "model_config": Object({}), "info": Object({}), "best": ENTRY,
                    "latest": ENTRY, "files": Optional(Array(FILE_NAME), [])})
 VOCAB = Array(Str(length=1), min_items=1)  # a vocabulary in info: one character each
@@ -464,9 +464,9 @@ def load_model(out_dir, which="best", kind=None):
     arrays, snapshot_path = load_snapshot(out_dir, which, manifest)
     path, found = os.path.join(os.fspath(out_dir), CONFIG_FILE), manifest["kind"]
     if kind is not None and found != kind:
-        raise CheckpointError(f"{path} holds a {found!r} model, not a {kind!r} one")
+        raise CheckpointError(f"{path} holds a {shown(found)} model, not a {kind!r} one")
     if found not in MODELS:
-        raise CheckpointError(f"{path}: unknown model kind {found!r}; known: {sorted(MODELS)}")
+        raise CheckpointError(f"{path}: unknown model kind {shown(found)}; known: {sorted(MODELS)}")
     config = _model_config(MODELS[found].config_class, manifest["model_config"], path)
     elements = sum(a.size for name, a in arrays.items() if name.startswith("model/"))
     if hasattr(config, "num_elements") and config.num_elements() > 2 * elements + (1 << 20):
