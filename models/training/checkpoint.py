@@ -53,8 +53,7 @@ CONFIG_FILE, METRICS_FILE = "config.json", "metrics.jsonl"
 FORMAT, VERSION = "microtensor-checkpoint", 2
 
 
-class CheckpointError(FileError):
-    """A checkpoint that cannot be read (or written over); the message names the file."""
+CheckpointError = FileError  # a checkpoint that cannot be read (or written over), as any file
 
 
 class CheckpointExists(ValueError):
@@ -93,14 +92,6 @@ MANIFEST = Object({"format": Const(FORMAT), "version": Const(VERSION),
                    "model_config": Object({}), "info": Object({}), "best": ENTRY,
                    "latest": ENTRY, "files": Optional(Array(FILE_NAME), [])})
 VOCAB = Array(Str(length=1), min_items=1)  # a vocabulary in info: one character each
-
-
-def _check(value, spec, path, field=""):
-    """schema.check, a value that does not fit a CheckpointError."""
-    try:
-        return check(value, spec, path, field)
-    except FileError as error:
-        raise CheckpointError(str(error)) from None
 
 
 # --- the files ----------------------------------------------------------------------------
@@ -164,10 +155,7 @@ def read_manifest(out_dir):
     path = os.path.join(os.fspath(out_dir), CONFIG_FILE)
     if not os.path.exists(path):
         return None
-    try:
-        manifest = read_json(path)
-    except FileError as error:
-        raise CheckpointError(str(error)) from None
+    manifest = read_json(path)
     found = manifest.get("format") if isinstance(manifest, dict) else None
     if found == "microtensor-char-gpt":
         raise CheckpointError(f"{path} is a checkpoint of an older microtensor (model.npz, "
@@ -175,7 +163,7 @@ def read_manifest(out_dir):
     if found != FORMAT:
         raise CheckpointError(f"{path} is not a microtensor checkpoint (format {shown(found)}, "
                               f"expected {FORMAT!r})")
-    _check(manifest, MANIFEST, path)
+    check(manifest, MANIFEST, path)
     return manifest  # as written: our_files tells a config.json without "files" by its absence
 
 
@@ -330,7 +318,7 @@ def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False,
                               f"({error})") from None
     for which, snapshot in (("best", best), ("latest", latest)):
         if snapshot is not None:
-            _check({"iter": snapshot.iter, "val_loss": snapshot.val_loss},
+            check({"iter": snapshot.iter, "val_loss": snapshot.val_loss},
                    Object(SNAPSHOT_NOTES), path, which)
             check_model_arrays(model, snapshot.arrays, f"{path} ({which} snapshot)")
     _model_config(type(model).config_class, model.config.to_dict(), path)
@@ -380,11 +368,11 @@ def save_model(out_dir, model, tokenizer, iter=0, info=None):
 def _model_config(config_class, d, path):
     """config_class.from_dict(d), its JSON types checked first when it has a schema()."""
     if hasattr(config_class, "schema"):
-        _check(d, config_class.schema(), path, "model_config")
+        check(d, config_class.schema(), path, "model_config")
     try:
         return config_class.from_dict(d)
-    except FileError as error:
-        raise CheckpointError(str(error)) from None
+    except FileError:
+        raise
     except (ValueError, TypeError) as error:
         raise CheckpointError(f"{path}: model_config is not valid: {error}") from None
 
@@ -483,7 +471,7 @@ def load_vocabularies(out_dir, model, manifest, tokenizer_class, **sizes):
     model_config field of its size}; CheckpointError naming config.json for a vocabulary that is
     not one (VOCAB, or a repeated character) or does not fit the model."""
     path = os.path.join(os.fspath(out_dir), CONFIG_FILE)
-    info = _check(manifest["info"], Object({name: VOCAB for name in sizes}), path, "info")
+    info = check(manifest["info"], Object({name: VOCAB for name in sizes}), path, "info")
     tokenizers = {}
     for name, size in sizes.items():
         try:
