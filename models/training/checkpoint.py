@@ -192,9 +192,6 @@ def load_snapshot(out_dir, which, manifest):
     except CheckpointError:
         raise
     except (ValueError, OSError, EOFError, MemoryError, zipfile.BadZipFile) as error:
-        if "allow_pickle" in str(error):
-            raise CheckpointError(f"{path} holds an object array (a pickle), which is never "
-                                  "loaded") from None
         raise CheckpointError(f"{path} is not a readable .npz file: {error}") from None
 
 
@@ -266,12 +263,8 @@ def open_out_dir(out_dir, resume=False, overwrite=False, flag="--out"):
 
 @dataclass
 class Snapshot:
-    """One of the two things a checkpoint keeps: arrays from iteration `iter`.
-
-    arrays: {name: numpy array}, e.g. `model_arrays(model)`; state: JSON-safe notes that go
-    into config.json beside it (the training state); val_loss: None when not measured.
-    """
-
+    """The best or latest of a checkpoint: {name: array} at iteration `iter`, its val_loss (None
+    when not measured) and `state`, JSON notes for config.json (the training state)."""
     iter: int
     val_loss: object
     arrays: dict
