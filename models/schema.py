@@ -181,15 +181,12 @@ def read_json(path, spec=None, max_bytes=MAX_JSON_BYTES):
     too large, too deep, or not fitting `spec`.
     """
     path = os.fspath(path)
+    size = os.path.getsize(path)
+    if size > max_bytes:
+        raise FileError(f"{path} is {size:,} bytes; a file of this kind is at most {max_bytes:,}")
     try:
-        size = os.path.getsize(path)
-        if size > max_bytes:
-            raise FileError(f"{path} is {size:,} bytes; a file of this kind is at most "
-                            f"{max_bytes:,}")
         with open(path, "rb") as f:
             data = f.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise
     except IsADirectoryError:
         raise FileError(f"{path} is a directory, not a JSON file") from None
     except OSError as error:
