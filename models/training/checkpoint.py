@@ -295,9 +295,9 @@ def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False,
     best, latest: `Snapshot`s; None keeps the one in out_dir (an evaluation that did not
     improve rewrites only the latest). replace=True keeps nothing of out_dir, even a broken
     checkpoint. files: other files of ours in out_dir (metrics.jsonl), recorded for
-    open_out_dir. Deletes only what the old config.json named. Raises TypeError for a model of
-    no registered kind; CheckpointError, before anything is written, for what load_model would
-    refuse, and for a None snapshot with none to keep or a broken config.json (unless replace).
+    open_out_dir. Deletes only what the old config.json named. Raises, before anything is
+    written, TypeError for a model of no registered kind; CheckpointError for what load_model
+    would refuse, a None snapshot with none to keep, or a broken config.json (unless replace).
     """
     out_dir = os.fspath(out_dir)
     path, kind = os.path.join(out_dir, CONFIG_FILE), getattr(type(model), "kind", None)
@@ -309,22 +309,26 @@ def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False,
     except (TypeError, ValueError) as error:
         raise CheckpointError(f"save_checkpoint: info cannot be written as UTF-8 JSON "
                               f"({error})") from None
-    for which, snapshot in (("best", best), ("latest", latest)):
-        if snapshot is not None:
-            check({"iter": snapshot.iter, "val_loss": snapshot.val_loss},
-                   Object(SNAPSHOT_NOTES), path, which)
-            check_model_arrays(model, snapshot.arrays, f"{path} ({which} snapshot)")
-    _model_config(type(model).config_class, model.config.to_dict(), path)
-    os.makedirs(out_dir, exist_ok=True)
     try:
         old = read_manifest(out_dir) or {}
     except CheckpointError:
         if not replace:
             raise
         old = {}
+    for which, snapshot in (("best", best), ("latest", latest)):
+        if snapshot is not None:
+            check({"iter": snapshot.iter, "val_loss": snapshot.val_loss},
+                  Object(SNAPSHOT_NOTES), path, which)
+            check_model_arrays(model, snapshot.arrays, f"{path} ({which} snapshot)")
+        elif replace or which not in old:
+            raise CheckpointError(f"save_checkpoint: {out_dir} has no {which} snapshot to keep; "
+                                  "pass one")
+    _model_config(type(model).config_class, model.config.to_dict(), path)
+    os.makedirs(out_dir, exist_ok=True)
     number = old.get("save", 0) + 1  # new file names, so the old checkpoint stays whole
     manifest = {"format": FORMAT, "version": VERSION, "save": number, "kind": kind,
-                "model_config": model.config.to_dict(), "info": info, "files": sorted(files)}
+                "model_config": model.config.to_dict(), "info": info, "files": sorted(files),
+                "best": old.get("best"), "latest": old.get("latest")}
     for which, snapshot in (("best", best), ("latest", latest)):
         if snapshot is not None:
             name = f"{which}.{number}.npz"
@@ -333,11 +337,6 @@ def save_checkpoint(out_dir, model, info, best=None, latest=None, replace=False,
             manifest[which] = {"iter": snapshot.iter, "val_loss": snapshot.val_loss, "file": name,
                                "bytes": os.path.getsize(file), "sha256": sha256(file),
                                **snapshot.state}
-        elif which in old and not replace:
-            manifest[which] = old[which]
-        else:
-            raise CheckpointError(f"save_checkpoint: {out_dir} has no {which} snapshot to keep; "
-                                  "pass one")
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     atomic_write(path, lambda f: f.write(text.encode("utf-8")))
     keep = our_files(manifest) - {f"{w}.{number + 1}.npz" for w in ("best", "latest")}
