@@ -379,11 +379,9 @@ def check_model_arrays(model, arrays, path):
         raise CheckpointError(f"{path} does not fit its model_config: missing arrays "
                               f"{missing[:3]}, unexpected arrays {extra[:3]}")
     for name, array in weights.items():
-        if array.shape != expected[name].shape:
-            raise CheckpointError(f"{path}: {name} has shape {array.shape}, its model_config "
-                                  f"needs {expected[name].shape}")
-        if array.dtype.kind != "f":
-            raise CheckpointError(f"{path}: {name} has dtype {array.dtype}, expected floats")
+        if array.shape != expected[name].shape or array.dtype.kind != "f":
+            raise CheckpointError(f"{path}: {name} is {array.dtype} of shape {array.shape}; "
+                                  f"its model_config needs floats of shape {expected[name].shape}")
         if not np.isfinite(array).all():  # training never saves these; sampling would be noise
             raise CheckpointError(f"{path}: {name} holds NaN or infinite values")
     return weights
