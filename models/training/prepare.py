@@ -18,7 +18,7 @@ import weakref
 import numpy as np
 
 from ..tokenizer import CharTokenizer
-from .checkpoint_format import atomic_write
+from .checkpoint import atomic_write
 
 CHUNK_SIZE = 1 << 20          # bytes decoded per step: ~20 MB of work arrays at any corpus size
 SAMPLE_SIZE = 1 << 20         # bytes hashed at each end of the text by source_key
