@@ -25,8 +25,8 @@ from ..gpt import GPTConfig
 from ..schema import (
     Bool,
     FileError,
-    Instance,
     Int,
+    Leaf,
     Map,
     Number,
     Object,
@@ -36,9 +36,14 @@ from ..schema import (
     shown,
 )
 from ..tokenizer import CharTokenizer
-from ..training.checkpoint import load_checkpoint, load_optimizer
-from ..training.checkpoint_format import CONFIG_FILE as CHECKPOINT_CONFIG_FILE
-from ..training.checkpoint_format import TRAINING_STATE, atomic_write, load_snapshot
+from ..training.checkpoint import CONFIG_FILE as CHECKPOINT_CONFIG_FILE
+from ..training.checkpoint import (
+    TRAINING_STATE,
+    atomic_write,
+    load_checkpoint,
+    load_optimizer,
+    load_snapshot,
+)
 from ..training.data import split_ids
 from ..training.settings import TrainConfig
 from .char_tokenizer_json import MAX_VOCAB
@@ -255,7 +260,8 @@ MODEL_ARGS = Object({"vocab_size": Int(1, MAX_VOCAB), "block_size": Int(1),
 
 def checkpoint_schema(torch):
     """What import reads from ckpt.pt (torch is imported only when it is needed)."""
-    return Object({"model": Map(Str(), Instance(torch.Tensor)), "model_args": MODEL_ARGS,
+    tensor = Leaf("a torch.Tensor", lambda v: isinstance(v, torch.Tensor))
+    return Object({"model": Map(Str(), tensor), "model_args": MODEL_ARGS,
                    "iter_num": Optional(Int(0), 0),
                    "best_val_loss": Optional(Number(0), NO_BEST_LOSS)})
 

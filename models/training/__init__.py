@@ -1,4 +1,4 @@
 """Training runs: settings and presets (settings.py), the run and its loop (run.py), checkpoints
-(checkpoint.py, checkpoint_format.py), data files (data.py), data parallel
+(checkpoint.py), data files (data.py), data parallel
 (data_parallel.py), and the trainers of the GPT (train.py) and the encoder-decoder
 (translate.py)."""

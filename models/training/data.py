@@ -16,7 +16,7 @@ import numpy as np
 import microtensor
 
 from ..tokenizer import CharTokenizer
-from .checkpoint_format import atomic_write
+from .checkpoint import atomic_write
 
 DEFAULT_CORPUS_NAME = "CPython's pydoc help topics"
 VAL_FRACTION = 0.1

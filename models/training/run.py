@@ -30,14 +30,12 @@ import nn
 
 from ..schema import FileError, check
 from . import checkpoint as ckpt
-from . import checkpoint_format as fmt
-from .checkpoint import METRICS_FILE, CheckpointExists  # noqa: F401 (a caller's names)
-from .checkpoint_format import CONFIG_FILE, CheckpointError
+from .checkpoint import CONFIG_FILE, METRICS_FILE, CheckpointError, CheckpointExists  # noqa: F401
 
 SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
-# What a resume needs from config.json, with its JSON type (checkpoint_format.TRAINING_STATE)
-RESUME_STATE = {(section, key): fmt.TRAINING_STATE[key] for section, keys in (
+# What a resume needs from config.json, with its JSON type (checkpoint.TRAINING_STATE)
+RESUME_STATE = {(section, key): ckpt.TRAINING_STATE[key] for section, keys in (
     ("info", ("train_config", "data")),
     ("latest", ("rng", "param_groups", "best_val_loss", "last_eval", "elapsed_s")))
     for key in keys}
@@ -133,7 +131,7 @@ class TrainingRun:
         self.model, self.optimizer, self.info, self.progress = model, optimizer, info, progress
         it = 0
         if self.resuming:
-            arrays, path = fmt.load_snapshot(self.out_dir, "latest", self.manifest)
+            arrays, path = ckpt.load_snapshot(self.out_dir, "latest", self.manifest)
             latest = self.manifest["latest"]
             ckpt.load_model_arrays(model, arrays, path)
             ckpt.load_optimizer(optimizer, arrays, latest["param_groups"], path)
@@ -239,7 +237,7 @@ class TrainingRun:
         kept = "nothing was saved"
         if self.saved_iter is not None or self.resuming:
             kept = (f"{self.out_dir} keeps the last good checkpoint "
-                    f"({ckpt.describe(fmt.read_manifest(self.out_dir))})")
+                    f"({ckpt.describe(ckpt.read_manifest(self.out_dir))})")
         raise NonFiniteLoss(f"the {what} is {value} at iter {it}: training stopped; {kept}. "
                             "Try a lower --learning-rate or a --grad-clip")
 
@@ -277,7 +275,7 @@ class TrainingRun:
                         and record["iter"] <= last):
                     kept.append(json.dumps(record) + "\n")
         text = "".join(kept).encode("utf-8")
-        fmt.atomic_write(self.metrics_path, lambda f: f.write(text))
+        ckpt.atomic_write(self.metrics_path, lambda f: f.write(text))
 
     def log(self, record):
         """Append one JSON line to metrics.jsonl (the first line of a new run replaces the file)."""
@@ -307,8 +305,8 @@ class TrainingRun:
         """Before the first write: make --out and lock it until the loop ends (`release`);
         a run that never gets there lets go when it is garbage-collected."""
         if not self._claimed:
-            fd = fmt.lock_directory(self.out_dir)  # None where there are no locks
-            self._claimed, self._unlock = True, weakref.finalize(self, fmt.unlock_directory, fd)
+            fd = ckpt.lock_directory(self.out_dir)  # None where there are no locks
+            self._claimed, self._unlock = True, weakref.finalize(self, ckpt.unlock_directory, fd)
 
     def release(self):
         """Let another run write into --out (the loop calls this however it ends)."""

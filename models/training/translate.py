@@ -3,16 +3,13 @@ batches and evaluation by exact match on held-out dates; the loop is run.py's.
 References: Vaswani et al. 2017 §5; course notes 3.7 (teacher forcing: one forward trains every
 target position).
 """
-import os
-
 import numpy as np
 
 import microtensor
 
-from ..schema import FileError, Object, check
 from ..seq2seq import Seq2SeqTransformer
 from ..tasks import dates as task
-from .checkpoint import CONFIG_FILE, VOCAB, CheckpointError, load_model
+from .checkpoint import load_model, load_vocabularies
 from .run import TrainingRun, configure_optimizer
 
 KIND = Seq2SeqTransformer.kind
@@ -45,18 +42,9 @@ def load_translator(out_dir, which="best"):
     ValueError naming the file) when it is broken or holds another kind of model.
     """
     model, manifest = load_model(out_dir, which, kind=KIND)
-    path = os.path.join(os.fspath(out_dir), CONFIG_FILE)
-    try:
-        info = check(manifest["info"], Object({"src_vocab": VOCAB, "tgt_vocab": VOCAB}), path,
-                     "info")
-        src_tok = task.Seq2SeqTokenizer(info["src_vocab"])
-        tgt_tok = task.Seq2SeqTokenizer(info["tgt_vocab"])
-    except ValueError as error:  # the schema's FileError, or a repeated character
-        raise CheckpointError(str(error) if isinstance(error, FileError) else
-                              f"{path}: info.src_vocab / info.tgt_vocab: {error}") from None
-    if (src_tok.vocab_size, tgt_tok.vocab_size) != (model.config.src_vocab_size,
-                                                     model.config.tgt_vocab_size):
-        raise CheckpointError(f"{out_dir}: the vocabularies do not match model_config")
+    vocabs = load_vocabularies(out_dir, model, manifest, task.Seq2SeqTokenizer,
+                               src_vocab="src_vocab_size", tgt_vocab="tgt_vocab_size")
+    src_tok, tgt_tok = vocabs["src_vocab"], vocabs["tgt_vocab"]
     return model, src_tok, tgt_tok, manifest
 
 

@@ -93,7 +93,7 @@ def test_overwrite_replaces_our_files_but_refuses_a_file_of_the_users_beside_the
 def test_a_save_deletes_only_what_its_config_json_named(tmp_path):
     out = tmp_path / "out"
     assert main(TRAIN + ["--out", str(out)]) == 0
-    manifest = checkpoint.require_manifest(out)
+    manifest = checkpoint.read_manifest(out)
     assert manifest["files"] == ["metrics.jsonl"], manifest["files"]
     assert sorted(checkpoint.our_files(manifest)) == sorted(
         {"config.json", "metrics.jsonl", manifest["best"]["file"], manifest["latest"]["file"],
@@ -127,7 +127,7 @@ def test_a_file_the_run_records_is_ours_and_kept_across_a_resume(tmp_path):
     train(config, "hello world, " * 40, run, progress=False)
     train(dataclasses.replace(config, max_iters=3), "hello world, " * 40, tmp_path / "out",
           progress=False, resume=True)
-    assert "explore.html" in checkpoint.require_manifest(tmp_path / "out")["files"]
+    assert "explore.html" in checkpoint.read_manifest(tmp_path / "out")["files"]
 
 
 def test_a_model_saved_over_a_run_leaves_none_of_the_runs_files_behind(tmp_path):
