@@ -129,9 +129,9 @@ class IdFile:
     ids[a:b] (an IdFile: a view, nothing read), ids.windows(starts, size), np.asarray(ids).
 
     Not np.memmap, as measured (`python benchmarks/id_file_vs_memmap.py`, 2-core AMD EPYC, 50
-    MB): a long-lived map's RSS grows by 1 byte a character (17 us a batch) and a map per
-    batch costs 105 us, against 43 us and no growth here; and a file truncated while mapped
-    kills the process (SIGBUS) where this raises OSError. The file stays open, the same file
+    MB of uint8 ids): a long-lived map's RSS grew by the whole file (17 us a batch) and a map
+    per batch cost 105 us, against 43 us and no growth here; and a file truncated while
+    mapped kills the process (SIGBUS) where this raises OSError. The file stays open, the same file
     even if prepared again, until the IdFile and its slices are gone; only the training
     process reads it (nothing else moves its offset between a seek and a read).
     """
