@@ -82,9 +82,10 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
                             (config.batch_size, config.block_size), reseed=config.dropout > 0)
     info = {"vocab": tokenizer.chars, "train_config": config.to_dict(), "data": data,
             "processes": processes}
-    it = run.start(model, configure_optimizer(model, config), info,  # before the workers fork
-                   f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val "
-                   f"characters, vocabulary {tokenizer.vocab_size})", progress)
+    about = (f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val characters, "
+             f"vocabulary {tokenizer.vocab_size})")
+    # a resumed state is loaded here, before `with parallel` forks the workers
+    it = run.start(model, configure_optimizer(model, config), info, about, progress)
     grad_norms = None  # of the latest step, when log_grad_norms
 
     def keep_grad_norms():

@@ -66,9 +66,9 @@ def train_translation(config, out_dir, progress=True, resume=False, overwrite=Fa
     info = {"src_vocab": src_tok.chars.chars, "tgt_vocab": tgt_tok.chars.chars,
             "train_config": config.to_dict(),
             "data": {"source": "the built-in dates task (models/tasks/dates.py)"}}
-    it = run.start(model, configure_optimizer(model, config), info,
-                   f"encoder-decoder on dates in words -> ISO ({len(train_pairs):,} train / "
-                   f"{len(test_pairs):,} held-out pairs)", progress)
+    about = (f"encoder-decoder on dates in words -> ISO ({len(train_pairs):,} train / "
+             f"{len(test_pairs):,} held-out pairs)")
+    it = run.start(model, configure_optimizer(model, config), info, about, progress)
 
     def get_batch():
         """(src, tgt_in, targets) of a random batch of training pairs (teacher forcing)."""
