@@ -53,12 +53,14 @@ class Interrupted(KeyboardInterrupt):
         self.signum, self.exit_status = signum, 128 + signum
 
 
-def configure_optimizer(model, config):
+def configure_optimizer(model, config, matrices_only=True):
     """AdamW with weight decay on matrices (embeddings, Linear weights) only, as nanoGPT's:
-    pulling a LayerNorm gain or a bias toward zero would shrink what it scales."""
+    pulling a LayerNorm gain or a bias toward zero would shrink what it scales.
+    matrices_only=False: one group, every parameter decayed (`translate train`'s AdamW)."""
     params = model.parameters()
-    groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": config.weight_decay},
-              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
+    groups = ([{"params": [p for p in params if p.ndim >= 2], "weight_decay": config.weight_decay},
+               {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
+              if matrices_only else [{"params": params}])
     return nn.optim.AdamW(groups, lr=config.learning_rate, betas=(config.beta1, config.beta2),
                           weight_decay=config.weight_decay)
 

@@ -233,3 +233,14 @@ def test_exact_match_counts_stray_pad_or_bos_and_a_missing_eos_as_misses():
         row = row + [pad] * (width - len(row))
         got = task.exact_match(_Scripted([row]), [("5 january 2024", target)], src_tok, tgt_tok)
         assert got == expected, f"{name}: expected exact_match {expected}, got {got}"
+
+
+def test_translate_weight_decay_is_one_adamw_group_over_every_parameter(tmp_path):
+    """--weight-decay's help says "AdamW weight decay" (every parameter, as translate has always
+    trained): one group, so the checkpoints of earlier versions still resume."""
+    assert _train(tmp_path / "out", "--weight-decay", "0.5") == 0
+    manifest = json.loads((tmp_path / "out" / "config.json").read_text())
+    model, _ = load_model(tmp_path / "out", "latest", kind="seq2seq")
+    groups = [(g["weight_decay"], g["params"]) for g in manifest["latest"]["param_groups"]]
+    expected = [(0.5, list(range(len(model.parameters()))))]
+    assert groups == expected, f"expected one group {expected}; got {groups}"
