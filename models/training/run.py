@@ -28,7 +28,7 @@ from tqdm import tqdm
 import microtensor
 import nn
 
-from ..schema import FileError, check
+from ..schema import FileError, check, shown
 from . import checkpoint as ckpt
 from .checkpoint import CONFIG_FILE, METRICS_FILE, CheckpointError, CheckpointExists  # noqa: F401
 
@@ -93,7 +93,7 @@ class TrainingRun:
     def _check_resumable(self, kind):
         if self.manifest["kind"] != kind:
             raise CheckpointError(f"--resume: {self.config_path} holds a "
-                                  f"{self.manifest['kind']!r} model; this command continues "
+                                  f"{shown(self.manifest['kind'])} model; this command continues "
                                   f"{kind!r} models")
         for (section, key), spec in RESUME_STATE.items():
             entry = self.manifest[section]
@@ -122,7 +122,8 @@ class TrainingRun:
             return config
         if self.resuming:
             config = config.resumed(self.saved_settings(type(config)),
-                                    self.manifest["latest"]["iter"])
+                                    self.manifest["latest"]["iter"],
+                                    f"the checkpoint in {self.out_dir}")
         self.config = config.validate()
         return self.config
 

@@ -4,6 +4,7 @@ anything its config.json does not name, with one line saying what is there, and 
 nothing; --overwrite replaces our own files only. A checkpoint of either model kind loads in a
 fresh process (the kinds are named where the models are defined)."""
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -142,3 +143,25 @@ def test_a_model_saved_over_a_run_leaves_none_of_the_runs_files_behind(tmp_path)
     assert sorted(os.listdir(out)) == sorted({"config.json", manifest["best"]["file"],
                                               manifest["latest"]["file"]}), os.listdir(out)
     checkpoint.open_out_dir(out, overwrite=True)  # all ours: a second import may replace it
+
+
+def test_a_resume_of_a_hand_edited_long_kind_is_refused_in_a_bounded_line(capsys, tmp_path):
+    out = tmp_path / "out"
+    assert main(TRAIN + ["--out", str(out)]) == 0
+    manifest = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps(dict(manifest, kind="x" * 100_000)))
+    capsys.readouterr()
+    assert main(TRAIN + ["--out", str(out), "--resume", "--max-iters", "3"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and len(err) < 1000 and "config.json" in err, \
+        f"expected one line under 1000 characters naming config.json; got {len(err)}: {err[:300]}"
+
+
+def test_a_resume_at_or_past_max_iters_names_the_checkpoint_directory(capsys, tmp_path):
+    out = tmp_path / "out"
+    assert main(TRAIN + ["--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(TRAIN + ["--out", str(out), "--resume"]) == 1
+    err = capsys.readouterr().err
+    expected = f"the checkpoint in {out} is at iter 2 already"
+    assert expected in err, f"expected {expected!r}; got {err!r}"
