@@ -12,7 +12,8 @@ import pytest
 import microtensor
 from models.tokenizer import CharTokenizer
 from models.training import data
-from models.training.data import IdFile, default_corpus, get_batch, load_corpus, split_ids
+from models.training.data import default_corpus, get_batch, load_corpus, split_ids
+from models.training.id_file import IdFile
 
 # One-, two-, three- and four-byte UTF-8 characters: every chunk size below cuts some of them.
 MIXED = "a é € 😀 z\nÆble 中文 𝔘𝔫𝔦\n" * 7
