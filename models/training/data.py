@@ -11,17 +11,7 @@ import numpy as np
 import microtensor
 
 from ..tokenizer import CharTokenizer
-from .id_file import (
-    CHUNK_SIZE,
-    N_CODE_POINTS,
-    IdFile,
-    cache_paths,
-    code_points,
-    id_table,
-    read_ids,
-    source_key,
-    write_ids,
-)
+from .id_file import CHUNK_SIZE, N_CODE_POINTS, IdFile, code_points, id_table, load_ids
 
 DEFAULT_CORPUS_NAME = "CPython's pydoc help topics"
 VAL_FRACTION = 0.1
@@ -51,9 +41,9 @@ def encode_text(text, source="the text"):
 
 def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
     """(tokenizer, ids [N]) of the UTF-8 text file at `path`, or of the built-in corpus if None
-    (a numpy array). A file's ids are an IdFile, prepared at the first call (write_ids) beside
-    it or in cache_dir (cache_paths) and reused while its source_key is unchanged; the ids are
-    CharTokenizer.from_text(text)'s encode(text), uint8 for <= 256 characters, else uint16.
+    (a numpy array). A file's ids are an IdFile (load_ids: prepared at the first call, reused
+    while the text is unchanged); the ids are CharTokenizer.from_text(text)'s encode(text),
+    uint8 for <= 256 characters, else uint16.
 
     Raises FileNotFoundError, IsADirectoryError, ValueError (empty, not UTF-8, more than
     65536 distinct characters), each naming the file; OSError if no place is writable.
@@ -67,18 +57,7 @@ def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
         raise IsADirectoryError(f"data path {path!r} is a directory; give a text file")
     if os.path.getsize(path) == 0:
         raise ValueError(f"data file {path!r} is empty")
-    key, places = source_key(path), cache_paths(path, cache_dir)
-    for place in places:
-        found = read_ids(place, key)
-        if found is not None:
-            return found
-    failures = []
-    for place in places:
-        try:
-            return write_ids(path, place, key, chunk_size)
-        except OSError as error:
-            failures.append(f"{place!r} ({error.strerror or error})")
-    raise OSError(f"cannot store the prepared ids of data file {path!r}: " + "; ".join(failures))
+    return load_ids(path, cache_dir, chunk_size)
 
 
 def split_ids(ids, block_size, source="the text"):

@@ -236,3 +236,21 @@ def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
 
     atomic_write(cache_path, write)
     return read_ids(cache_path, key)
+
+
+def load_ids(path, cache_dir=None, chunk_size=CHUNK_SIZE):
+    """read_ids's pair for the UTF-8 text file at `path`: its id file beside it or in cache_dir
+    (cache_paths), read if prepared from this text, else prepared now (write_ids). Raises what
+    write_ids raises; OSError naming each place when none is writable."""
+    key, places = source_key(path), cache_paths(path, cache_dir)
+    for place in places:
+        found = read_ids(place, key)
+        if found is not None:
+            return found
+    failures = []
+    for place in places:
+        try:
+            return write_ids(path, place, key, chunk_size)
+        except OSError as error:
+            failures.append(f"{place!r} ({error.strerror or error})")
+    raise OSError(f"cannot store the prepared ids of data file {path!r}: " + "; ".join(failures))
