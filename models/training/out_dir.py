@@ -9,7 +9,7 @@ unpickled (np.load(allow_pickle=False) of stored .npy members, as np.savez write
     latest.<n>.npz   the latest state: "model/<name>" and "optimizer/<index>/<buffer>" arrays
     metrics.jsonl    run.py's log; config.json's "files" names such other files of ours
 
-<n> numbers the save (checkpoint.py writes them). Every problem is a one-line `CheckpointError`
+<n> numbers the save (checkpoint.save_checkpoint). Every problem is a one-line `CheckpointError`
 naming the file.
 """
 import hashlib
@@ -43,8 +43,6 @@ except ImportError:  # Windows: two runs into one --out are not kept apart
 
 CONFIG_FILE, METRICS_FILE = "config.json", "metrics.jsonl"
 FORMAT, VERSION = "microtensor-checkpoint", 2
-
-
 CheckpointError = FileError  # a checkpoint that cannot be read (or written over), as any file
 
 
