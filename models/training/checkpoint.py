@@ -166,21 +166,25 @@ def load_model_arrays(model, arrays, path):
     model.load_state_dict(check_model_arrays(model, arrays, path))
 
 
+def _grouping(sizes):
+    """Groups of these sizes in words: "2 parameter groups (12 and 8 parameters)"."""
+    if len(sizes) == 1:
+        return f"1 parameter group of {sizes[0]} parameters"
+    return (f"{len(sizes)} parameter groups ({', '.join(map(str, sizes[:-1]))} and {sizes[-1]} "
+            "parameters)")
+
+
 def load_optimizer(optimizer, arrays, param_groups, path):
     """Inverse of `optimizer_arrays`: restore `optimizer` from the arrays read from `path`,
     checked to be as our optimizers write them: the same buffers for every parameter, "step"
     a 0-d count >= 0, the others finite floats of their parameter's shape (a 0-d one would
     broadcast silently), for parameter groups of the same sizes as `optimizer`'s."""
-    sizes = [[len(group["params"]) for group in groups] for groups in (param_groups,
-                                                                       optimizer.param_groups)]
-    if sizes[0] != sizes[1]:
-        saved, ours = (f"{len(n)} parameter group{'s' * (len(n) > 1)} "
-                       + (f"of {n[0]} parameters" if len(n) == 1 else
-                          f"({', '.join(map(str, n[:-1]))} and {n[-1]} parameters)")
-                       for n in sizes)
-        raise CheckpointError(f"{path}: the optimizer state has {saved}; this run's optimizer "
-                              f"has {ours}: it was written by another version; start afresh "
-                              "with --overwrite")
+    saved, ours = ([len(group["params"]) for group in groups]
+                   for groups in (param_groups, optimizer.param_groups))
+    if saved != ours:
+        raise CheckpointError(f"{path}: the optimizer state has {_grouping(saved)}; this run's "
+                              f"optimizer has {_grouping(ours)}: it was written by another "
+                              "version; start afresh with --overwrite")
     params = [p for group in optimizer.param_groups for p in group["params"]]
     state = {}
     for name, array in arrays.items():
