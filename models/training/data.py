@@ -41,9 +41,8 @@ def encode_text(text, source="the text"):
 
 def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
     """(tokenizer, ids [N]) of the UTF-8 text file at `path`, or of the built-in corpus if None
-    (a numpy array). A file's ids are an IdFile (load_ids: prepared at the first call, reused
-    while the text is unchanged); the ids are CharTokenizer.from_text(text)'s encode(text),
-    uint8 for <= 256 characters, else uint16.
+    (a numpy array). A file's ids are an IdFile of its id file (id_file.load_ids); the ids are
+    CharTokenizer.from_text(text)'s encode(text), uint8 for <= 256 characters, else uint16.
 
     Raises FileNotFoundError, IsADirectoryError, ValueError (empty, not UTF-8, more than
     65536 distinct characters), each naming the file; OSError if no place is writable.

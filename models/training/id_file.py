@@ -1,6 +1,6 @@
-"""The id file of a training text: its characters' ids, prepared once beside it (as nanoGPT's
-train.bin beside input.txt) or in a cache, reused while the text is unchanged, read window by
-window. MAGIC | header size (8 bytes, little-endian) | JSON header | ids [N].
+"""The id file of a training text: its characters' ids, prepared once beside it or in a cache,
+reused while the text is unchanged, read window by window. MAGIC | header size (8 bytes,
+little-endian) | JSON header | ids [N].
 
 References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` (one long uint16 id array
 written once); RFC 3629 (UTF-8).
