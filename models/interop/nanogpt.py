@@ -36,15 +36,10 @@ from ..schema import (
     shown,
 )
 from ..tokenizer import CharTokenizer
-from ..training.checkpoint import CONFIG_FILE as CHECKPOINT_CONFIG_FILE
-from ..training.checkpoint import (
-    TRAINING_STATE,
-    atomic_write,
-    load_checkpoint,
-    load_optimizer,
-    load_snapshot,
-)
+from ..training.checkpoint import load_checkpoint, load_optimizer
 from ..training.data import split_ids
+from ..training.out_dir import CONFIG_FILE as CHECKPOINT_CONFIG_FILE
+from ..training.out_dir import TRAINING_STATE, atomic_write, load_snapshot
 from ..training.settings import TrainConfig
 from .char_tokenizer_json import MAX_VOCAB
 from .hf import check_gpt2_block

@@ -30,12 +30,23 @@ import nn
 
 from ..schema import FileError, check, shown
 from . import checkpoint as ckpt
-from .checkpoint import CONFIG_FILE, METRICS_FILE, CheckpointError, CheckpointExists  # noqa: F401
+from .out_dir import (
+    CONFIG_FILE,
+    METRICS_FILE,
+    TRAINING_STATE,
+    CheckpointError,
+    describe,
+    load_snapshot,
+    lock_directory,
+    open_out_dir,
+    read_manifest,
+    unlock_directory,
+)
 
 SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
-# What a resume needs from config.json, with its JSON type (checkpoint.TRAINING_STATE)
-RESUME_STATE = {(section, key): ckpt.TRAINING_STATE[key] for section, keys in (
+# What a resume needs from config.json, with its JSON type (out_dir.TRAINING_STATE)
+RESUME_STATE = {(section, key): TRAINING_STATE[key] for section, keys in (
     ("info", ("train_config", "data")),
     ("latest", ("rng", "param_groups", "best_val_loss", "last_eval", "elapsed_s")))
     for key in keys}
@@ -67,7 +78,7 @@ def configure_optimizer(model, config, matrices_only=True):
 
 class TrainingRun:
     """One training run: its --out directory, checked before anything is written
-    (checkpoint.open_out_dir: resume continues the checkpoint there, which must hold a model of
+    (out_dir.open_out_dir: resume continues the checkpoint there, which must hold a model of
     `kind` and RESUME_STATE; overwrite starts afresh over ours), and its loop.
 
     Raises what open_out_dir raises, and CheckpointError for a resume without training state.
@@ -75,7 +86,7 @@ class TrainingRun:
 
     def __init__(self, out_dir, resume=False, overwrite=False, kind="gpt"):
         self.out_dir, self.resuming = os.fspath(out_dir), resume
-        self.manifest = ckpt.open_out_dir(self.out_dir, resume, overwrite)
+        self.manifest = open_out_dir(self.out_dir, resume, overwrite)
         self.config_path = os.path.join(self.out_dir, CONFIG_FILE)
         if resume:
             self._check_resumable(kind)
@@ -134,7 +145,7 @@ class TrainingRun:
         self.model, self.optimizer, self.info, self.progress = model, optimizer, info, progress
         it = 0
         if self.resuming:
-            arrays, path = ckpt.load_snapshot(self.out_dir, "latest", self.manifest)
+            arrays, path = load_snapshot(self.out_dir, "latest", self.manifest)
             latest = self.manifest["latest"]
             ckpt.load_model_arrays(model, arrays, path)
             ckpt.load_optimizer(optimizer, arrays, latest["param_groups"], path)
@@ -240,7 +251,7 @@ class TrainingRun:
         kept = "nothing was saved"
         if self.saved_iter is not None or self.resuming:
             kept = (f"{self.out_dir} keeps the last good checkpoint "
-                    f"({ckpt.describe(ckpt.read_manifest(self.out_dir))})")
+                    f"({describe(read_manifest(self.out_dir))})")
         raise NonFiniteLoss(f"the {what} is {value} at iter {it}: training stopped; {kept}. "
                             "Try a lower --learning-rate or a --grad-clip")
 
@@ -308,8 +319,8 @@ class TrainingRun:
         """Before the first write: make --out and lock it until the loop ends (`release`);
         a run that never gets there lets go when it is garbage-collected."""
         if not self._claimed:
-            fd = ckpt.lock_directory(self.out_dir)  # None where there are no locks
-            self._claimed, self._unlock = True, weakref.finalize(self, ckpt.unlock_directory, fd)
+            fd = lock_directory(self.out_dir)  # None where there are no locks
+            self._claimed, self._unlock = True, weakref.finalize(self, unlock_directory, fd)
 
     def release(self):
         """Let another run write into --out (the loop calls this however it ends)."""
