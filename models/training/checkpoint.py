@@ -208,7 +208,7 @@ def load_optimizer(optimizer, arrays, param_groups, path):
         if (array.shape != shape or array.dtype.kind not in ("iu" if step else "f")
                 or not np.isfinite(array).all() or (step and array < 0)):
             raise CheckpointError(f"{path}: {name} is {array.dtype} of shape {array.shape}; "
-                                  "expected " + ("a whole count >= 0 (0-d)" if step else
+                                  "expected " + ("a count >= 0 (a 0-d integer)" if step else
                                                  f"floats of its parameter's shape {shape}"))
         state.setdefault(index, {})[key] = array
     names = {frozenset(buffers) for buffers in state.values()}
