@@ -203,13 +203,23 @@ def our_files(manifest):
     return names | {f"{which}.{manifest.get('save', 0) + 1}.npz" for which in ("best", "latest")}
 
 
+def _holds_checkpoint(path):
+    """Whether `path` is a directory holding a checkpoint of ours (`out/tiny` inside `out`): a
+    save never touches a directory, so one of ours may sit inside another run's --out."""
+    try:
+        return os.path.isdir(path) and read_manifest(path) is not None
+    except CheckpointError:
+        return False
+
+
 def open_out_dir(out_dir, resume=False, overwrite=False, flag="--out"):
     """The --out policy of every command that writes a checkpoint: the manifest of the
     checkpoint a resume continues (else None), or an error before anything is written.
 
     A directory holding a file we did not write (one its config.json does not name, or any
-    file when it has no config.json of ours) is refused whatever the flags: a file of the
-    user's is never deleted, moved or overwritten. A checkpoint of ours is refused unless
+    file when it has no config.json of ours; a folder holding a checkpoint of ours is not
+    one) is refused whatever the flags: a file of the user's is never deleted, moved or
+    overwritten. A checkpoint of ours is refused unless
     resume (continue it) or overwrite (start afresh). Raises CheckpointExists (refused),
     CheckpointError (foreign files; a broken checkpoint), FileNotFoundError (resume with
     nothing to continue), ValueError (both flags, or out_dir is a file).
@@ -232,14 +242,15 @@ def open_out_dir(out_dir, resume=False, overwrite=False, flag="--out"):
                               "left as it is: choose another directory") from None
     ours = our_files(manifest) if manifest else set()
     foreign = [n for n in sorted(os.listdir(out_dir)) if n not in ours and not any(
-        n.startswith(f".{o}.") and n.endswith(".tmp") for o in ours)]  # atomic_write's temporary
+        n.startswith(f".{o}.") and n.endswith(".tmp") for o in ours)  # atomic_write's temporary
+        and not _holds_checkpoint(os.path.join(out_dir, n))]
     if foreign:
         what = (f"and no checkpoint of ours (no {CONFIG_FILE})" if manifest is None
                 else f"which its {CONFIG_FILE} does not name")
         more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
         raise CheckpointError(f"{flag} {out_dir} holds {', '.join(foreign[:5])}{more} {what}: "
                               "a file we did not write is never replaced; choose another "
-                              "directory, or move them")
+                              f"directory (e.g. {flag} {out_dir.rstrip(os.sep)}-2), or move them")
     if resume and manifest is None:
         raise FileNotFoundError(f"--resume: no checkpoint in {out_dir} (no {CONFIG_FILE}); "
                                 "drop --resume to start a new run there")

@@ -64,6 +64,24 @@ def test_a_directory_of_the_users_files_is_refused_and_left_as_it_was(capsys, tm
     assert contents(out) == before, "expected --out untouched"
 
 
+def test_a_checkpoint_folder_of_ours_inside_out_is_left_alone_and_not_refused(capsys, tmp_path):
+    """The README's order: `train --out out/tiny`, `translate train` (out/translate), then
+    `train` into out: the runs inside are ours and a save never touches a folder."""
+    out = tmp_path / "out"
+    assert main(TRAIN + ["--out", str(out / "tiny")]) == 0
+    assert main(TRANSLATE + ["--out", str(out / "translate")]) == 0
+    inside = {name: contents(out / name) for name in ("tiny", "translate")}
+    assert main(TRAIN + ["--out", str(out)]) == 0, capsys.readouterr().err
+    assert main(TRAIN + ["--out", str(out), "--overwrite"]) == 0, capsys.readouterr().err
+    assert main(TRAIN + ["--out", str(out), "--resume", "--max-iters", "3"]) == 0
+    for name, before in inside.items():
+        assert contents(out / name) == before, f"expected out/{name} untouched by runs into out"
+    (out / "notes").mkdir()  # a folder of the user's is still refused, and named
+    assert main(TRAIN + ["--out", str(out), "--overwrite"]) == 1
+    err = capsys.readouterr().err
+    assert "notes" in err and "tiny" not in err.split("holds")[1], err
+
+
 def test_a_train_resume_into_the_users_files_is_refused_too(capsys, tmp_path):
     out = users_directory(tmp_path / "out")
     before = contents(out)
