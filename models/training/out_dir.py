@@ -77,6 +77,11 @@ TRAINING_STATE = {"rng": RNG_STATE, "param_groups": Array(PARAM_GROUP, min_items
                   "data": Object({"source": Optional(Str()), "sha256": Optional(Str(length=64)),
                                   "path": Optional(Nullable(Str())),
                                   "characters": Optional(Int(0))})}
+# What a resume needs from config.json: (section, key) -> its JSON type
+RESUME_STATE = {(section, key): TRAINING_STATE[key] for section, keys in (
+    ("info", ("train_config", "data")),
+    ("latest", ("rng", "param_groups", "best_val_loss", "last_eval", "elapsed_s")))
+    for key in keys}
 MANIFEST = Object({"format": Const(FORMAT), "version": Const(VERSION),
                    "save": Optional(Int(0), 0), "kind": Str(),
                    "model_config": Object({}), "info": Object({}), "best": ENTRY,
@@ -258,3 +263,21 @@ def open_out_dir(out_dir, resume=False, overwrite=False, flag="--out"):
         raise CheckpointExists(f"{out_dir} already holds a checkpoint ({describe(manifest)}): "
                                "continue it with --resume, or start afresh with --overwrite")
     return manifest if resume else None
+
+
+def check_resumable(manifest, kind, path):
+    """CheckpointError naming `path` (its config.json) unless `manifest` holds a model of
+    `kind` and the training state RESUME_STATE lists, each of its JSON type."""
+    if manifest["kind"] != kind:
+        raise CheckpointError(f"--resume: {path} holds a {shown(manifest['kind'])} model; this "
+                              f"command continues {kind!r} models")
+    for (section, key), spec in RESUME_STATE.items():
+        entry = manifest[section]
+        if not isinstance(entry, dict) or key not in entry:
+            raise CheckpointError(f"--resume: {path} holds no training state to continue "
+                                  f"({section}.{key} is missing): its model can be sampled, "
+                                  "not resumed; start afresh with --overwrite")
+        try:
+            check(entry[key], spec, path, f"{section}.{key}")
+        except FileError as error:
+            raise CheckpointError(f"--resume: {error}") from None

@@ -183,6 +183,12 @@ class TranslateConfig(TrainSettings):
     AT_LEAST_1 = TrainSettings.AT_LEAST_1 + ("n_train", "n_test")
     BELOW_1 = TrainSettings.BELOW_1 + ("label_smoothing",)
 
+    def validate(self):
+        if self.n_test >= dates.N_DAYS:  # the held-out dates are distinct; training needs one more
+            raise ValueError(f"--n-test must be below the task's {dates.N_DAYS:,} dates "
+                             f"({dates.YEARS[0]}-{dates.YEARS[1]}); got {self.n_test}")
+        return super().validate()
+
     def model_config(self):
         """The Seq2SeqConfig of the model these settings train on the dates task."""
         return Seq2SeqConfig(dates.source_tokenizer().vocab_size,

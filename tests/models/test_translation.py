@@ -112,6 +112,8 @@ def test_translate_train_resume_keeps_the_saved_settings(trained, capsys):
 @pytest.mark.parametrize("flags, message", [
     (["--d-model", "10", "--n-heads", "4"], "--d-model 10 must be divisible by --n-heads 4"),
     (["--label-smoothing", "1.5"], "--label-smoothing must be in [0, 1)"),
+    (["--n-test", "73049"], "--n-test must be below the task's 73,049 dates (1900-2099); "
+                            "got 73049"),
 ])
 def test_translate_train_names_the_bad_setting(tmp_path, capsys, flags, message):
     assert _train(tmp_path / "out", *flags) == 1
