@@ -10,8 +10,7 @@ import numpy as np
 
 import microtensor
 
-from ..tokenizer import CharTokenizer
-from .id_file import CHUNK_SIZE, N_CODE_POINTS, IdFile, code_points, id_table, load_ids
+from .id_file import CHUNK_SIZE, IdFile, encode_text, load_ids
 
 DEFAULT_CORPUS_NAME = "CPython's pydoc help topics"
 VAL_FRACTION = 0.1
@@ -29,14 +28,6 @@ def default_corpus():
                            "pydoc_data, which this Python lacks; pass --data PATH "
                            "with a UTF-8 text file instead") from None
     return "".join(topics[key] for key in sorted(topics))
-
-
-def encode_text(text, source="the text"):
-    """(CharTokenizer.from_text(text), its ids of `text`: uint8 or uint16 numpy array [N])."""
-    points, seen = code_points(text), np.zeros(N_CODE_POINTS, dtype=bool)
-    seen[points] = True
-    chars, table = id_table(seen, source)
-    return CharTokenizer(chars), table.take(points)
 
 
 def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
