@@ -45,7 +45,6 @@ from .out_dir import (
 SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
 
-
 class NonFiniteLoss(RuntimeError):
     """The loss became NaN or infinite; the checkpoint on disk is the last good one."""
 
@@ -76,8 +75,8 @@ class TrainingRun:
     `kind` and its training state, out_dir.check_resumable; overwrite starts afresh over
     ours), and its loop.
 
-    Raises what open_out_dir raises, and CheckpointError for a resume without training state.
-    """
+    Raises what open_out_dir raises, and CheckpointError for a resume of another kind of model
+    or without training state."""
 
     def __init__(self, out_dir, resume=False, overwrite=False, kind="gpt"):
         self.out_dir, self.resuming = os.fspath(out_dir), resume

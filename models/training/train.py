@@ -1,6 +1,6 @@
-"""Training the character-level GPT: its data, batches and evaluation; the loop, checkpoints and
-resume are run.py's. References: Karpathy, nanoGPT `train.py` (the same recipe, written from
-scratch); Radford et al. 2019 (GPT-2).
+"""Training the character-level GPT: `train` joins its text (data.py), model and evaluation
+(`estimate_loss`) to a run (run.py: the loop, checkpoints, resume). References: Karpathy,
+nanoGPT `train.py` (the same recipe, written from scratch); Radford et al. 2019 (GPT-2).
 """
 import hashlib
 
