@@ -111,7 +111,7 @@ class TrainSettings(Config):
 @dataclass
 class TrainConfig(TrainSettings):
     """Every setting of a GPT's training run (`microtensor train`); weight_decay applies to
-    matrices only (parameters with ndim >= 2)."""
+    matrices only (run.configure_optimizer)."""
 
     n_layer: int = 4
     n_head: int = 4
@@ -135,9 +135,7 @@ class TrainConfig(TrainSettings):
 
 
 PRESETS = {
-    # nanoGPT's CPU config: n_layer 4, n_head 4, n_embd 128, block 64, batch 12,
-    # no dropout, no biases, 2000 iters, lr 1e-3 -> 1e-4, beta2 0.99.
-    "baby": TrainConfig(),
+    "baby": TrainConfig(),  # the defaults: nanoGPT's CPU configuration (module docstring)
     # Ours: learns visibly (val loss ~1.5 nats, against 3.25 for the unigram frequencies of
     # the built-in corpus) in 2000 short steps.
     "tiny": TrainConfig(n_layer=2, n_head=2, n_embd=64, block_size=32, batch_size=16,
