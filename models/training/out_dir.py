@@ -1,6 +1,6 @@
-"""The --out directory of a run: its files, what config.json holds, and the policy that never
-replaces a file we did not write; written atomically (fsync, os.replace), read back checked, never
-unpickled (np.load(allow_pickle=False) of stored .npy members, as np.savez writes them):
+"""The --out directory of a run: its files, what config.json holds and a resume needs of it, its
+lock, and the policy that never replaces a file we did not write; written atomically (fsync,
+os.replace), read back checked, never unpickled (np.load(allow_pickle=False) of .npy members):
 
     config.json      the manifest: model kind and config, the run's notes ("info": vocabulary,
                      settings, data), and for "best" and "latest" the snapshot's iter, val_loss,
@@ -58,8 +58,8 @@ FILE_NAME = Leaf("a file name in this directory", lambda v: type(v) is str
                  and v == os.path.basename(v) and v not in ("", ".", ".."))
 ENTRY = Object({**SNAPSHOT_NOTES, "file": SNAPSHOT_FILE, "bytes": Int(0),
                 "sha256": Str(length=64)})
-# The latest snapshot's training state, which --resume reads (run.py): the random generator
-# (numpy's PCG64 state), the optimizer's hyper-parameters, the last evaluation.
+# The training state a resume reads (run.py; RESUME_STATE: where each sits): the random generator
+# (numpy's PCG64 state), the optimizer's hyper-parameters, the last evaluation, settings, data.
 U128 = Int(0, 2 ** 128 - 1)
 RNG_STATE = Object({"bit_generator": Const("PCG64"),
                     "state": Object({"state": U128, "inc": U128}),
