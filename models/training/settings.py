@@ -87,9 +87,9 @@ class TrainSettings(Config):
         checkpoint's, of this class) with these settings' max_iters; `checkpoint` names it.
 
         Raises ValueError naming the flag of any other setting that differs (lr_decay_iters
-        None asks for nothing), or for a max_iters the checkpoint has reached. An extended
-        run whose rate decayed over max_iters keeps the saved decay length (the extra steps
-        run at min_lr), so the steps already taken follow the same schedule.
+        None asks for nothing), or for a max_iters the checkpoint has reached. A run given
+        another max_iters keeps the saved decay length (steps past it run at min_lr; a shorter
+        run stops above it), so the steps already taken follow the same schedule.
         """
         asked = self if self.lr_decay_iters is not None else \
             replace(self, lr_decay_iters=saved.lr_decay_iters)
