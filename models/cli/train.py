@@ -88,7 +88,6 @@ def check_processes(processes, threads, batch_size):
 def run(args):
     from microtensor.memory import keep_freed_memory
     from models.training.data import DEFAULT_CORPUS_NAME, load_corpus
-    from models.training.out_dir import CheckpointError
     from models.training.run import Interrupted, TrainingRun
     from models.training.settings import TrainConfig, get_preset
     from models.training.train import train
@@ -107,10 +106,7 @@ def run(args):
         saved = run.saved_settings(TrainConfig)
         asked = config if args.preset else dataclasses.replace(saved, **given)
         config = dataclasses.replace(asked, max_iters=given.get("max_iters", saved.max_iters))
-        data_path = data_path or run.manifest["info"]["data"].get("path")
-        if not isinstance(data_path, (str, type(None))):
-            raise CheckpointError(f"--resume: {os.path.join(args.out, 'config.json')}: "
-                                  f"info.data.path is {data_path!r}, not a file path; give --data")
+        data_path = data_path or run.manifest["info"]["data"].get("path")  # checked: a str
     try:
         config = run.settings(config)
     except ValueError as error:
