@@ -53,9 +53,9 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     metrics.jsonl (log_grad_norms adds "grad_norms": {module: ‖∂L/∂θ‖} of the step before,
     before clipping) and saved. `source` names the text in messages; `data_path` is recorded
     for a resume to find it again. processes > 1 splits each batch's rows over processes
-    (data_parallel.py): how the run is computed, not what is trained, so a resume may use
-    another count. resume continues the latest state in out_dir (the same settings but
-    max_iters, the same text); overwrite starts afresh over our checkpoint.
+    (data_parallel.py): the same steps up to rounding (with dropout, other masks and batches),
+    so a resume may use another count. resume continues the latest state in out_dir (the same
+    settings but max_iters, the same text); overwrite starts afresh over our checkpoint.
     `on_evaluation(model, it)` runs after each evaluation (`train --explore` writes its page
     there); it must leave the model, its gradients and the random state as it found them.
 
