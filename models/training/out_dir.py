@@ -224,10 +224,10 @@ def open_out_dir(out_dir, resume=False, overwrite=False, flag="--out"):
     A directory holding a file we did not write (one its config.json does not name, or any
     file when it has no config.json of ours; a folder holding a checkpoint of ours is not
     one) is refused whatever the flags: a file of the user's is never deleted, moved or
-    overwritten. A checkpoint of ours is refused unless
-    resume (continue it) or overwrite (start afresh). Raises CheckpointExists (refused),
-    CheckpointError (foreign files; a broken checkpoint), FileNotFoundError (resume with
-    nothing to continue), ValueError (both flags, or out_dir is a file).
+    overwritten. A checkpoint of ours is refused unless resume (continue it) or overwrite
+    (start afresh). Raises CheckpointExists (refused), CheckpointError (foreign files; a
+    broken checkpoint), FileNotFoundError (resume with nothing to continue), ValueError (both
+    flags, or out_dir is a file).
     """
     out_dir = os.fspath(out_dir)
     if resume and overwrite:
