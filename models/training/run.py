@@ -252,7 +252,7 @@ class TrainingRun:
     def start_metrics(self):
         """On resume, keep the metrics.jsonl lines up to the latest state's iteration: a line
         written after it (its save cut off by a crash) is written again once; a damaged line
-        (not JSON, not UTF-8, no int "iter") goes."""
+        (not JSON, no int "iter") goes, bytes that are not UTF-8 become U+FFFD."""
         if not os.path.exists(self.metrics_path):
             return
         self._claim()  # this rewrites metrics.jsonl: the first write of a resumed run
