@@ -134,7 +134,7 @@ def add_resume_flags(parser):
 
 
 def add_settings_flags(group, config_class, help, choices=None):
-    """A flag for each field of the dataclass config_class, named by presets.flag_name.
+    """A flag for each field of the dataclass config_class, named by settings.flag_name.
 
     A bool gets --name/--no-name, a field in `choices` ({name: values}) those values, any
     other an int or a float. help: {field name: text}. Every default is None, so that
