@@ -2,7 +2,7 @@
 or the built-in corpus's, the 90/10 split, and random batches.
 
 References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` and `train.py`'s `get_batch`
-(random windows of block_size + 1).
+(random windows of block_size + 1); course notes 3.7 (y is x shifted: every position trains).
 """
 import os
 
