@@ -35,8 +35,8 @@ def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
     (a numpy array). A file's ids are an IdFile of its id file (id_file.load_ids); the ids are
     CharTokenizer.from_text(text)'s encode(text), uint8 for <= 256 characters, else uint16.
 
-    Raises FileNotFoundError, IsADirectoryError, ValueError (empty, not UTF-8, more than
-    65536 distinct characters), each naming the file; OSError if no place is writable.
+    Raises FileNotFoundError, IsADirectoryError, ValueError (empty), each naming the file, and
+    what load_ids raises (not UTF-8, > 65536 characters, no writable place, a changing text).
     """
     if path is None:
         return encode_text(default_corpus(), DEFAULT_CORPUS_NAME)
