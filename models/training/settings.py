@@ -9,6 +9,7 @@ macbook"); TranslateConfig follows Vaswani et al. 2017 §5 (β₂ = 0.98, warmup
 import math
 import re
 from dataclasses import dataclass, fields, replace
+from numbers import Integral
 
 from ..config import Config
 from ..gpt import GPTConfig
@@ -51,9 +52,10 @@ class TrainSettings(Config):
 
     def validate(self):
         """Return self, or raise ValueError naming (by its flag) the first setting out of range:
-        the model's by its config's own checks, then finite rates, AT_LEAST_1 >= 1, AT_LEAST_0
-        >= 0, BELOW_1 in [0, 1), --learning-rate > 0 and --min-lr <= --learning-rate (else the
-        cosine "decay" would raise the rate)."""
+        the model's by its config's own checks, then int fields integers (not bool), finite
+        rates, AT_LEAST_1 >= 1, AT_LEAST_0 >= 0, BELOW_1 in [0, 1), --lr-decay-iters >= 1,
+        --learning-rate > 0 and --min-lr <= --learning-rate (else the cosine "decay" would
+        raise the rate)."""
         try:
             self.model_config()
         except ValueError as error:  # "GPTConfig: n_embd=15 must ..." -> "--n-embd 15 must ..."
@@ -61,6 +63,11 @@ class TrainSettings(Config):
             message = str(error).partition(": ")[2]
             raise ValueError(re.sub(rf"\b({names})\b(=?)",
                                     lambda m: flag_name(m[1]) + " " * len(m[2]), message)) from None
+        for f in fields(self):  # a max_iters of 2.5 is never reached
+            value = getattr(self, f.name)
+            if f.type is int and value is not None and (isinstance(value, bool)
+                                                         or not isinstance(value, Integral)):
+                raise ValueError(f"{flag_name(f.name)} must be an integer; got {value!r}")
         for name in ("learning_rate", "min_lr", "weight_decay", "grad_clip", "beta1", "beta2"):
             if not math.isfinite(getattr(self, name)):
                 raise ValueError(f"{flag_name(name)} must be a finite number; "

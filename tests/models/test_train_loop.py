@@ -89,6 +89,8 @@ def test_presets():
     ("min_lr", float("inf"), "--min-lr must be a finite number; got inf"),
     ("dropout", 1.0, r"--dropout must be in \[0, 1\); got 1.0"),
     ("warmup_iters", -2, "--warmup-iters must be >= 0; got -2"),
+    ("max_iters", 2.5, "--max-iters must be an integer; got 2.5"),  # the loop never reached it
+    ("eval_interval", True, "--eval-interval must be an integer; got True"),
 ])
 def test_every_setting_is_checked_naming_its_flag(setting, value, message):
     with pytest.raises(ValueError, match=message):
