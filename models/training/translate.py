@@ -1,7 +1,7 @@
-"""Training the encoder-decoder on the built-in dates task (models/tasks/dates.py): teacher-forced
-batches and evaluation by exact match on held-out dates; the loop is run.py's.
-References: Vaswani et al. 2017 §5; course notes 3.7 (teacher forcing: one forward trains every
-target position).
+"""Training the encoder-decoder on the built-in dates task (models/tasks/dates.py) and loading
+it back (load_translator): teacher-forced batches, evaluation by exact match on held-out dates;
+the loop is run.py's. References: Vaswani et al. 2017 §5; course notes 3.7 (teacher forcing:
+one forward trains every target position).
 """
 import numpy as np
 
