@@ -211,9 +211,9 @@ def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
     """Encode the text file at `path` into the id file cache_path; return read_ids's pair.
 
     Two passes over the text in chunks, so memory stays bounded: the vocabulary first, then
-    the ids, into a temporary file fsync'd and renamed into place (atomic_write). Raises
-    ValueError (not UTF-8, > 65536 characters) naming the file, OSError if the directory is
-    not writable, RuntimeError if the text changes meanwhile.
+    the ids, written atomically (out_dir.atomic_write). Raises ValueError (not UTF-8, > 65536
+    characters) naming the file, OSError if the directory is not writable, RuntimeError if
+    the text changes meanwhile.
     """
     seen, length = np.zeros(N_CODE_POINTS, dtype=bool), 0
     for text in read_text_chunks(path, chunk_size):
