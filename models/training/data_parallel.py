@@ -44,7 +44,7 @@ def shared_arrays(specs):
     a process forked afterwards writes into the same memory, and nothing is left to clean up."""
     offsets, end = [], 0
     for shape, dtype in specs:
-        offsets.append(-(-end // 64) * 64)  # 64-byte aligned, as numpy's own allocations
+        offsets.append(-(-end // 64) * 64)  # on a cache line (64 B) of its own; numpy gives 16
         end = offsets[-1] + int(np.prod(shape)) * np.dtype(dtype).itemsize
     buffer = mmap.mmap(-1, max(end, 1))
     return [np.frombuffer(buffer, dtype, count=int(np.prod(shape)), offset=offset).reshape(shape)
