@@ -184,8 +184,11 @@ def read_ids(cache_path, key):
                       "it again", stacklevel=4)
         return None
     try:
-        if file.read(len(MAGIC)) != MAGIC:
-            raise ValueError("it does not start with the id file's magic bytes")
+        if file.read(len(MAGIC)) != MAGIC:   # not written by us: left as it is (load_ids)
+            file.close()
+            warnings.warn(f"{cache_path!r} is not an id file of ours; it is left as it is",
+                          stacklevel=4)
+            return None
         header_size = int.from_bytes(file.read(8), "little")
         meta = json.loads(file.read(min(header_size, 1 << 24)))
         if meta.get("version") != FORMAT_VERSION or meta.get("source") != key:
@@ -238,6 +241,15 @@ def write_ids(path, cache_path, key, chunk_size=CHUNK_SIZE):
     return read_ids(cache_path, key)
 
 
+def _not_ours(place):
+    """Whether `place` holds a file that does not start as ours do: it is never replaced."""
+    try:
+        with open(place, "rb") as f:
+            return f.read(len(MAGIC)) != MAGIC
+    except FileNotFoundError:
+        return False
+
+
 def load_ids(path, cache_dir=None, chunk_size=CHUNK_SIZE):
     """read_ids's pair for the UTF-8 text file at `path`: its id file beside it or in cache_dir
     (cache_paths), read if prepared from this text, else prepared now (write_ids). Raises what
@@ -249,6 +261,9 @@ def load_ids(path, cache_dir=None, chunk_size=CHUNK_SIZE):
             return found
     failures = []
     for place in places:
+        if _not_ours(place):
+            failures.append(f"{place!r} (a file that is not an id file of ours)")
+            continue
         try:
             return write_ids(path, place, key, chunk_size)
         except OSError as error:

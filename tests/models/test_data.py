@@ -123,11 +123,22 @@ def test_a_corrupt_id_file_is_prepared_again_not_trusted(tmp_path, damage):
     load_corpus(path)
     cache = tmp_path / "t.txt.microtensor-ids"
     raw = cache.read_bytes()
-    cache.write_bytes(raw[:-5] if damage == "truncate" else b"x" * 40 + raw[40:])
+    cache.write_bytes(raw[:-5] if damage == "truncate" else raw[:24] + b"x" * 16 + raw[40:])
     with pytest.warns(UserWarning, match="t.txt.microtensor-ids.*corrupt"):
         tokenizer, ids = load_corpus(path)
     assert_same_as_char_tokenizer(tokenizer, ids, MIXED)
     assert cache.read_bytes() == raw, "the id file was not written again"
+
+
+def test_a_file_of_the_users_where_the_id_file_would_go_is_left_alone(tmp_path):
+    path = write(tmp_path / "t.txt", MIXED)
+    users = tmp_path / "t.txt.microtensor-ids"
+    users.write_bytes(b"the user's own file, not ours")
+    with pytest.warns(UserWarning, match="not an id file of ours; it is left as it is"):
+        tokenizer, ids = load_corpus(path, cache_dir=tmp_path / "cache")
+    assert_same_as_char_tokenizer(tokenizer, ids, MIXED)
+    assert users.read_bytes() == b"the user's own file, not ours", "expected the user's file kept"
+    assert len(os.listdir(tmp_path / "cache")) == 1, "expected the ids in the cache folder"
 
 
 def refuse_to_write(monkeypatch, directory=None):
