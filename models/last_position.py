@@ -36,12 +36,13 @@ def _last_row_of_block(block, x, kv_cache):
 
     The same two sub-layers as TransformerBlock.forward; attention is asked as
     cross-attention from the last row to the sequence, whose last key is that row itself,
-    so it needs no mask (the last position sees every key).
+    so it needs no mask (the last position sees every key). Pre-norm normalizes x once:
+    the query is the last row of what the keys are read from.
     """
-    keys_from = block.ln_1(x) if block.norm_first else x         # [B, T, D]  what attn reads
-
-    def attend(query):                                           # [B, 1, D] -> [B, 1, D]
-        return block.attn(query, context=keys_from, kv_cache=kv_cache)
-
-    x = nn.sublayer(x[:, -1:], block.ln_1, attend, block.norm_first)   # [B, 1, D]
+    last = x[:, -1:]                                             # [B, 1, D]
+    if block.norm_first:                                         # last + attn(LN(x)), one row
+        h = block.ln_1(x)                                        # [B, T, D]
+        x = nn.residual(last, block.attn(h[:, -1:], context=h, kv_cache=kv_cache))
+    else:                                                        # LN(last + attn(x)), one row
+        x = block.ln_1(nn.residual(last, block.attn(last, context=x, kv_cache=kv_cache)))
     return nn.sublayer(x, block.ln_2, block.mlp, block.norm_first)     # [B, 1, D]
