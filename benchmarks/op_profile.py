@@ -82,8 +82,8 @@ def main():
     import nn
     from models import GPT, GPTConfig
     from models.training.data import get_batch
+    from models.training.run import configure_optimizer
     from models.training.settings import get_preset
-    from models.training.train import configure_optimizer
 
     microtensor.memory.keep_freed_memory()  # as the train command does
     cfg = get_preset("baby")

@@ -92,7 +92,7 @@ def microtensor_worker(threads, cfg, processes=1):
     from microtensor.hooks import register_forward_hook
     from models import GPT, GPTConfig
     from models.training.data_parallel import DataParallel
-    from models.training.train import configure_optimizer
+    from models.training.run import configure_optimizer
 
     microtensor.memory.keep_freed_memory()  # as the train command does
     model = GPT(GPTConfig(vocab_size=VOCAB, block_size=cfg.block_size, n_layer=cfg.n_layer,

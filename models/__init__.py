@@ -1,7 +1,6 @@
-"""models: the character-level GPT and its tokenizer, built on `nn` and `microtensor`.
+"""models: the character-level GPT, the 2017 encoder-decoder and their tokenizer, built on `nn`.
 
-The package also holds the data, checkpoints and training loop (models.training.data,
-models.training.checkpoint, models.training.train) and the command line (models.cli).
+The machinery lives in subpackages named for what it is: training, cli, interop, tasks, exercises.
 """
 from .gpt import GPT, GPTConfig
 from .seq2seq import Seq2SeqConfig, Seq2SeqTransformer

@@ -1,7 +1,4 @@
-"""`python -m models ...` runs the `microtensor` command line.
-
-The same as `python -m models.cli ...`.
-"""
+"""`python -m models ...` runs the `microtensor` command line (as `python -m models.cli`)."""
 import sys
 
 from .cli.main import main

@@ -1,16 +1,11 @@
-"""The base of every config dataclass (GPTConfig, Seq2SeqConfig, and the trainers' settings in
-models/training): range checks that name the field, and JSON round trips that check each value.
-
-A model config checks itself in `__post_init__`, so a bad size fails where the config is made,
-with a message naming the config, the field and the value.
-"""
+"""The base of every config dataclass (GPTConfig, Seq2SeqConfig, the trainers' settings):
+range checks for `__post_init__` that name the config, the field and the value, and JSON round
+trips that check each value's type first (models/schema.py)."""
 from dataclasses import MISSING, asdict, fields
 
 import numpy as np
 
 from .schema import Bool, FileError, Int, Nullable, Number, Object, Optional, Str, check
-
-ACTIVATIONS = ("gelu", "relu")
 
 
 class Config:
@@ -33,8 +28,7 @@ class Config:
                               f"{heads}={getattr(self, heads)}")
 
     def require_bools(self):
-        """ValueError unless each field annotated bool holds True or False: "False" is a
-        truthy string, and bias="False" would silently keep the biases."""
+        """ValueError unless each bool field holds True or False ("False" is truthy)."""
         for f in fields(self):
             value = getattr(self, f.name)
             if f.type is bool and not isinstance(value, (bool, np.bool_)):
@@ -44,7 +38,7 @@ class Config:
         """ValueError unless 0 <= dropout < 1 and activation is 'gelu' or 'relu'."""
         if not 0 <= self.dropout < 1:
             raise self._error(f"dropout must be in [0, 1); got {self.dropout}")
-        if self.activation not in ACTIVATIONS:
+        if self.activation not in ("gelu", "relu"):
             raise self._error(f"activation must be 'gelu' or 'relu'; got {self.activation!r}")
 
     def to_dict(self):
@@ -52,9 +46,8 @@ class Config:
 
     @classmethod
     def schema(cls):
-        """The fields as models/schema.py specs, from their annotations (int, float, bool,
-        str; a field whose default is None may be null); a float field takes an integer
-        too (JSON writes 1.0 as 1)."""
+        """The fields as schema specs from their annotations: a field whose default is None
+        may be null, and a float field takes an integer (JSON writes 1.0 as 1)."""
         kinds = {int: Int(), float: Number(), bool: Bool(), str: Str()}
 
         def spec(f):
@@ -64,17 +57,11 @@ class Config:
 
     @classmethod
     def from_dict(cls, d, file=None, field=""):
-        """Inverse of `to_dict`: the JSON types are checked first (a bool is not an int,
-        "false" is not a bool), then the ranges (`__post_init__`).
-
-        file, field: where `d` was read, for the message (default: the class's name).
-        Raises FileError (a ValueError) naming an unknown or missing field, or the field,
-        its value and the type expected; ValueError from `__post_init__` for a range.
-        """
+        """Inverse of `to_dict`. Raises FileError (a ValueError) naming `file` (default: the
+        class), the field and the value for an unknown or missing field or a wrong JSON type;
+        then ValueError from `__post_init__` for a value out of range."""
         where = file or cls.__name__
-        if isinstance(d, dict):
-            unknown = sorted(set(d) - {f.name for f in fields(cls)})
-            if unknown:
-                raise FileError(f"{where}: {field or 'the config'} has unknown fields "
-                                f"{unknown}")
+        unknown = sorted(set(d) - {f.name for f in fields(cls)}) if isinstance(d, dict) else []
+        if unknown:
+            raise FileError(f"{where}: {field or 'the config'} has unknown fields {unknown}")
         return cls(**check(d, cls.schema(), where, field))

@@ -1,12 +1,12 @@
 """A decoder-only GPT language model (notes 3.6 and 3.7; Radford et al. 2019).
 
-Token + position embeddings, a stack of Transformer blocks (pre-norm by default), a final
-LayerNorm and an LM head tied to the token embedding: the decoder-only stack of notes 3.6,
-embedding → repeated attention + FFN sublayers → final norm → LM head. Training is teacher
-forcing (notes 3.7): one causally masked forward over the inputs [A, B, C] scores the labels
-[B, C, D] at every position at once. Generation (`generate`) is step by step: the prompt is
-known, so it runs in one parallel forward (prefill); each new token then needs the one
-before it (decode), with a KV cache reusing the keys and values already computed.
+    x = wte[idx] + wpe[0..T-1]          [B, T, D]  token + position embeddings
+    x = block(x), n_layer times         [B, T, D]  attention + FFN sub-layers (nn/block.py)
+    logits = LayerNorm(x) · wteᵀ        [B, T, V]  the LM head, tied to the token embedding
+
+Training is teacher forcing: one causal forward scores every position at once. Generation is
+step by step: the known prompt runs in one forward (prefill), then each new token waits for
+the one before (decode), with a KV cache reusing the keys and values already computed.
 
 References: Radford et al. 2019, "Language Models are Unsupervised Multitask Learners"
 (GPT-2); Vaswani et al. 2017, "Attention Is All You Need"; Karpathy, nanoGPT `model.py`
@@ -28,17 +28,14 @@ from .last_position import last_position_logits
 
 @dataclass
 class GPTConfig(Config):
-    """The shape of a GPT. `n_embd` must be divisible by `n_head`; the MLP is 4 * n_embd wide.
-
-    Raises ValueError for a size < 1, n_embd not divisible by n_head, dropout outside
-    [0, 1) or an unknown activation.
+    """The shape of a GPT; the MLP is 4 * n_embd wide. ValueError for a size < 1, n_embd not
+    divisible by n_head, dropout outside [0, 1), an unknown activation or attention, a non-bool.
 
     bias: biases in every Linear and LayerNorm (False is nanoGPT's slightly better, faster choice).
     norm_first: pre-norm blocks (GPT-2) if True, the 2017 post-norm if False.
     activation: "gelu" (GPT-2) or "relu" (the 2017 Transformer).
-    attention: "ordinary" (built from primitive ops, keeps the T×T weights) or "tiled" (one op,
-        an online softmax over tiles, keeps O(T) for backward; notes 3.8): the same values and
-        gradients. A tiled model's `last_attention` is None.
+    attention: "ordinary" (primitive ops, keeps the T×T weights) or "tiled" (O(T) memory,
+        nn/tiled_attention.py; notes 3.8): the same values and gradients.
     """
 
     vocab_size: int
@@ -72,21 +69,18 @@ class GPT(nn.Module):
     """idx [B, T] int -> logits [B, T, vocab_size]: next-token scores at every position.
 
     Sub-modules: wte (token embedding [V, D]), wpe (position embedding [block_size, D]),
-    drop, blocks (n_layer TransformerBlocks), ln_f (final LayerNorm). The LM head is
-    tied to wte: logits = x @ wte.weight.T, so one [V, D] matrix both reads tokens in
-    and scores them out (Press & Wolf 2017); backward adds the gradients of both uses.
-
-    Names: the config keeps nanoGPT's (n_embd, n_head, n_layer, idx); the layers use
-    PyTorch's (d_model, n_heads, q_proj/k_proj/v_proj/out_proj, where nanoGPT fuses Q, K,
-    V into one `c_attn` and calls the output projection `c_proj`).
+    drop, blocks (n_layer TransformerBlocks), ln_f (final LayerNorm). The tied head reads
+    tokens in and scores them out with one [V, D] matrix (Press & Wolf 2017); backward adds
+    the gradients of both uses. Names: the config keeps nanoGPT's (n_embd, n_head, n_layer,
+    idx), the layers PyTorch's (q_proj/k_proj/v_proj/out_proj; nanoGPT fuses `c_attn` and
+    calls out_proj `c_proj`).
     """
 
     kind, config_class = "gpt", GPTConfig  # its name and config in a checkpoint
 
     def __init__(self, config):
         super().__init__()
-        self.config = config
-        c = config
+        self.config = c = config
         self.wte = nn.Embedding(c.vocab_size, c.n_embd)
         self.wpe = nn.Embedding(c.block_size, c.n_embd)
         self.drop = nn.Dropout(c.dropout)
@@ -101,21 +95,20 @@ class GPT(nn.Module):
     def forward(self, idx, targets=None, kv_caches=None):
         """Logits for every position, and the mean cross-entropy against `targets` if given.
 
-        With targets this is teacher forcing (notes 3.7): targets are idx shifted left by
-        one, the next token at each position (for the text ABCD, idx = [A, B, C] and
-        targets = [B, C, D]: position 0 reads A and is trained to say B), and the causal
-        mask lets position t see only tokens 0..t, so one forward trains every position on
-        its true history.
+        Teacher forcing (notes 3.7): for the text ABCD, idx = [A, B, C] and targets =
+        [B, C, D]; the causal mask lets position t see tokens 0..t alone, so one forward
+        trains every position on its true history.
 
         Args:
             idx: int token ids [B, T] (numpy array or Tensor), T <= block_size.
             targets: int ids [B, T], the next token at each position, or None.
             kv_caches: one nn.KVCache per block, for generation: idx then holds only the
-                new tokens, which sit at positions len(cache) .. len(cache) + T - 1.
+                new tokens, at positions start = len(cache) onwards.
         Returns:
             (logits [B, T, vocab_size] float32 Tensor, loss scalar Tensor or None).
         Raises:
-            ValueError: idx is not 2-D, or the positions run past block_size.
+            ValueError: idx is not 2-D, or the positions run past block_size; TypeError or
+                ValueError: kv_caches that are not one nn.KVCache per block.
         """
         idx = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
         if idx.ndim != 2:
@@ -123,16 +116,13 @@ class GPT(nn.Module):
         if kv_caches is not None:
             nn.attention.check_kv_caches(kv_caches, len(self.blocks), "GPT: kv_caches")
         start = len(kv_caches[0]) if kv_caches else 0
-        T = idx.shape[1]
-        if start + T > self.config.block_size:
-            raise ValueError(f"GPT: sequence length {start + T} exceeds block_size "
-                             f"{self.config.block_size}; crop idx to its last "
-                             f"{self.config.block_size} tokens")
-        pos = np.arange(start, start + T)                   # [T]
-        x = self.wte(idx) + self.wpe(pos)                   # [B, T, D]  tokens + positions
+        end, block_size = start + idx.shape[1], self.config.block_size
+        if end > block_size:
+            raise ValueError(f"GPT: sequence length {end} exceeds block_size {block_size}; "
+                             f"crop idx to its last {block_size} tokens")
+        x = self.wte(idx) + self.wpe(np.arange(start, end))  # [B, T, D]  tokens + positions
         x = self.drop(x)
-        caches = kv_caches if kv_caches else [None] * len(self.blocks)
-        for block, cache in zip(self.blocks, caches):
+        for block, cache in zip(self.blocks, kv_caches or [None] * len(self.blocks)):
             x = block(x, kv_cache=cache)                    # [B, T, D]
         x = self.ln_f(x)                                    # [B, T, D]
         logits = x @ self.wte.weight.T                      # [B, T, V]  tied LM head
@@ -142,39 +132,19 @@ class GPT(nn.Module):
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
         """Extend each row of idx [B, T] by max_new_tokens sampled tokens: [B, T + max_new_tokens].
 
-        Each step feeds the context, takes the last position's logits / temperature, keeps
-        the top_k largest (top_k=1 is greedy decoding: argmax, no randomness) and samples
-        from the softmax with microtensor's package generator (see `manual_seed`).
+        Each step samples from the last position's logits (`sample_next`). With use_cache
+        the prompt runs once (prefill), filling one KVCache per block, then each step runs
+        the newest token alone against the cached keys and values (decode). Past block_size
+        the window slides: every position shifts, the cached keys go stale, and each step
+        recomputes the last block_size tokens, as use_cache=False does at every step.
 
-        With use_cache, the prompt is run once (prefill) to fill one KVCache per block,
-        then each step runs only the newest token against the cached keys and values
-        (decode; notes 3.7: the cache reuses the past, it does not know the future).
-        The position embedding only has block_size rows, so once the sequence is longer
-        than block_size the window must slide: every position shifts, the cached keys
-        are no longer valid, and each step falls back to recomputing the last block_size
-        tokens from scratch, as use_cache=False does at every step.
-
-        Runs under no_grad and in the current train/eval mode: call model.eval() first
-        so that dropout is off. Returns the same kind as idx: a Tensor for a Tensor,
-        otherwise an int64 numpy array. Raises TypeError for idx that does not hold integers,
-        ValueError for idx that is not [B, T] with T >= 1, max_new_tokens not an int >= 0,
+        Runs under no_grad in the current train/eval mode (call model.eval() first). Returns
+        a Tensor for a Tensor idx, else an int64 array. TypeError for idx not of integers,
+        ValueError for idx not [B, T] with T >= 1, max_new_tokens not an int >= 0,
         temperature not a finite number > 0, or top_k not an int >= 1.
         """
         was_tensor = isinstance(idx, Tensor)
-        idx = np.asarray(idx.data if was_tensor else idx)
-        if idx.dtype.kind not in "iu":  # a float id would be truncated silently
-            raise TypeError(f"generate: idx must hold integer token ids; got dtype {idx.dtype}")
-        idx = idx.astype(np.int64)
-        if idx.ndim != 2 or idx.shape[1] == 0:
-            raise ValueError(f"generate: idx must be [B, T] with T >= 1; got shape {idx.shape}")
-        if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
-            raise ValueError(f"generate: max_new_tokens must be an int >= 0; got "
-                             f"{max_new_tokens!r}")
-        if not (math.isfinite(temperature) and temperature > 0):
-            raise ValueError(f"generate: temperature must be a finite number > 0; got "
-                             f"{temperature} (use top_k=1 for greedy decoding)")
-        if top_k is not None and (not isinstance(top_k, (int, np.integer)) or top_k < 1):
-            raise ValueError(f"generate: top_k must be an int >= 1 or None; got {top_k!r}")
+        idx = _check_generate(idx.data if was_tensor else idx, max_new_tokens, temperature, top_k)
         block_size = self.config.block_size
         caches = None
         with microtensor.no_grad():
@@ -195,12 +165,14 @@ class GPT(nn.Module):
 
     def num_parameters(self, non_embedding=False):
         """Number of learnable scalars (the tied wte counted once); non_embedding leaves out wpe."""
-        n = sum(p.size for p in self.parameters())
+        n = super().num_parameters()
         return n - self.wpe.weight.size if non_embedding else n
 
 
 def sample_next(logits, temperature=1.0, top_k=None):
-    """One token id per row from logits [B, V] (numpy) -> int64 [B]; top_k=1 is argmax.
+    """One token id per row of logits [B, V] (numpy) -> int64 [B], drawn from
+    softmax(logits / temperature) over the top_k largest (top_k=1: argmax, greedy), with
+    microtensor's package generator (see `manual_seed`).
 
     Raises ValueError for a row with a NaN or +inf logit, or no finite one (−inf blocks a
     token): its softmax is NaN, and sampling it would return token 0 every time (torch's
@@ -221,29 +193,41 @@ def sample_next(logits, temperature=1.0, top_k=None):
     p = np.exp(z - z.max(axis=-1, keepdims=True))
     p /= p.sum(axis=-1, keepdims=True)                      # [B, V]  softmax
     u = microtensor.random.generator().random((z.shape[0], 1))  # inverse-CDF sampling
-    ids = (p.cumsum(axis=-1) <= u).sum(axis=-1)         # first i with cumsum[i] > u
+    ids = (p.cumsum(axis=-1) <= u).sum(axis=-1)             # first i with cumsum[i] > u
     return np.minimum(ids, z.shape[-1] - 1).astype(np.int64)
 
 
 def init_gpt2_weights(model, n_layer, std=0.02):
-    """GPT-2's initialisation, in place: every Linear and Embedding weight ~ N(0, std²), biases 0.
+    """GPT-2's initialisation, in place: every Linear and Embedding weight ~ N(0, std²),
+    Linear biases 0, LayerNorms left at weight 1, bias 0.
 
-    The projections that write into the residual stream (attn.out_proj, mlp.proj) get
-    std / sqrt(2 * n_layer): each block adds two of them to the stream, and scaling by
-    1/sqrt(number of additions) keeps its variance from growing with depth (GPT-2 §2.3).
-    LayerNorms keep weight 1, bias 0.
+    The two projections of each block that write into the residual stream (attn.out_proj,
+    mlp.proj) get std / √(2·n_layer): 2·n_layer additions to the stream, and scaling by
+    1/√(number of additions) keeps its variance from growing with depth (GPT-2 §2.3).
     """
     rng = microtensor.random.generator()
-
-    def normal_(param, s):
-        param.data[...] = rng.normal(0.0, s, size=param.shape)
-
     for _, module in model.named_modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
-            normal_(module.weight, std)
+            module.weight.data[...] = rng.normal(0.0, std, size=module.weight.shape)
         if isinstance(module, nn.Linear) and module.bias is not None:
             module.bias.data[...] = 0.0
-    residual_std = std / math.sqrt(2 * n_layer)
-    for name, param in model.named_parameters():
+    for name, param in model.named_parameters():  # drawn again after the rest, as nanoGPT does
         if name.endswith(("attn.out_proj.weight", "mlp.proj.weight")):
-            normal_(param, residual_std)
+            param.data[...] = rng.normal(0.0, std / math.sqrt(2 * n_layer), size=param.shape)
+
+
+def _check_generate(idx, max_new_tokens, temperature, top_k):
+    """GPT.generate's arguments checked, raising the errors its docstring lists: idx as int64."""
+    idx = np.asarray(idx)
+    if idx.dtype.kind not in "iu":  # a float id would be truncated silently
+        raise TypeError(f"generate: idx must hold integer token ids; got dtype {idx.dtype}")
+    if idx.ndim != 2 or idx.shape[1] == 0:
+        raise ValueError(f"generate: idx must be [B, T] with T >= 1; got shape {idx.shape}")
+    if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
+        raise ValueError(f"generate: max_new_tokens must be an int >= 0; got {max_new_tokens!r}")
+    if not (math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"generate: temperature must be a finite number > 0; got "
+                         f"{temperature} (use top_k=1 for greedy decoding)")
+    if top_k is not None and (not isinstance(top_k, (int, np.integer)) or top_k < 1):
+        raise ValueError(f"generate: top_k must be an int >= 1 or None; got {top_k!r}")
+    return idx.astype(np.int64)

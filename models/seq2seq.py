@@ -1,12 +1,15 @@
 """The 2017 encoder-decoder Transformer: an encoder reads the whole source, a decoder writes the
-target one token at a time while attending to the encoder output.
+target one token at a time while attending to the encoder output (notes 3.6: decoder-only is
+not the whole Transformer; 3.7: teacher forcing, then step-by-step decoding with a KV cache).
 
-References: Vaswani et al. 2017, "Attention Is All You Need": §3.1 (encoder and decoder
-stacks), §3.2.3 (self-, masked self- and encoder-decoder attention), §3.4 (embeddings
-× √d_model, output projection shared with the target embedding), §3.5 (sinusoidal
-positions), §5.4 (dropout, label smoothing); Rush et al., "The Annotated Transformer"
-(Harvard NLP), the same model written in PyTorch. Course notes 3.6 (decoder-only is not the
-whole Transformer) and 3.7 (teacher forcing in training, step-by-step decoding with a KV cache).
+    memory = encoder(E_src[src]·√D + PE)        [B, T_src, D]  self-attention over all, FFN
+    x = decoder(E_tgt[tgt_in]·√D + PE, memory)  [B, T_tgt, D]  causal self-, cross-attention, FFN
+    logits = x · E_tgtᵀ                         [B, T_tgt, V]  the output projection, tied
+
+References: Vaswani et al. 2017, "Attention Is All You Need": §3.1 (the two stacks), §3.4
+(embeddings × √d_model, output projection shared with the target embedding), §3.5 (sinusoidal
+positions), §5.4 (dropout, label smoothing); Rush et al., "The Annotated Transformer" (Harvard
+NLP), the same model in PyTorch. The layers are nn/transformer.py's.
 """
 import math
 from dataclasses import dataclass
@@ -19,21 +22,20 @@ import nn
 from microtensor import Tensor
 
 from .config import Config
+from .gpt import sample_next
 
 
 @dataclass
 class Seq2SeqConfig(Config):
-    """The shape of an encoder-decoder Transformer (the paper's base model is d_model 512,
-    n_heads 8, 6 + 6 layers, d_ff 2048, dropout 0.1).
+    """The shape of an encoder-decoder Transformer (the paper's base model: d_model 512,
+    n_heads 8, 6 + 6 layers, d_ff 2048, dropout 0.1). Raises ValueError as GPTConfig does,
+    and for a special id outside either vocabulary.
 
     max_len: the most positions of a source or a target (the sinusoid table's length).
-    norm_first: pre-norm layers (then each stack ends with a LayerNorm) if True; the
-        paper's post-norm if False.
+    norm_first: pre-norm layers (each stack then ends with a LayerNorm); False: the paper's.
     pad_id, bos_id, eos_id: the special tokens, shared by source and target vocabularies.
     tie_output: the output projection is the target embedding transposed (§3.4).
-    activation: of the FFN, "relu" (the paper) or "gelu".
-    attention: "ordinary" or "tiled" (an online softmax over tiles, O(T) memory; notes 3.8),
-        in every self- and cross-attention: the same values and gradients.
+    activation, attention: as GPTConfig's, with the paper's "relu" by default.
     """
 
     src_vocab_size: int
@@ -60,10 +62,9 @@ class Seq2SeqConfig(Config):
         self.require_heads_divide("d_model", "n_heads")
         self.require_dropout_and_activation()
         self.require_bools()
+        smaller = min(self.src_vocab_size, self.tgt_vocab_size)
         for name in ("pad_id", "bos_id", "eos_id"):
-            value = getattr(self, name)
-            smaller = min(self.src_vocab_size, self.tgt_vocab_size)
-            if not 0 <= value < smaller:
+            if not 0 <= (value := getattr(self, name)) < smaller:
                 raise ValueError(f"Seq2SeqConfig: {name}={value} must be an id of both "
                                  f"vocabularies, in [0, {smaller})")
 
@@ -82,8 +83,8 @@ def sinusoidal_positions(max_len, d_model):
     """The fixed position table PE [max_len, d_model] float32 of §3.5.
 
     PE[pos, 2i] = sin(pos / 10000^(2i/d_model)),  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model)):
-    each pair of columns is a clock of its own wavelength, from 2π up to 10000·2π, and
-    PE[pos + k] is a fixed rotation of PE[pos] for every pos (the paper's reason).
+    each pair of columns is a clock of its own wavelength, 2π to 10000·2π, and PE[pos + k]
+    is a fixed rotation of PE[pos] for every pos (the paper's reason).
     """
     pos = np.arange(max_len)[:, None]                               # [max_len, 1]
     rate = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)         # [ceil(D/2)]
@@ -95,6 +96,7 @@ def sinusoidal_positions(max_len, d_model):
 
 
 def _ids(x, name):
+    """x (array or Tensor) as int64 ids [B, T]; ValueError naming `name` otherwise."""
     ids = np.asarray(x.data if isinstance(x, Tensor) else x)
     if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
         raise ValueError(f"Seq2SeqTransformer: {name} must be integer ids [B, T]; "
@@ -107,10 +109,9 @@ class Seq2SeqTransformer(nn.Module):
 
     Sub-modules: src_embed, tgt_embed (nn.Embedding), encoder (n_encoder_layers
     TransformerEncoderLayers), decoder (n_decoder_layers TransformerDecoderLayers),
-    encoder_norm / decoder_norm (pre-norm only: the last layer's output has not been
-    normalised), out_proj (only when tie_output is False; otherwise the logits are
-    x @ tgt_embed.weight.T). Every matrix starts Xavier-uniform, as the Annotated
-    Transformer and torch.nn.Transformer start theirs.
+    encoder_norm / decoder_norm (pre-norm only: nothing else normalises the last layer's
+    output), out_proj (only without tie_output). Every matrix starts Xavier-uniform, as in
+    the Annotated Transformer and torch.nn.Transformer.
     """
 
     kind, config_class = "seq2seq", Seq2SeqConfig  # its name and config in a checkpoint
@@ -142,34 +143,34 @@ class Seq2SeqTransformer(nn.Module):
 
     def _embed(self, embedding, ids, start=0):
         """Token embeddings × √d_model plus the sinusoid of each position (§3.4, §3.5)."""
-        t = ids.shape[1]
-        if start + t > self.config.max_len:
-            raise ValueError(f"Seq2SeqTransformer: {start + t} positions exceed max_len "
+        end = start + ids.shape[1]
+        if end > self.config.max_len:
+            raise ValueError(f"Seq2SeqTransformer: {end} positions exceed max_len "
                              f"{self.config.max_len}")
         x = embedding(ids) * math.sqrt(self.config.d_model)       # [B, T, D]
         # a named constant, so that the graph pictures label its box
-        pe = Tensor(self.positions[start:start + t], name="positions (sinusoidal)")  # [T, D]
-        x = x + pe                                                  # [B, T, D] + [T, D]
-        return self.drop(x)
+        pe = Tensor(self.positions[start:end], name="positions (sinusoidal)")  # [T, D]
+        return self.drop(x + pe)                                    # [B, T, D] + [T, D]
 
-    def source_padding_mask(self, src, src_padding_mask=None):
-        """bool [B, T_src], True at padding: the given mask, or where src equals pad_id."""
+    def _source(self, src, src_padding_mask=None):
+        """(src as int64 ids [B, T_src], bool [B, T_src] True at padding: the mask given, or
+        where src equals pad_id); ValueError for ids or a mask of the wrong kind or shape."""
+        src = _ids(src, "src")
         if src_padding_mask is None:
-            return src == self.config.pad_id
-        mask = np.asarray(src_padding_mask.data if isinstance(src_padding_mask, Tensor)
-                          else src_padding_mask)
+            return src, src == self.config.pad_id
+        mask = src_padding_mask
+        mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
         if mask.dtype != np.bool_ or mask.shape != src.shape:
             raise ValueError(f"src_padding_mask must be boolean {src.shape} (True at padding); "
                              f"got {mask.dtype} {mask.shape}")
-        return mask
+        return src, mask
 
     def encode(self, src, src_padding_mask=None):
         """The encoder output, `memory` [B, T_src, D], for src [B, T_src] int.
 
         src_padding_mask: bool [B, T_src] (True at padding; None: where src == pad_id).
         """
-        src = _ids(src, "src")
-        pad = self.source_padding_mask(src, src_padding_mask)
+        src, pad = self._source(src, src_padding_mask)
         x = self._embed(self.src_embed, src)                        # [B, T_src, D]
         for layer in self.encoder:
             x = layer(x, src_key_padding_mask=pad)                  # [B, T_src, D]
@@ -179,15 +180,15 @@ class Seq2SeqTransformer(nn.Module):
         """Logits [B, T_tgt, tgt_vocab_size] for the target tokens tgt_in [B, T_tgt] given memory.
 
         caches: one (self-attention, cross-attention) pair of nn.KVCache per decoder layer,
-        for decoding: tgt_in then holds only the new tokens, at positions len(cache) onwards.
+        for decoding: tgt_in then holds only the new tokens, at positions start onwards.
         """
         if caches is not None:
             nn.attention.check_kv_caches(caches, len(self.decoder), "Seq2Seq.decode: caches",
                                          pairs=True)
         start = len(caches[0][0]) if caches else 0
         x = self._embed(self.tgt_embed, tgt_in, start)              # [B, T_tgt, D]
-        for i, layer in enumerate(self.decoder):
-            self_cache, cross_cache = caches[i] if caches else (None, None)
+        caches = caches or [(None, None)] * len(self.decoder)
+        for layer, (self_cache, cross_cache) in zip(self.decoder, caches):
             x = layer(x, memory, tgt_key_padding_mask=tgt_padding_mask,
                       memory_key_padding_mask=src_padding_mask,
                       self_attn_cache=self_cache, cross_attn_cache=cross_cache)  # [B, T, D]
@@ -206,20 +207,18 @@ class Seq2SeqTransformer(nn.Module):
                 (bos_id, y_1, ..., y_{T-1}); targets: int ids [B, T_tgt] (y_1, ..., eos_id),
                 positions equal to pad_id are left out of the loss.
             src_padding_mask: bool [B, T_src], True at padding (None: where src == pad_id).
-            tgt_padding_mask: bool [B, T_tgt], True at padding (None: no key is blocked
-                beyond the causal mask, enough for right-padded targets).
-            label_smoothing: ε of the loss (§5.4, the paper uses 0.1): the target
-                distribution is (1 − ε)·onehot + ε/V, as torch's cross_entropy.
+            tgt_padding_mask: bool [B, T_tgt], True at padding (None: only the causal mask,
+                enough for right-padded targets).
+            label_smoothing: ε (§5.4, the paper's 0.1): the target distribution is
+                (1 − ε)·onehot + ε/V, as torch's cross_entropy.
         Returns:
             (logits [B, T_tgt, tgt_vocab_size] float32 Tensor, loss scalar Tensor or None).
         Raises:
-            ValueError: ids that are not 2-D integers, masks of the wrong shape, more
-                positions than max_len.
+            ValueError: ids not 2-D integers, masks of the wrong shape, positions past max_len.
         """
-        src, tgt_in = _ids(src, "src"), _ids(tgt_in, "tgt_in")
-        pad = self.source_padding_mask(src, src_padding_mask)
+        src, pad = self._source(src, src_padding_mask)
         memory = self.encode(src, pad)                              # [B, T_src, D]
-        logits = self.decode(tgt_in, memory, pad, tgt_padding_mask)  # [B, T_tgt, V]
+        logits = self.decode(_ids(tgt_in, "tgt_in"), memory, pad, tgt_padding_mask)  # [B, T, V]
         if targets is None:
             return logits, None
         targets = _ids(targets, "targets")
@@ -230,31 +229,28 @@ class Seq2SeqTransformer(nn.Module):
         """Greedy translation from bos_id to eos_id -> int64 [B, ≤ max_new_tokens].
 
         The encoder runs once. With use_cache each decoder layer keeps a KVCache of its
-        self-attention (each step computes only the newest token) and one of its
-        cross-attention (memory's keys and values, projected on the first step only);
-        without it every step reruns the decoder on the whole prefix: the same tokens
-        (notes 3.7). The result leaves out bos_id and keeps each row's eos_id; a row that
-        finished before the others is filled with pad_id; decoding stops when every row
-        has produced eos_id or after max_new_tokens steps. Runs under no_grad in the
-        current train/eval mode (call model.eval() first). Raises ValueError for
-        max_new_tokens outside [1, max_len].
+        self-attention (each step computes the newest token alone) and one of its
+        cross-attention (memory's keys and values, projected on the first step only); without
+        it every step reruns the decoder on the whole prefix, giving the same tokens. The
+        result leaves out bos_id and keeps each row's eos_id, then pad_id until every row has
+        ended or max_new_tokens are written. Runs under no_grad in the current train/eval mode
+        (as GPT.generate). Raises ValueError for max_new_tokens not an int in [1, max_len], or
+        logits that are not finite (`sample_next`).
         """
-        c = self.config
-        if not 1 <= max_new_tokens <= c.max_len:
-            raise ValueError(f"generate: max_new_tokens must be in [1, max_len={c.max_len}]; "
-                             f"got {max_new_tokens}")
-        src = _ids(src, "src")
-        b = src.shape[0]
-        out = np.full((b, 1), c.bos_id, dtype=np.int64)             # [B, 1]
-        done = np.zeros(b, dtype=bool)
+        c, n = self.config, max_new_tokens
+        if not (isinstance(n, (int, np.integer)) and 1 <= n <= c.max_len):
+            raise ValueError(f"generate: max_new_tokens must be an int in [1, max_len="
+                             f"{c.max_len}]; got {n!r}")
+        src, pad = self._source(src, src_padding_mask)
+        out = np.full((len(src), 1), c.bos_id, dtype=np.int64)     # [B, 1]
+        done = np.zeros(len(src), dtype=bool)
         with microtensor.no_grad():
-            pad = self.source_padding_mask(src, src_padding_mask)
             memory = self.encode(src, pad)                          # [B, T_src, D]
             caches = [(nn.KVCache(), nn.KVCache()) for _ in self.decoder] if use_cache else None
             for _ in range(max_new_tokens):
                 step_in = out[:, -1:] if use_cache else out         # [B, 1] or [B, t]
                 logits = self.decode(step_in, memory, pad, caches=caches)
-                next_id = logits.data[:, -1, :].argmax(axis=-1)     # [B]
+                next_id = sample_next(logits.data[:, -1, :], top_k=1)  # [B]  greedy
                 next_id = np.where(done, c.pad_id, next_id)
                 out = np.concatenate([out, next_id[:, None]], axis=1)  # [B, t + 1]
                 done |= next_id == c.eos_id

@@ -9,11 +9,8 @@ from microtensor import Tensor
 
 
 class CharTokenizer:
-    """Maps characters to integer ids and back; the vocabulary is the sorted set of characters.
-
-    Ids are 0 .. vocab_size-1 in the order of `chars`, so two tokenizers built from texts with
-    the same characters agree.
-    """
+    """Maps characters to integer ids 0 .. vocab_size-1 (in the order of `chars`) and back;
+    from_text sorts, so two tokenizers built from texts with the same characters agree."""
 
     def __init__(self, chars):
         """chars: the vocabulary, a string or a sequence of one-character strings, no repeats.
@@ -29,7 +26,7 @@ class CharTokenizer:
                                  f"got {ch!r}")
         if len(set(chars)) != len(chars):
             raise ValueError("CharTokenizer: the vocabulary repeats a character")
-        self.chars = chars
+        self.chars, self.vocab_size = chars, len(chars)  # ids lie in [0, vocab_size)
         self.stoi = {ch: i for i, ch in enumerate(chars)}
 
     @classmethod
@@ -37,16 +34,9 @@ class CharTokenizer:
         """The tokenizer whose vocabulary is every distinct character of `text`, sorted."""
         return cls(sorted(set(text)))
 
-    @property
-    def vocab_size(self):
-        """Number of tokens V; ids lie in [0, V)."""
-        return len(self.chars)
-
     def encode(self, text):
-        """str -> list[int] of length len(text).
-
-        Raises ValueError naming the first character that is not in the vocabulary.
-        """
+        """str -> list[int] of length len(text); ValueError names the first character that is
+        not in the vocabulary."""
         try:
             return [self.stoi[ch] for ch in text]
         except KeyError as error:
@@ -61,18 +51,14 @@ class CharTokenizer:
         Raises TypeError for an id that is not an int, ValueError for one outside
         [0, vocab_size).
         """
-        if isinstance(ids, Tensor):
-            ids = ids.data
-        if isinstance(ids, np.ndarray):
-            ids = ids.reshape(-1).tolist()
-        out = []
+        ids = ids.data if isinstance(ids, Tensor) else ids
+        ids = ids.reshape(-1).tolist() if isinstance(ids, np.ndarray) else ids
         for i in ids:
             if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
                 raise TypeError(f"token id {i!r} is not an int")
             if not 0 <= i < self.vocab_size:
                 raise ValueError(f"token id {i} is outside the vocabulary [0, {self.vocab_size})")
-            out.append(self.chars[i])
-        return "".join(out)
+        return "".join(self.chars[i] for i in ids)
 
     def __repr__(self):
         return f"CharTokenizer(vocab_size={self.vocab_size})"

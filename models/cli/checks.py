@@ -142,7 +142,7 @@ def add_settings_flags(group, config_class, help, choices=None):
     """
     from models.training.settings import flag_name
 
-    for field in dataclasses.fields(config_class):
+    for field in config_class.setting_fields():
         name = field.name
         kwargs = dict(dest=name, default=None, help=help[name])
         if field.type in (bool, "bool"):

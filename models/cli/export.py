@@ -65,7 +65,7 @@ def run(args):
 
 def _holds_a_checkpoint(directory):
     """Whether `directory` holds a checkpoint of ours (its config.json says so)."""
-    from models.training.checkpoint_format import CheckpointError, read_manifest
+    from models.training.out_dir import CheckpointError, read_manifest
 
     try:
         return read_manifest(directory) is not None

@@ -98,8 +98,8 @@ def _stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps, le
     import nn
     from models import GPT, CharTokenizer
     from models.training.data import default_corpus, get_batch
+    from models.training.run import configure_optimizer
     from models.training.settings import TrainConfig
-    from models.training.train import configure_optimizer
 
     text = default_corpus()
     tokenizer = CharTokenizer.from_text(text)
@@ -112,7 +112,7 @@ def _stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps, le
         microtensor.manual_seed(seed)  # identical initial weights and batches for both
         shape = TrainConfig(n_layer=n_layer, n_head=n_head, n_embd=n_embd,
                             block_size=block_size, bias=False, norm_first=norm_first)
-        model = GPT(shape.gpt_config(tokenizer.vocab_size))
+        model = GPT(shape.model_config(tokenizer.vocab_size))
         for param in model.parameters():
             param.data = param.data.astype(dtype)
         stage = "at initialisation"

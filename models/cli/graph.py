@@ -139,7 +139,7 @@ def load_model(args):
     config = get_preset(args.preset or "baby", n_layer=args.n_layer,
                         attention=getattr(args, "attention", None)).validate()
     tokenizer = CharTokenizer.from_text(default_corpus())
-    return GPT(config.gpt_config(tokenizer.vocab_size)), tokenizer
+    return GPT(config.model_config(tokenizer.vocab_size)), tokenizer
 
 
 def run(args):

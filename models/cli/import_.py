@@ -28,7 +28,7 @@ def run(args):
     import os
 
     from models.interop import hf, nanogpt
-    from models.training import checkpoint
+    from models.training import checkpoint, out_dir
 
     source = args.source
     if not os.path.exists(source):
@@ -38,8 +38,8 @@ def run(args):
     if args.meta and not is_nanogpt:
         raise ValueError("--meta goes with a nanoGPT ckpt.pt")
     try:  # refused before anything is read or written: nothing in OUT changes
-        checkpoint.open_out_dir(args.out, overwrite=args.overwrite)
-    except checkpoint.CheckpointExists:
+        out_dir.open_out_dir(args.out, overwrite=args.overwrite)
+    except out_dir.CheckpointExists:
         raise ValueError(f"--out {args.out!r} already holds a checkpoint; give --overwrite "
                          "to replace it, or another directory") from None
     if is_nanogpt:

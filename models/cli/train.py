@@ -87,8 +87,8 @@ def check_processes(processes, threads, batch_size):
 
 def run(args):
     from microtensor.memory import keep_freed_memory
-    from models.training.checkpoint_format import CheckpointError
     from models.training.data import DEFAULT_CORPUS_NAME, load_corpus
+    from models.training.out_dir import CheckpointError
     from models.training.run import Interrupted, TrainingRun
     from models.training.settings import TrainConfig, get_preset
     from models.training.train import train

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..gpt import GPTConfig
 from ..schema import Bool, FileError, Int, Nullable, Number, Object, Optional, Str, read_json
-from ..training.checkpoint_format import atomic_write
+from ..training.out_dir import atomic_write
 from .char_tokenizer_json import (
     MAX_VOCAB,
     TOKENIZER_CONFIG_FILE,

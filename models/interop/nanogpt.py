@@ -25,8 +25,8 @@ from ..gpt import GPTConfig
 from ..schema import (
     Bool,
     FileError,
-    Instance,
     Int,
+    Leaf,
     Map,
     Number,
     Object,
@@ -37,9 +37,9 @@ from ..schema import (
 )
 from ..tokenizer import CharTokenizer
 from ..training.checkpoint import load_checkpoint, load_optimizer
-from ..training.checkpoint_format import CONFIG_FILE as CHECKPOINT_CONFIG_FILE
-from ..training.checkpoint_format import TRAINING_STATE, atomic_write, load_snapshot
 from ..training.data import split_ids
+from ..training.out_dir import CONFIG_FILE as CHECKPOINT_CONFIG_FILE
+from ..training.out_dir import TRAINING_STATE, atomic_write, load_snapshot
 from ..training.settings import TrainConfig
 from .char_tokenizer_json import MAX_VOCAB
 from .hf import check_gpt2_block
@@ -150,11 +150,11 @@ def training_state(out_dir):
     """(model, tokenizer, train_state, optimizer): the latest training state in out_dir.
 
     That is what nanoGPT resumes from: the latest weights with their AdamW moments (our
-    `nn.optim.AdamW`, grouped as `models.training.train.configure_optimizer` groups it), the step
+    `nn.optim.AdamW`, grouped as `models.training.run.configure_optimizer` groups it), the step
     and the best validation loss so far. optimizer is None for a checkpoint without
     training state (e.g. an imported model).
     """
-    from ..training.train import configure_optimizer  # the training loop, only when exporting one
+    from ..training.run import configure_optimizer  # the training loop, only when exporting one
 
     model, tokenizer, manifest = load_checkpoint(out_dir, which="latest")
     path = os.path.join(os.fspath(out_dir), CHECKPOINT_CONFIG_FILE)
@@ -255,7 +255,8 @@ MODEL_ARGS = Object({"vocab_size": Int(1, MAX_VOCAB), "block_size": Int(1),
 
 def checkpoint_schema(torch):
     """What import reads from ckpt.pt (torch is imported only when it is needed)."""
-    return Object({"model": Map(Str(), Instance(torch.Tensor)), "model_args": MODEL_ARGS,
+    tensor = Leaf("a torch.Tensor", lambda v: isinstance(v, torch.Tensor))
+    return Object({"model": Map(Str(), tensor), "model_args": MODEL_ARGS,
                    "iter_num": Optional(Int(0), 0),
                    "best_val_loss": Optional(Number(0), NO_BEST_LOSS)})
 

@@ -1,25 +1,16 @@
-"""Data-parallel training over processes: each computes forward and backward on its share of a
-batch's rows, the gradients are summed, one optimizer step follows (Li et al. 2020, "PyTorch
-Distributed: Experiences on Accelerating Data Parallel Training", torch's DistributedDataParallel).
+"""Data-parallel training over forked processes: each computes forward and backward on its share
+of a batch's rows, the gradients are summed, one optimizer step follows (Li et al. 2020,
+"PyTorch Distributed"; torch's DistributedDataParallel). Processes, not threads: numpy runs
+each elementwise op on one thread, and Python threads serialize on the GIL in between.
 
-Why processes: numpy runs each elementwise operation on one thread, and Python threads that
-call it serialize on the GIL for everything in between, so on a machine with free cores only
-more processes make a step faster. Why the result is the full batch's: the mean cross-entropy over
-B rows is a weighted sum of the shares' means,
+The mean loss over B rows is a weighted sum of the shares' means, so are its gradients:
 
-    L = (1/B) Σ_b ℓ_b = Σ_i (n_i / B) · L_i,    so    ∂L/∂θ = Σ_i ∂[(n_i / B) · L_i]/∂θ,
+    L = (1/B) Σ_b ℓ_b = Σ_i (n_i / B) · L_i,    ∂L/∂θ = Σ_i ∂[(n_i / B) · L_i]/∂θ.
 
-where share i holds n_i rows and L_i is its mean: each process backpropagates its own term
-and the parent adds the gradients up.
-
-How (everything on one machine, started by fork):
-- the parameters' arrays move into one shared anonymous mapping, so the parent's in-place
-  AdamW update is what every worker reads at the next step (no copies, no messages);
-- each worker has a shared buffer for its rows of the batch and one for its gradients;
-- a step is one small message each way per worker over a Pipe: the parent writes the rows,
-  sends a task (a seed, its mode), computes its own share, then adds the workers' gradients
-  in worker order (a fixed order: the same bits every run). Evaluation batches are split
-  the same way, forward only.
+The parameters live in one shared anonymous mapping (the parent's in-place AdamW update is
+what every worker reads next); each worker has shared buffers for its rows and its gradients,
+and a step is one small message each way per worker over a Pipe. The parent adds the
+gradients in worker order: the same bits every run.
 """
 import atexit
 import mmap
@@ -34,19 +25,14 @@ from threadpoolctl import threadpool_limits
 
 import microtensor
 
-# parent -> worker: "compute your share": the seed of its random draws, the parent's mode
-# (model.training) and whether to backpropagate (no: an evaluation, without a graph)
-TASK = struct.Struct("<Q??")
-LOSS = struct.Struct("<d")   # worker -> parent: its share's term (n_i / B) · L_i
+TASK = struct.Struct("<Q??")  # parent -> worker: a seed, model.training, whether to backpropagate
+LOSS = struct.Struct("<d")    # worker -> parent: its share's term (n_i / B) · L_i
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def share_sizes(batch_size, processes):
-    """The rows of each process: contiguous shares whose sizes differ by at most 1, larger first.
-
-    share_sizes(11, 3) == [4, 4, 3]. Raises ValueError unless processes is an int in
-    [1, batch_size].
-    """
+    """The rows of each process, contiguous, sizes differing by at most 1, larger first:
+    share_sizes(11, 3) == [4, 4, 3]. ValueError unless processes is an int in [1, batch_size]."""
     if not isinstance(processes, (int, np.integer)) or not 1 <= processes <= batch_size:
         raise ValueError(f"--processes must be an int between 1 and --batch-size {batch_size} "
                          f"(each process needs a row of the batch); got {processes}")
@@ -54,16 +40,12 @@ def share_sizes(batch_size, processes):
 
 
 def shared_arrays(specs):
-    """Zeroed numpy arrays, one per (shape, dtype) in `specs`, in one anonymous shared mapping.
-
-    The mapping is MAP_SHARED: a process forked afterwards writes into the same memory, and
-    it has no name, so nothing is left to clean up when the last process lets go of it.
-    """
+    """Zeroed arrays, one per (shape, dtype) of `specs`, in one anonymous MAP_SHARED mapping:
+    a process forked afterwards writes into the same memory, and nothing is left to clean up."""
     offsets, end = [], 0
     for shape, dtype in specs:
-        start = -(-end // 64) * 64  # 64-byte aligned, as numpy's own allocations
-        offsets.append(start)
-        end = start + int(np.prod(shape)) * np.dtype(dtype).itemsize
+        offsets.append(-(-end // 64) * 64)  # 64-byte aligned, as numpy's own allocations
+        end = offsets[-1] + int(np.prod(shape)) * np.dtype(dtype).itemsize
     buffer = mmap.mmap(-1, max(end, 1))
     return [np.frombuffer(buffer, dtype, count=int(np.prod(shape)), offset=offset).reshape(shape)
             for (shape, dtype), offset in zip(specs, offsets)]
@@ -76,18 +58,17 @@ def _share_loss(loss_of, x, y, batch_size):
 
 
 def _worker(conn, inherited, model, loss_of, grads, x, y, batch_size):
-    """A worker's life: wait for a task, compute its share's loss (and gradients), reply;
-    until EOF."""
+    """Wait for a task, compute the share's loss (and gradients), reply; until EOF."""
     for signum in STOP_SIGNALS:  # the parent stops the run at a step boundary, then us
         signal.signal(signum, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-    for other in inherited:  # the parent's ends of other pipes: our copies would keep them open
+    for other in inherited:  # the parent's ends of the pipes: our copies would keep them open
         other.close()
     while True:
         try:
-            message = conn.recv_bytes()  # blocks in the kernel: an idle worker takes no CPU
-        except (EOFError, OSError):  # the parent closed its end or died (with a reply unread
-            return                   # in the pipe, Linux says ECONNRESET, not EOF): done
+            message = conn.recv_bytes()
+        except (EOFError, OSError):  # the parent closed its end or died (ECONNRESET): done
+            return
         try:
             seed, training, backward = TASK.unpack(message)
             microtensor.manual_seed(seed)
@@ -102,7 +83,7 @@ def _worker(conn, inherited, model, loss_of, grads, x, y, batch_size):
                 with microtensor.no_grad():
                     loss = _share_loss(loss_of, x, y, batch_size)
             reply = b"L" + LOSS.pack(loss.item())
-        except Exception:  # reported to the parent, which raises it; we wait for EOF
+        except Exception:  # the parent raises it
             reply = b"E" + traceback.format_exc().encode("utf-8", "replace")
         try:
             conn.send_bytes(reply)
@@ -118,17 +99,16 @@ class DataParallel:
             loss = parallel.forward_backward(x, y)   # x, y int arrays [B, T]; a float
             val_loss = parallel.loss(x_val, y_val)   # no graph, the model's mode; a float
 
-    loss_of(x, y) is the mean loss of rows x, y [n, T] (a scalar Tensor giving every parameter
-    a gradient); each parameter's `.grad` receives the full batch's. processes=1 computes
-    here, with nothing shared; N > 1 forks N - 1 workers on entering, one BLAS thread in each,
-    and from then on every parameter's `data` is a view of shared memory: update it in place
-    only (AdamW and load_state_dict do). reseed (dropout): each step the parent draws a seed per
-    worker from the package generator, so a run repeats, and resumes with the same `processes`,
-    bit for bit; off, nothing is drawn and the batches do not depend on `processes`.
+    loss_of(x, y) is the mean loss of rows x, y [n, T] (a scalar Tensor). processes=1
+    computes here; N > 1 forks N - 1 workers on entering, one BLAS thread in each, and every
+    parameter's `data` becomes a view of shared memory: update it in place only (AdamW and
+    load_state_dict do). reseed (dropout): each step draws a seed per worker from the package
+    generator, so a run repeats bit for bit with the same `processes`.
 
-    Workers ignore SIGINT/SIGTERM (the training loop stops at a step boundary) and exit when
-    the block is left. Raises ValueError for a count out of range or without fork (Windows);
-    forward_backward raises RuntimeError when a worker fails (with its traceback) or dies.
+    Workers ignore SIGINT/SIGTERM (the loop stops at a step boundary) and exit when the block
+    is left. Raises ValueError for a count out of range or without fork (Windows);
+    forward_backward and loss raise RuntimeError when a worker fails (with its traceback) or
+    dies, after which the block must be left.
     """
 
     def __init__(self, model, loss_of, processes, batch_shape, reseed=False):
@@ -147,14 +127,15 @@ class DataParallel:
         try:
             self._exit.enter_context(threadpool_limits(limits=1, user_api="blas"))
             self._exit.callback(self.close)
-            self._share_parameters()
+            shared = shared_arrays([(p.shape, p.dtype) for p in self.params])
+            for p, array in zip(self.params, shared):
+                array[...] = p.data
+                p.data = array
             for n in self.sizes[1:]:
                 self._start_worker(n)
-            # For a DataParallel entered without `with` (benchmarks/train_speed.py) and alive
-            # at exit: open pipes would keep the workers waiting while multiprocessing's exit
-            # handler waits for them (its SIGTERM is ignored), so close them first. atexit
-            # runs the last registered first, and multiprocessing registered its handler by
-            # the first fork at the latest.
+            # Entered without `with` (benchmarks/train_speed.py) and alive at exit: close the
+            # pipes before multiprocessing's exit handler (registered at the first fork, so
+            # run after ours) waits for workers that ignore its SIGTERM.
             atexit.register(self.close)
             self._exit.callback(atexit.unregister, self.close)
         except BaseException:
@@ -165,23 +146,14 @@ class DataParallel:
     def __exit__(self, *exc_info):
         self._exit.close()
 
-    def _share_parameters(self):
-        """Move every parameter's values into shared memory; p.data becomes a view of it."""
-        shared = shared_arrays([(p.shape, p.dtype) for p in self.params])
-        for p, array in zip(self.params, shared):
-            array[...] = p.data
-            p.data = array
-
     def _start_worker(self, rows):
-        grads_x_y = shared_arrays([(p.shape, p.dtype) for p in self.params]
-                                  + [((rows, self.block_size), np.int64)] * 2)
-        grads, x, y = grads_x_y[:-2], grads_x_y[-2], grads_x_y[-1]
+        *grads, x, y = shared_arrays([(p.shape, p.dtype) for p in self.params]
+                                     + [((rows, self.block_size), np.int64)] * 2)
         context = multiprocessing.get_context("fork")
         conn, child_conn = context.Pipe()
-        inherited = [conn] + [w[1] for w in self.workers]
         process = context.Process(target=_worker, daemon=True, name="microtensor-data-parallel",
-                                  args=(child_conn, inherited, self.model, self.loss_of,
-                                        grads, x, y, self.batch_size))
+                                  args=(child_conn, [conn] + [w[1] for w in self.workers],
+                                        self.model, self.loss_of, grads, x, y, self.batch_size))
         # a Ctrl-C between fork and the worker's SIG_IGN would kill it: blocked until then
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
@@ -192,13 +164,9 @@ class DataParallel:
         self.workers.append((process, conn, grads, x, y))
 
     def forward_backward(self, x, y):
-        """Forward and backward of the batch x, y [B, T]; returns its mean loss (a float).
-
-        Afterwards each parameter's .grad holds the full batch's gradient (added to what
-        was there, as backward() does): this process's share first, then the workers' in
-        order. Raises RuntimeError naming the worker that failed or died; after it the
-        DataParallel cannot be used again (replies may be left unread): leave the block.
-        """
+        """Forward and backward of the batch x, y [B, T]; returns its mean loss (a float). Each
+        parameter's .grad then holds the full batch's gradient (added to it, as backward()
+        does): this process's share first, then the workers' in order."""
         seeds = (microtensor.random.generator().integers(0, 2**63, size=len(self.workers))
                  if self.reseed else [0] * len(self.workers))
         loss = self._share_out(x, y, seeds, backward=True)
@@ -211,9 +179,8 @@ class DataParallel:
         return total
 
     def loss(self, x, y):
-        """The mean loss of the batch x, y [B, T] without a graph (a float), in the model's
-        current mode (call model.eval() first for an evaluation), the batch split as in
-        forward_backward."""
+        """The mean loss of the batch x, y [B, T] (a float) without a graph, in the model's
+        current mode, split as in forward_backward."""
         with microtensor.no_grad():
             total = self._share_out(x, y, [0] * len(self.workers), backward=False).item()
         for i in range(1, len(self.workers) + 1):
@@ -243,8 +210,7 @@ class DataParallel:
         except (EOFError, OSError):  # its end closed, or reset by the kernel: it died
             raise self._died(i) from None
         if reply[:1] == b"E":
-            raise RuntimeError(f"data-parallel worker {i} failed:\n"
-                               + reply[1:].decode("utf-8"))
+            raise RuntimeError(f"data-parallel worker {i} failed:\n" + reply[1:].decode("utf-8"))
         return LOSS.unpack(reply[1:])[0]
 
     def _died(self, i):

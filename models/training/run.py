@@ -1,15 +1,14 @@
-"""One training run (`microtensor train`, `translate train`): its --out directory, and the loop.
+"""One training run (`microtensor train`, `translate train`): its --out directory, the optimizer,
+and the loop, where each step happens: batch -> forward -> backward -> clip -> AdamW step at a
+warmup + cosine learning rate (nanoGPT's `train.py`; Loshchilov & Hutter 2019; nn/optim).
 
-The loop is nanoGPT's: evaluate when it is time (log the losses, save the latest state and,
-when its validation loss is the best so far, the model), then one step: batch -> forward ->
-backward -> clip -> AdamW step at the rate of a warmup + cosine decay (Loshchilov & Hutter
-2019; nn/optim). A trainer (train.py, translate.py) gives what is its own:
+A trainer (train.py, translate.py) gives what is its model's:
 
     run = TrainingRun(out_dir, resume=..., overwrite=...)   # refuses before anything changes
     config = run.settings(config)                          # on resume: the saved settings
-    it = run.start(model, optimizer, info)                 # 0, or the restored iteration
-    def evaluate(it): ... run.record_evaluation(record)    # logs, then saves latest (+ best)
-    return run.loop(it, get_batch, forward_backward, evaluate, ...)
+    it = run.start(model, configure_optimizer(model, config), info, "…")  # 0, or the saved iter
+    def evaluate(it): ... run.record_evaluation(it, train_loss, val_loss)  # log, then save
+    return run.loop(it, get_batch, forward_backward, evaluate, "train")
 
 SIGINT/SIGTERM only set `stop_signal`: the loop stops at the next step boundary and saves, so
 resuming gives the same weights as never stopping. A second Ctrl-C quits without saving.
@@ -18,6 +17,7 @@ import json
 import math
 import os
 import signal
+import sys
 import threading
 import time
 import weakref
@@ -30,16 +30,23 @@ import nn
 
 from ..schema import FileError, check
 from . import checkpoint as ckpt
-from . import checkpoint_format as fmt
-from .checkpoint import METRICS_FILE, CheckpointExists  # noqa: F401 (a caller's names)
-from .checkpoint_format import CONFIG_FILE, CheckpointError
-from .settings import resumed_settings
+from .out_dir import (
+    CONFIG_FILE,
+    METRICS_FILE,
+    TRAINING_STATE,
+    CheckpointError,
+    describe,
+    load_snapshot,
+    lock_directory,
+    open_out_dir,
+    read_manifest,
+    unlock_directory,
+)
 
 SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
-# What a resume needs from config.json, with its JSON type and range (models/schema.py specs,
-# checkpoint_format.TRAINING_STATE): a hand-edited one is refused up front
-RESUME_STATE = {(section, key): fmt.TRAINING_STATE[key] for section, keys in (
+# What a resume needs from config.json, with its JSON type (out_dir.TRAINING_STATE)
+RESUME_STATE = {(section, key): TRAINING_STATE[key] for section, keys in (
     ("info", ("train_config", "data")),
     ("latest", ("rng", "param_groups", "best_val_loss", "last_eval", "elapsed_s")))
     for key in keys}
@@ -57,28 +64,37 @@ class Interrupted(KeyboardInterrupt):
         self.signum, self.exit_status = signum, 128 + signum
 
 
+def configure_optimizer(model, config):
+    """AdamW with weight decay on matrices (embeddings, Linear weights) only, as nanoGPT's:
+    pulling a LayerNorm gain or a bias toward zero would shrink what it scales."""
+    params = model.parameters()
+    groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": config.weight_decay},
+              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
+    return nn.optim.AdamW(groups, lr=config.learning_rate, betas=(config.beta1, config.beta2),
+                          weight_decay=config.weight_decay)
+
+
 class TrainingRun:
     """One training run: its --out directory, checked before anything is written
-    (checkpoint.open_out_dir: resume continues the checkpoint there, which must hold a model
-    of `kind` and RESUME_STATE; overwrite starts afresh over ours), and its loop.
+    (out_dir.open_out_dir: resume continues the checkpoint there, which must hold a model of
+    `kind` and RESUME_STATE; overwrite starts afresh over ours), and its loop.
 
     Raises what open_out_dir raises, and CheckpointError for a resume without training state.
     """
 
     def __init__(self, out_dir, resume=False, overwrite=False, kind="gpt"):
         self.out_dir, self.resuming = os.fspath(out_dir), resume
-        self.manifest = ckpt.open_out_dir(self.out_dir, resume, overwrite)
+        self.manifest = open_out_dir(self.out_dir, resume, overwrite)
         self.config_path = os.path.join(self.out_dir, CONFIG_FILE)
         if resume:
             self._check_resumable(kind)
         self.metrics_path = os.path.join(self.out_dir, METRICS_FILE)
-        # the other files of ours in --out, recorded in config.json (checkpoint.open_out_dir):
-        # a caller that writes one there (a picture, say) adds its name
+        # our other files in --out (config.json lists them): a caller writing one there adds it
         self.files = {METRICS_FILE, *(self.manifest.get("files", []) if resume else [])}
         self.config = self.stop_signal = self.saved_iter = self.last_eval = None
-        self.best_val_loss = math.inf
-        # --out stays as it was until the first write: the first save starts the checkpoint
-        # afresh, the first line replaces metrics.jsonl; the lock is taken then (_claim)
+        self.best_val_loss, self.progress = math.inf, True
+        # --out is untouched until the first write: the first save starts the checkpoint
+        # afresh, the first line replaces metrics.jsonl, and --out is locked then (_claim)
         self._fresh = self._new_metrics = not resume
         self._claimed, self._started = False, time.perf_counter()
         self._elapsed_before = self.manifest["latest"].get("elapsed_s", 0.0) if resume else 0.0
@@ -109,77 +125,58 @@ class TrainingRun:
 
     def settings(self, config):
         """The validated settings of this run: `config`, or on resume the saved ones with its
-        max_iters (settings.resumed_settings). Raises ValueError for a setting out of range or
-        changed, or a --max-iters the checkpoint has reached already."""
+        max_iters (TrainSettings.resumed). Raises ValueError for a setting out of range or
+        changed, or a --max-iters the checkpoint has reached."""
         if config is self.config:  # asked again (the command line, then train): known
             return config
         if self.resuming:
-            self.saved_settings(type(config))
-            config = resumed_settings(self.manifest["info"]["train_config"], config)
-        config.validate()
-        if self.resuming and self.manifest["latest"]["iter"] >= config.max_iters:
-            raise ValueError(f"--max-iters {config.max_iters}: the checkpoint in {self.out_dir} "
-                             f"is at iter {self.manifest['latest']['iter']} already; give a "
-                             "larger --max-iters to train on")
-        self.config = config
-        return config
+            config = config.resumed(self.saved_settings(type(config)),
+                                    self.manifest["latest"]["iter"])
+        self.config = config.validate()
+        return self.config
 
-    def start(self, model, optimizer, info):
+    def start(self, model, optimizer, info, about=None, progress=True):
         """Take the model, its optimizer and the checkpoint's `info`; return the first iteration:
-        0, or on resume the latest state's (loaded into model, optimizer, random generator)."""
-        self.model, self.optimizer, self.info = model, optimizer, info
+        0, or on resume the latest state's (loaded into model, optimizer, random generator).
+        Prints "training a N-parameter `about`" when given; progress=False: no tqdm bar."""
+        self.model, self.optimizer, self.info, self.progress = model, optimizer, info, progress
         it = 0
         if self.resuming:
-            arrays, path = fmt.load_snapshot(self.out_dir, "latest", self.manifest)
+            arrays, path = load_snapshot(self.out_dir, "latest", self.manifest)
             latest = self.manifest["latest"]
             ckpt.load_model_arrays(model, arrays, path)
             ckpt.load_optimizer(optimizer, arrays, latest["param_groups"], path)
             microtensor.random.set_rng_state(latest["rng"])
             it, self.last_eval = latest["iter"], latest["last_eval"]
-            self.best_val_loss = math.inf if latest["best_val_loss"] is None else \
-                latest["best_val_loss"]
+            best = latest["best_val_loss"]
+            self.best_val_loss = math.inf if best is None else best
             self.start_metrics()
+        if about:
+            resuming = f"resuming at iter {it}: " if self.resuming else ""
+            self.say(f"{resuming}training a {model.num_parameters():,}-parameter {about}")
         return it
+
+    def say(self, text):
+        """Print a line to stdout, above the progress bar."""
+        (tqdm.write if self.progress else print)(text, file=sys.stdout)
 
     # --- the loop ---------------------------------------------------------------------------
 
-    def step(self, it, get_batch, forward_backward, after_backward=None):
-        """One AdamW step at iteration `it`; returns (the loss before it, the learning rate).
+    def loop(self, it, get_batch, forward_backward, evaluate, desc, after_backward=None):
+        """Train from iteration `it` to max_iters, then return the last evaluation's record
+        with "best_val_loss" and the total "elapsed_s"; the lock on --out is released however
+        it ends.
 
-        forward_backward(*get_batch()) computes a batch's loss and gradients and returns the
-        loss (a float); after_backward() sees the gradients before clipping (grad_clip 0: off).
-        A non-finite loss raises NonFiniteLoss before the step spoils the weights.
-        """
-        config = self.config
-        lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
-                                       config.warmup_iters,
-                                       config.lr_decay_iters or config.max_iters)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
-        self.optimizer.zero_grad()
-        loss = forward_backward(*get_batch())                   # batch -> forward -> backward
-        self.check_finite(loss, it, "training loss")
-        if after_backward is not None:
-            after_backward()
-        if config.grad_clip > 0:                                 # clip
-            nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_clip)
-        self.optimizer.step()                                    # step
-        return loss, lr
-
-    def loop(self, it, get_batch, forward_backward, evaluate, desc, progress=True,
-             tokens_per_step=None, after_backward=None):
-        """Train from iteration `it` to max_iters with a tqdm bar (tokens_per_step adds a
-        smoothed tokens/s); the lock on --out is released however it ends.
-
-        evaluate(it) runs at iteration 0, every eval_interval and at the end (not again for
-        a resumed state) and must end with record_evaluation. After a signal the state is
-        saved and Interrupted raised. Returns the last evaluation's record with
-        "best_val_loss" and the total "elapsed_s".
+        forward_backward(*get_batch()) computes a batch's gradients and returns its loss (a
+        float); after_backward() sees the gradients before clipping. evaluate(it) runs at
+        iteration 0, every eval_interval and at the end (not again for a resumed state) and
+        calls record_evaluation. Raises NonFiniteLoss before a step spoils the weights, and
+        Interrupted after a signal, once saved.
         """
         config = self.config
         bar = tqdm(total=config.max_iters, initial=it, desc=desc, unit="it",
-                   disable=not progress, dynamic_ncols=True)
-        evaluated, tokens_per_s = it if self.resuming else None, None
+                   disable=not self.progress, dynamic_ncols=True)
+        evaluated = it if self.resuming else None
         try:
             with self.signals():
                 while True:
@@ -195,17 +192,22 @@ class TrainingRun:
                         raise Interrupted(self.stop_signal, f"{SIGNALS[self.stop_signal]} at "
                                           f"iter {it}: latest state saved in {self.out_dir}; "
                                           "continue with --resume")
-                    started = time.perf_counter()
-                    loss, lr = self.step(it, get_batch, forward_backward, after_backward)
+                    lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
+                                                   config.warmup_iters,
+                                                   config.lr_decay_iters or config.max_iters)
+                    for group in self.optimizer.param_groups:
+                        group["lr"] = lr
+                    self.optimizer.zero_grad()
+                    loss = forward_backward(*get_batch())         # batch -> forward -> backward
+                    self.check_finite(loss, it, "training loss")
+                    if after_backward is not None:
+                        after_backward()
+                    if config.grad_clip > 0:                       # clip
+                        nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_clip)
+                    self.optimizer.step()                          # step
                     it += 1
-                    postfix = {"loss": f"{loss:.4f}", "lr": f"{lr:.2e}"}
-                    if tokens_per_step is not None:
-                        rate = tokens_per_step / (time.perf_counter() - started)
-                        tokens_per_s = rate if tokens_per_s is None else \
-                            0.9 * tokens_per_s + 0.1 * rate
-                        postfix["tok_s"] = f"{tokens_per_s:,.0f}"
                     bar.update(1)
-                    bar.set_postfix(postfix, refresh=False)
+                    bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.2e}", refresh=False)
         finally:
             bar.close()
             self.release()
@@ -213,7 +215,7 @@ class TrainingRun:
 
     @contextmanager
     def signals(self):
-        """While inside, SIGINT and SIGTERM set `stop_signal` (main thread only; elsewhere
+        """While inside, SIGINT and SIGTERM set `stop_signal` (in the main thread; elsewhere
         nothing changes); the previous handlers come back on leaving."""
         if threading.current_thread() is not threading.main_thread():
             yield
@@ -246,19 +248,25 @@ class TrainingRun:
         kept = "nothing was saved"
         if self.saved_iter is not None or self.resuming:
             kept = (f"{self.out_dir} keeps the last good checkpoint "
-                    f"({ckpt.describe(fmt.read_manifest(self.out_dir))})")
+                    f"({describe(read_manifest(self.out_dir))})")
         raise NonFiniteLoss(f"the {what} is {value} at iter {it}: training stopped; {kept}. "
                             "Try a lower --learning-rate or a --grad-clip")
 
-    def record_evaluation(self, record, metrics_line=None):
-        """Log an evaluation record {"iter", "val_loss", ...} (metrics_line, if given, is what
-        metrics.jsonl gets), then save the latest state, and the model if its loss is best.
-        The line goes first: a crash between the two is undone by --resume (start_metrics)."""
-        self.last_eval = record
-        self.log(record if metrics_line is None else metrics_line)
-        new_best = record["val_loss"] < self.best_val_loss
-        self.best_val_loss = min(self.best_val_loss, record["val_loss"])
-        self.save_state(record["iter"], record["val_loss"], new_best)
+    def record_evaluation(self, it, train_loss, val_loss, shown="", logged=None, **extra):
+        """The evaluation at iteration `it`: raise NonFiniteLoss for a loss that is not finite;
+        print both losses (and `shown`); append {"iter", "train_loss", "val_loss", **extra,
+        "elapsed_s"} (and `logged`, for metrics.jsonl only) to metrics.jsonl; then save the
+        latest state, and the model when its val_loss is the best yet. The line goes first:
+        a crash between the two is undone by --resume (start_metrics)."""
+        self.check_finite(train_loss, it, "train loss")
+        self.check_finite(val_loss, it, "val loss")
+        self.last_eval = {"iter": it, "train_loss": train_loss, "val_loss": val_loss, **extra,
+                          "elapsed_s": self.elapsed()}
+        self.say(f"iter {it}: train loss {train_loss:.4f}, val loss {val_loss:.4f}{shown}")
+        self.log(dict(self.last_eval, **(logged or {})))
+        new_best = val_loss < self.best_val_loss
+        self.best_val_loss = min(self.best_val_loss, val_loss)
+        self.save_state(it, val_loss, new_best)
 
     def start_metrics(self):
         """On resume, keep the metrics.jsonl lines up to the latest state's iteration: a line
@@ -278,7 +286,7 @@ class TrainingRun:
                         and record["iter"] <= last):
                     kept.append(json.dumps(record) + "\n")
         text = "".join(kept).encode("utf-8")
-        fmt.atomic_write(self.metrics_path, lambda f: f.write(text))
+        ckpt.atomic_write(self.metrics_path, lambda f: f.write(text))
 
     def log(self, record):
         """Append one JSON line to metrics.jsonl (the first line of a new run replaces the file)."""
@@ -308,8 +316,8 @@ class TrainingRun:
         """Before the first write: make --out and lock it until the loop ends (`release`);
         a run that never gets there lets go when it is garbage-collected."""
         if not self._claimed:
-            fd = fmt.lock_directory(self.out_dir)  # None where there are no locks
-            self._claimed, self._unlock = True, weakref.finalize(self, fmt.unlock_directory, fd)
+            fd = lock_directory(self.out_dir)  # None where there are no locks
+            self._claimed, self._unlock = True, weakref.finalize(self, unlock_directory, fd)
 
     def release(self):
         """Let another run write into --out (the loop calls this however it ends)."""

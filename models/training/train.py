@@ -1,14 +1,10 @@
-"""Training the character-level GPT: what is the GPT's (its optimizer groups, batches,
-evaluation, data fingerprint); the loop, checkpoints and resume are run.py's.
-
-References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch);
-Loshchilov & Hutter 2019 (AdamW); Radford et al. 2019 (GPT-2).
+"""Training the character-level GPT: its data, batches and evaluation; the loop, checkpoints and
+resume are run.py's. References: Karpathy, nanoGPT `train.py` (the same recipe, written from
+scratch); Radford et al. 2019 (GPT-2).
 """
 import hashlib
-import sys
 
 import numpy as np
-from tqdm import tqdm
 
 import microtensor
 import nn
@@ -16,38 +12,25 @@ import nn
 from ..gpt import GPT
 from .data import encode_text, get_batch, split_ids
 from .data_parallel import DataParallel
-from .run import TrainingRun
+from .run import TrainingRun, configure_optimizer
 
 
 def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, batch_loss=None):
-    """{split name: mean loss over eval_iters random batches}, in eval mode without a graph;
-    batch_loss(x, y) is a batch's loss as a float (default: the model's; train passes
-    DataParallel.loss). The batches come from a generator seeded with `seed`: every
-    evaluation sees the same ones, and evaluating draws none of the run's random numbers (so
-    --eval-interval does not change what is trained, and resuming needs no state for it).
-    """
+    """{split name: mean loss over eval_iters random batches of ids [N]}, in eval mode without
+    a graph; batch_loss(x, y) is a batch's loss as a float (default: the model's). The batches
+    come from a generator seeded with `seed`, not the run's: every evaluation sees the same
+    ones, and --eval-interval does not change what is trained."""
     batch_loss = batch_loss or (lambda x, y: model(x, y)[1].item())
     model.eval()
     out = {}
     with microtensor.no_grad():
         for name, ids in splits.items():
             generator = np.random.default_rng(seed)
-            losses = [batch_loss(*get_batch(ids, batch_size, block_size, generator))
-                      for _ in range(eval_iters)]
-            out[name] = float(np.mean(losses))
+            out[name] = float(np.mean([batch_loss(*get_batch(ids, batch_size, block_size,
+                                                             generator))
+                                       for _ in range(eval_iters)]))
     model.train()
     return out
-
-
-def configure_optimizer(model, config):
-    """AdamW with weight decay on matrices (embeddings, Linear weights) only, as nanoGPT: the
-    vectors (biases, LayerNorm weights) hold few parameters, and pulling a LayerNorm gain
-    toward zero would shrink its whole output."""
-    params = model.parameters()
-    groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": config.weight_decay},
-              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
-    return nn.optim.AdamW(groups, lr=config.learning_rate, betas=(config.beta1, config.beta2),
-                          weight_decay=config.weight_decay)
 
 
 def _corpus_sha256(tokenizer, ids):
@@ -66,18 +49,15 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     line made on it). Returns the last evaluation {"iter", "train_loss", "val_loss",
     "best_val_loss", "elapsed_s"}.
 
-    Each evaluation (iteration 0, every eval_interval, the end) prints both losses, appends
-    them to metrics.jsonl (with log_grad_norms, also "grad_norms": {module: ‖∂L/∂θ‖} of the
-    last step before it, before clipping) and saves (run.py). `source` names the text in
-    messages; `data_path` is recorded so that a resume finds it again. processes > 1 splits
-    each batch's rows over processes (data_parallel.py): how the run is computed, not what is
-    trained, so a resume may use another count (other float32 rounding; with dropout, other
-    random masks and batches). resume continues the latest state in out_dir (the same
-    settings but max_iters, the same text); overwrite starts afresh over our checkpoint.
-
-    `on_evaluation(model, it)`, if given, runs after each evaluation is recorded (`train
-    --explore` writes its page there); it must leave the model, its gradients and the
-    random state as it found them.
+    Each evaluation (iteration 0, every eval_interval, the end) is printed, logged to
+    metrics.jsonl (log_grad_norms adds "grad_norms": {module: ‖∂L/∂θ‖} of the step before,
+    before clipping) and saved. `source` names the text in messages; `data_path` is recorded
+    for a resume to find it again. processes > 1 splits each batch's rows over processes
+    (data_parallel.py): how the run is computed, not what is trained, so a resume may use
+    another count. resume continues the latest state in out_dir (the same settings but
+    max_iters, the same text); overwrite starts afresh over our checkpoint.
+    `on_evaluation(model, it)` runs after each evaluation (`train --explore` writes its page
+    there); it must leave the model, its gradients and the random state as it found them.
 
     Raises ValueError for invalid settings, a text too short for block_size, a resume with
     other settings or text, processes outside [1, batch_size]; what TrainingRun raises;
@@ -85,34 +65,27 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     """
     run = (out_dir if isinstance(out_dir, TrainingRun)
            else TrainingRun(out_dir, resume=resume, overwrite=overwrite))
-    config, resume, out_dir = run.settings(config), run.resuming, run.out_dir
+    config = run.settings(config)
     tokenizer, ids = encode_text(text) if isinstance(text, str) else text  # ids [N] uint8/16
     data = {"source": source, "path": data_path, "sha256": _corpus_sha256(tokenizer, ids),
             "characters": len(ids)}
-    if resume and run.manifest["info"]["data"].get("sha256") != data["sha256"]:
+    if run.resuming and run.manifest["info"]["data"].get("sha256") != data["sha256"]:
         trained_on = run.manifest["info"]["data"]["source"]
-        what = (f"{source} has changed since the checkpoint in {out_dir} was trained on it"
-                if trained_on == source else
-                f"{source} is not the text the checkpoint in {out_dir} was trained on "
-                f"({trained_on})")
+        what = (f"{source} has changed since the checkpoint in {run.out_dir} was trained on it"
+                if trained_on == source else f"{source} is not the text the checkpoint in "
+                f"{run.out_dir} was trained on ({trained_on})")
         raise ValueError(f"{what}; a resumed run needs the same data (--data)")
     microtensor.manual_seed(config.seed)
     train_ids, val_ids = split_ids(ids, config.block_size, source)
-    model = GPT(config.gpt_config(tokenizer.vocab_size))
-    model.train()
-    optimizer = configure_optimizer(model, config)
+    model = GPT(config.model_config(tokenizer.vocab_size))
     parallel = DataParallel(model, lambda x, y: model(x, y)[1], processes,
                             (config.batch_size, config.block_size), reseed=config.dropout > 0)
     info = {"vocab": tokenizer.chars, "train_config": config.to_dict(), "data": data,
             "processes": processes}
-    it = run.start(model, optimizer, info)  # loaded before the workers fork (`with` below)
-
-    say = tqdm.write if progress else print
-    resuming = f"resuming at iter {it}: " if resume else ""
-    say(f"{resuming}training a {model.num_parameters():,}-parameter GPT on {source} "
-        f"({len(train_ids):,} train / {len(val_ids):,} val characters, "
-        f"vocabulary {tokenizer.vocab_size})", file=sys.stdout)
-
+    about = (f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val characters, "
+             f"vocabulary {tokenizer.vocab_size})")
+    # a resumed state is loaded here, before `with parallel` forks the workers
+    it = run.start(model, configure_optimizer(model, config), info, about, progress)
     grad_norms = None  # of the latest step, when log_grad_norms
 
     def keep_grad_norms():
@@ -123,18 +96,12 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
         losses = estimate_loss(model, {"train": train_ids, "val": val_ids}, config.eval_iters,
                                config.batch_size, config.block_size, seed=config.seed + 1,
                                batch_loss=parallel.loss)
-        for split, value in losses.items():
-            run.check_finite(value, it, f"{split} loss")
-        last = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
-                "elapsed_s": run.elapsed()}
-        say(f"iter {it}: train loss {last['train_loss']:.4f}, "
-            f"val loss {last['val_loss']:.4f}", file=sys.stdout)
-        run.record_evaluation(last, dict(last, grad_norms=grad_norms) if grad_norms else None)
+        run.record_evaluation(it, losses["train"], losses["val"],
+                              logged={"grad_norms": grad_norms} if grad_norms else None)
         if on_evaluation is not None:
             on_evaluation(model, it)
 
     with parallel:  # workers (if any) live until the loop ends, however it ends
         return run.loop(it, lambda: get_batch(train_ids, config.batch_size, config.block_size),
-                        parallel.forward_backward, evaluate, "train", progress,
-                        tokens_per_step=config.batch_size * config.block_size,
+                        parallel.forward_backward, evaluate, "train",
                         after_backward=keep_grad_norms if log_grad_norms else None)

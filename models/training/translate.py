@@ -1,25 +1,16 @@
 """Training the encoder-decoder on the built-in dates task (models/tasks/dates.py): teacher-forced
-batches, and evaluation by exact match on held-out dates.
-
-The settings (`TranslateConfig`), the loop, the AdamW step, the --out directory, resume,
-signals and checkpoints are those of `microtensor train` (settings.py, run.py, checkpoint.py).
-References: Vaswani et al. 2017 §5 (Adam with β₂ = 0.98 and warmup, label smoothing,
-dropout); course notes 3.7 (teacher forcing: one forward trains every target position).
+batches and evaluation by exact match on held-out dates; the loop is run.py's.
+References: Vaswani et al. 2017 §5; course notes 3.7 (teacher forcing: one forward trains every
+target position).
 """
-import os
-import sys
-
 import numpy as np
-from tqdm import tqdm
 
 import microtensor
-import nn
 
-from ..schema import FileError, Object, check
 from ..seq2seq import Seq2SeqTransformer
 from ..tasks import dates as task
-from .checkpoint import CONFIG_FILE, VOCAB, CheckpointError, load_model
-from .run import TrainingRun
+from .checkpoint import load_model, load_vocabularies
+from .run import TrainingRun, configure_optimizer
 
 KIND = Seq2SeqTransformer.kind
 
@@ -51,50 +42,33 @@ def load_translator(out_dir, which="best"):
     ValueError naming the file) when it is broken or holds another kind of model.
     """
     model, manifest = load_model(out_dir, which, kind=KIND)
-    path = os.path.join(os.fspath(out_dir), CONFIG_FILE)
-    try:
-        info = check(manifest["info"], Object({"src_vocab": VOCAB, "tgt_vocab": VOCAB}), path,
-                     "info")
-        src_tok = task.Seq2SeqTokenizer(info["src_vocab"])
-        tgt_tok = task.Seq2SeqTokenizer(info["tgt_vocab"])
-    except ValueError as error:  # the schema's FileError, or a repeated character
-        raise CheckpointError(str(error) if isinstance(error, FileError) else
-                              f"{path}: info.src_vocab / info.tgt_vocab: {error}") from None
-    if (src_tok.vocab_size, tgt_tok.vocab_size) != (model.config.src_vocab_size,
-                                                     model.config.tgt_vocab_size):
-        raise CheckpointError(f"{out_dir}: the vocabularies do not match model_config")
+    vocabs = load_vocabularies(out_dir, model, manifest, task.Seq2SeqTokenizer,
+                               src_vocab="src_vocab_size", tgt_vocab="tgt_vocab_size")
+    src_tok, tgt_tok = vocabs["src_vocab"], vocabs["tgt_vocab"]
     return model, src_tok, tgt_tok, manifest
 
 
 def train_translation(config, out_dir, progress=True, resume=False, overwrite=False):
-    """Train a Seq2SeqTransformer on the dates task as `config` (a TranslateConfig) says;
-    checkpoints go to out_dir (a path, or the TrainingRun the command line made on it), with
-    the rules of `microtensor train` (run.py, train.train). Each evaluation (iteration 0,
-    every eval_interval, the end) measures the teacher-forced loss on the first n_test
-    training pairs and on the held-out pairs, and the exact match of greedy translations of
-    the held-out pairs, and appends {"iter", "train_loss", "val_loss", "exact_match",
-    "elapsed_s"} to metrics.jsonl. Returns the last one plus "best_val_loss".
+    """Train a Seq2SeqTransformer on the dates task as `config` (a TranslateConfig) says, with
+    the checkpoints and rules of `microtensor train` (train.train; out_dir a path or a
+    TrainingRun). Each evaluation measures the teacher-forced loss on the first n_test
+    training pairs and on the held-out pairs, and the exact match of the held-out pairs'
+    greedy translations. Returns the last {"iter", "train_loss", "val_loss", "exact_match",
+    "elapsed_s"} plus "best_val_loss".
     """
     run = (out_dir if isinstance(out_dir, TrainingRun)
            else TrainingRun(out_dir, resume=resume, overwrite=overwrite, kind=KIND))
-    config, resume = run.settings(config), run.resuming
+    config = run.settings(config)
     microtensor.manual_seed(config.seed)
     src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
     train_pairs, test_pairs = task.date_pairs(config.n_train, config.n_test, seed=config.seed)
     model = Seq2SeqTransformer(config.model_config())
-    model.train()
-    optimizer = nn.optim.AdamW(model.parameters(), lr=config.learning_rate,
-                               betas=(config.beta1, config.beta2),
-                               weight_decay=config.weight_decay)
     info = {"src_vocab": src_tok.chars.chars, "tgt_vocab": tgt_tok.chars.chars,
             "train_config": config.to_dict(),
             "data": {"source": "the built-in dates task (models/tasks/dates.py)"}}
-    it = run.start(model, optimizer, info)
-    say = tqdm.write if progress else print
-    resuming = f"resuming at iter {it}: " if resume else ""
-    say(f"{resuming}training a {model.num_parameters():,}-parameter encoder-decoder on dates "
-        f"in words -> ISO ({len(train_pairs):,} train / {len(test_pairs):,} held-out pairs)",
-        file=sys.stdout)
+    about = (f"encoder-decoder on dates in words -> ISO ({len(train_pairs):,} train / "
+             f"{len(test_pairs):,} held-out pairs)")
+    it = run.start(model, configure_optimizer(model, config), info, about, progress)
 
     def get_batch():
         """(src, tgt_in, targets) of a random batch of training pairs (teacher forcing)."""
@@ -110,12 +84,7 @@ def train_translation(config, out_dir, progress=True, resume=False, overwrite=Fa
         val = evaluate(model, test_pairs, src_tok, tgt_tok, config.label_smoothing)
         trn = evaluate(model, train_pairs[:config.n_test], src_tok, tgt_tok,
                        config.label_smoothing, exact=False)
-        for what, value in (("train loss", trn["loss"]), ("val loss", val["loss"])):
-            run.check_finite(value, it, what)
-        last = {"iter": it, "train_loss": trn["loss"], "val_loss": val["loss"],
-                "exact_match": val["exact_match"], "elapsed_s": run.elapsed()}
-        say(f"iter {it}: train loss {last['train_loss']:.4f}, val loss {last['val_loss']:.4f}, "
-            f"exact match {last['exact_match']:.1%}", file=sys.stdout)
-        run.record_evaluation(last)
+        run.record_evaluation(it, trn["loss"], val["loss"], exact_match=val["exact_match"],
+                              shown=f", exact match {val['exact_match']:.1%}")
 
-    return run.loop(it, get_batch, forward_backward, evaluate_at, "translate", progress)
+    return run.loop(it, get_batch, forward_backward, evaluate_at, "translate")

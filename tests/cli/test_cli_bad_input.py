@@ -145,7 +145,7 @@ def missing_moment(arrays):
 
 @pytest.mark.parametrize("change, message", [
     (rename_a_buffer, "unexpected array 'optimizer/x/exp_avg'"),
-    (negative_step, "optimizer/0/step holds int64 values"),
+    (negative_step, "optimizer/0/step is int64 of shape (); expected a count >= 0"),
     (scalar_moment, "optimizer/0/exp_avg is float32 of shape (); expected floats of its "
                     "parameter's shape"),
     (integer_moment, "optimizer/0/exp_avg is int64 of shape"),

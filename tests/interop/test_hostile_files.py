@@ -222,7 +222,7 @@ def test_what_import_accepts_sample_reads(tmp_path, capfd, hf_dir, nanogpt_dir, 
 
 def test_save_refuses_what_load_would_refuse_and_writes_nothing(tmp_path):
     """The writer runs the reader's checks first: a NaN weight or iter -5 never reaches disk."""
-    from models.training.checkpoint_format import CheckpointError
+    from models.training.out_dir import CheckpointError
 
     model, tok = tiny()
     with pytest.raises(CheckpointError, match=r"best snapshot\): wte.weight holds NaN"):

@@ -14,8 +14,10 @@ import microtensor
 import nn
 from models import GPT, CharTokenizer, GPTConfig
 from models.training import checkpoint as ckpt
-from models.training.checkpoint import CONFIG_FILE, CheckpointError, Snapshot, load_checkpoint
-from models.training.run import CheckpointExists, TrainingRun
+from models.training.checkpoint import Snapshot, load_checkpoint
+from models.training.out_dir import CONFIG_FILE, CheckpointError, CheckpointExists
+from models.training.run import TrainingRun, configure_optimizer
+from models.training.settings import TrainConfig
 
 TEXT = "hello, world\n"
 
@@ -334,3 +336,26 @@ def test_a_resume_into_a_locked_out_changes_nothing(tmp_path, monkeypatch):
     lines = (tmp_path / "metrics.jsonl").read_text().splitlines()
     assert lines == ['{"iter": 5}', '{"iter": 8}'], f"expected metrics.jsonl untouched; got {lines}"
     running.release()
+
+
+def test_a_resume_whose_optimizer_groups_differ_names_both_groupings_in_one_line(tmp_path):
+    """As a `translate train` checkpoint written before its optimizer had configure_optimizer's
+    two groups (decayed matrices first): each buffer would meet another parameter's shape."""
+    model, tok = gpt()
+    one_group = nn.optim.AdamW(model.parameters())
+    run = TrainingRun(tmp_path)
+    run.start(model, one_group, INFO, progress=False)
+    idx = np.array([tok.encode("hello, w")])
+    model(idx[:, :-1], idx[:, 1:])[1].backward()
+    one_group.step()
+    run.save_state(1, 2.0, new_best=True)
+    run.release()
+    two_groups = configure_optimizer(model, TrainConfig())
+    sizes = [len(group["params"]) for group in two_groups.param_groups]
+    with pytest.raises(CheckpointError) as error:
+        TrainingRun(tmp_path, resume=True).start(model, two_groups, INFO, progress=False)
+    assert str(error.value) == (
+        f"{tmp_path / 'latest.1.npz'}: the optimizer state has 1 parameter group of "
+        f"{sum(sizes)} parameters; this run's optimizer has 2 parameter groups ({sizes[0]} and "
+        f"{sizes[1]} parameters): it was written by another version; start afresh with "
+        "--overwrite"), f"got {error.value}"

@@ -11,9 +11,9 @@ import pytest
 
 import microtensor
 from models.tokenizer import CharTokenizer
-from models.training import data
+from models.training import id_file
 from models.training.data import default_corpus, get_batch, load_corpus, split_ids
-from models.training.prepare import IdFile
+from models.training.id_file import IdFile
 
 # One-, two-, three- and four-byte UTF-8 characters: every chunk size below cuts some of them.
 MIXED = "a é € 😀 z\nÆble 中文 𝔘𝔫𝔦\n" * 7
@@ -34,13 +34,13 @@ def assert_same_as_char_tokenizer(tokenizer, ids, text):
 
 def count_writes(monkeypatch):
     """A list that grows by one path each time load_corpus tries to prepare an id file."""
-    written, real_write_ids = [], data.write_ids
+    written, real_write_ids = [], id_file.write_ids
 
     def counting_write_ids(path, cache_path, *args):
         written.append(cache_path)
         return real_write_ids(path, cache_path, *args)
 
-    monkeypatch.setattr(data, "write_ids", counting_write_ids)
+    monkeypatch.setattr(id_file, "write_ids", counting_write_ids)
     return written
 
 

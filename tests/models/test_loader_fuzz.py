@@ -264,7 +264,7 @@ def test_our_checkpoint_loads_for_sample_or_says_what_is_wrong_in_one_line(origi
             mutate_tensors(arrays, data, numpy_arrays=True)
             np.savez(snapshot, **arrays)
         if data.draw(st.booleans(), label="consistent?"):  # config.json updated to match
-            from models.training.checkpoint_format import sha256
+            from models.training.out_dir import sha256
             for which in ("best", "latest"):
                 manifest[which].update(bytes=os.path.getsize(snapshot), sha256=sha256(snapshot))
             (directory / "config.json").write_text(json.dumps(manifest), encoding="utf-8")

@@ -10,7 +10,7 @@ import pytest
 import microtensor
 from models import GPT, CharTokenizer, GPTConfig, Seq2SeqConfig
 from models.training import checkpoint as ckpt
-from models.training.checkpoint import CheckpointError
+from models.training.out_dir import CheckpointError, read_manifest
 from models.training.settings import TrainConfig, TranslateConfig
 
 
@@ -87,7 +87,7 @@ def test_a_bool_or_negative_iter_in_config_json_is_refused(tmp_path, model, entr
     manifest["best"].update(entry)
     (tmp_path / "config.json").write_text(json.dumps(manifest))
     with pytest.raises(CheckpointError, match=message):
-        ckpt.read_manifest(tmp_path)
+        read_manifest(tmp_path)
 
 
 def test_a_save_whose_info_is_not_utf8_json_writes_nothing(tmp_path, model):

@@ -13,6 +13,7 @@ import pytest
 
 from models.cli.main import main
 from models.training import checkpoint
+from models.training.out_dir import open_out_dir, our_files, read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ["train", "--preset", "tiny", "--max-iters", "2", "--eval-interval", "1",
@@ -93,9 +94,9 @@ def test_overwrite_replaces_our_files_but_refuses_a_file_of_the_users_beside_the
 def test_a_save_deletes_only_what_its_config_json_named(tmp_path):
     out = tmp_path / "out"
     assert main(TRAIN + ["--out", str(out)]) == 0
-    manifest = checkpoint.require_manifest(out)
+    manifest = read_manifest(out)
     assert manifest["files"] == ["metrics.jsonl"], manifest["files"]
-    assert sorted(checkpoint.our_files(manifest)) == sorted(
+    assert sorted(our_files(manifest)) == sorted(
         {"config.json", "metrics.jsonl", manifest["best"]["file"], manifest["latest"]["file"],
          f"best.{manifest['save'] + 1}.npz", f"latest.{manifest['save'] + 1}.npz"})
 
@@ -127,7 +128,7 @@ def test_a_file_the_run_records_is_ours_and_kept_across_a_resume(tmp_path):
     train(config, "hello world, " * 40, run, progress=False)
     train(dataclasses.replace(config, max_iters=3), "hello world, " * 40, tmp_path / "out",
           progress=False, resume=True)
-    assert "explore.html" in checkpoint.require_manifest(tmp_path / "out")["files"]
+    assert "explore.html" in read_manifest(tmp_path / "out")["files"]
 
 
 def test_a_model_saved_over_a_run_leaves_none_of_the_runs_files_behind(tmp_path):
@@ -135,10 +136,10 @@ def test_a_model_saved_over_a_run_leaves_none_of_the_runs_files_behind(tmp_path)
 
     out = tmp_path / "out"
     assert main(TRAIN + ["--out", str(out)]) == 0
-    checkpoint.open_out_dir(out, overwrite=True)  # what `import --overwrite` asks first
+    open_out_dir(out, overwrite=True)  # what `import --overwrite` asks first
     tokenizer = CharTokenizer.from_text("abc")
     model = GPT(GPTConfig(vocab_size=3, block_size=4, n_layer=1, n_head=1, n_embd=4))
     manifest = checkpoint.save_model(out, model, tokenizer)
     assert sorted(os.listdir(out)) == sorted({"config.json", manifest["best"]["file"],
                                               manifest["latest"]["file"]}), os.listdir(out)
-    checkpoint.open_out_dir(out, overwrite=True)  # all ours: a second import may replace it
+    open_out_dir(out, overwrite=True)  # all ours: a second import may replace it

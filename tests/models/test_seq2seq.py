@@ -180,8 +180,9 @@ def test_bad_inputs_raise_one_line_errors():
         model(SRC, TGT_IN, src_padding_mask=np.zeros((2, 4), dtype=bool))
     with pytest.raises(ValueError, match="exceed max_len"):
         model(np.ones((1, 13), dtype=np.int64), TGT_IN[:1])
-    with pytest.raises(ValueError, match="max_new_tokens"):
-        model.generate(SRC, 0)
+    for n in (0, 2.5):
+        with pytest.raises(ValueError, match=r"max_new_tokens must be an int in \[1, max_len=12\]"):
+            model.generate(SRC, n)
 
 
 def test_label_smoothing_is_cross_entropy_against_the_smoothed_targets_over_real_positions():

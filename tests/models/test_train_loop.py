@@ -10,8 +10,9 @@ import microtensor
 from models import GPT, GPTConfig
 from models.training import train as train_module
 from models.training.checkpoint import load_checkpoint
+from models.training.run import configure_optimizer
 from models.training.settings import PRESETS, TrainConfig, get_preset
-from models.training.train import configure_optimizer, train
+from models.training.train import train
 
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40
 
@@ -96,7 +97,7 @@ def test_every_setting_is_checked_naming_its_flag(setting, value, message):
 
 def test_gpt_config_is_built_in_one_place():
     config = small(bias=True, norm_first=False, activation="relu", dropout=0.1)
-    gpt = config.gpt_config(vocab_size=11)
+    gpt = config.model_config(vocab_size=11)
     shape = (gpt.vocab_size, gpt.block_size, gpt.n_layer, gpt.n_head, gpt.n_embd)
     assert shape == (11, 16, 1, 2, 16), f"expected the settings' shape; got {shape}"
     assert (gpt.bias, gpt.norm_first, gpt.activation, gpt.dropout) == (True, False, "relu", 0.1)

@@ -15,7 +15,8 @@ import pytest
 
 import nn
 from models.training import train as train_module
-from models.training.checkpoint import CONFIG_FILE, load_checkpoint
+from models.training.checkpoint import load_checkpoint
+from models.training.out_dir import CONFIG_FILE
 from models.training.run import Interrupted, NonFiniteLoss
 from models.training.settings import TrainConfig
 from models.training.train import train
