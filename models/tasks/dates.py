@@ -20,6 +20,7 @@ ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "
             "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"]
 ORDINALS += [f"twenty-{w}" for w in ORDINALS[:9]] + ["thirtieth", "thirty-first"]
 YEARS = (1900, 2099)                                                  # inclusive
+N_DAYS = (datetime.date(YEARS[1], 12, 31) - datetime.date(YEARS[0], 1, 1)).days + 1  # 73,049
 MAX_LEN = 40  # positions of a source (at most 37 characters) or a target (11 tokens)
 
 
@@ -88,8 +89,7 @@ def date_pairs(n_train=20000, n_test=500, seed=0):
     """
     rng = np.random.default_rng(seed)
     first = datetime.date(YEARS[0], 1, 1).toordinal()
-    n_days = datetime.date(YEARS[1], 12, 31).toordinal() - first + 1
-    order = rng.permutation(n_days)
+    order = rng.permutation(N_DAYS)
     test_days, train_days = order[:n_test], order[n_test:]
 
     def pairs(days):

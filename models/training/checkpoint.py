@@ -177,14 +177,23 @@ def _grouping(sizes):
 def load_optimizer(optimizer, arrays, param_groups, path):
     """Inverse of `optimizer_arrays`: restore `optimizer` from the arrays read from `path`,
     checked to be as our optimizers write them: the same buffers for every parameter, "step"
-    a 0-d count >= 0, the others finite floats of their parameter's shape (a 0-d one would
-    broadcast silently), for parameter groups of the same sizes as `optimizer`'s."""
+    a 0-d integer count >= 0, the others finite floats of their parameter's shape (a 0-d one would
+    broadcast silently), for parameter groups of the same sizes and hyper-parameters (but lr)
+    as `optimizer`'s, which the run's settings made."""
     saved, ours = ([len(group["params"]) for group in groups]
                    for groups in (param_groups, optimizer.param_groups))
     if saved != ours:
         raise CheckpointError(f"{path}: the optimizer state has {_grouping(saved)}; this run's "
                               f"optimizer has {_grouping(ours)}: it was written by another "
                               "version; start afresh with --overwrite")
+    for i, (saved_group, group) in enumerate(zip(param_groups, optimizer.param_groups)):
+        for key in sorted(group.keys() - {"params", "lr"}):  # lr is set at each step
+            ours = list(group[key]) if isinstance(group[key], tuple) else group[key]  # as JSON
+            if saved_group.get(key) is not None and saved_group[key] != ours:
+                raise CheckpointError(
+                    f"{os.path.join(os.path.dirname(path), CONFIG_FILE)}: latest.param_groups[{i}]."
+                    f"{key} is {shown(saved_group[key])}; its settings (info.train_config) give "
+                    f"{ours}, and they say how the state trains on")
     params = [p for group in optimizer.param_groups for p in group["params"]]
     state = {}
     for name, array in arrays.items():
@@ -196,10 +205,10 @@ def load_optimizer(optimizer, arrays, param_groups, path):
                                   "optimizer/<index>/<buffer>")
         index, step = int(index), key == "step"
         shape = () if step else params[index].shape if index < len(params) else array.shape
-        if (array.shape != shape or array.dtype.kind not in ("fiu" if step else "f")
+        if (array.shape != shape or array.dtype.kind not in ("iu" if step else "f")
                 or not np.isfinite(array).all() or (step and array < 0)):
             raise CheckpointError(f"{path}: {name} is {array.dtype} of shape {array.shape}; "
-                                  "expected " + ("a count >= 0 (0-d)" if step else
+                                  "expected " + ("a count >= 0 (a 0-d integer)" if step else
                                                  f"floats of its parameter's shape {shape}"))
         state.setdefault(index, {})[key] = array
     names = {frozenset(buffers) for buffers in state.values()}

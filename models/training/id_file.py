@@ -181,7 +181,7 @@ def read_ids(cache_path, key):
         return None
     except OSError as error:
         warnings.warn(f"cannot read the id file {cache_path!r} ({error.strerror}); preparing "
-                      "it again", stacklevel=3)
+                      "it again", stacklevel=4)
         return None
     try:
         if file.read(len(MAGIC)) != MAGIC:
@@ -202,7 +202,7 @@ def read_ids(cache_path, key):
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         file.close()
         warnings.warn(f"the id file {cache_path!r} is corrupt ({error}); preparing it again",
-                      stacklevel=3)
+                      stacklevel=4)
         return None
     return CharTokenizer(chars), IdFile(file, dtype, offset, length)
 

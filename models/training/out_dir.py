@@ -77,6 +77,11 @@ TRAINING_STATE = {"rng": RNG_STATE, "param_groups": Array(PARAM_GROUP, min_items
                   "data": Object({"source": Optional(Str()), "sha256": Optional(Str(length=64)),
                                   "path": Optional(Nullable(Str())),
                                   "characters": Optional(Int(0))})}
+# What a resume needs from config.json: (section, key) -> its JSON type
+RESUME_STATE = {(section, key): TRAINING_STATE[key] for section, keys in (
+    ("info", ("train_config", "data")),
+    ("latest", ("rng", "param_groups", "best_val_loss", "last_eval", "elapsed_s")))
+    for key in keys}
 MANIFEST = Object({"format": Const(FORMAT), "version": Const(VERSION),
                    "save": Optional(Int(0), 0), "kind": Str(),
                    "model_config": Object({}), "info": Object({}), "best": ENTRY,
@@ -203,13 +208,23 @@ def our_files(manifest):
     return names | {f"{which}.{manifest.get('save', 0) + 1}.npz" for which in ("best", "latest")}
 
 
+def _holds_checkpoint(path):
+    """Whether `path` is a directory holding a checkpoint of ours (`out/tiny` inside `out`): a
+    save never touches a directory, so one of ours may sit inside another run's --out."""
+    try:
+        return os.path.isdir(path) and read_manifest(path) is not None
+    except CheckpointError:
+        return False
+
+
 def open_out_dir(out_dir, resume=False, overwrite=False, flag="--out"):
     """The --out policy of every command that writes a checkpoint: the manifest of the
     checkpoint a resume continues (else None), or an error before anything is written.
 
     A directory holding a file we did not write (one its config.json does not name, or any
-    file when it has no config.json of ours) is refused whatever the flags: a file of the
-    user's is never deleted, moved or overwritten. A checkpoint of ours is refused unless
+    file when it has no config.json of ours; a folder holding a checkpoint of ours is not
+    one) is refused whatever the flags: a file of the user's is never deleted, moved or
+    overwritten. A checkpoint of ours is refused unless
     resume (continue it) or overwrite (start afresh). Raises CheckpointExists (refused),
     CheckpointError (foreign files; a broken checkpoint), FileNotFoundError (resume with
     nothing to continue), ValueError (both flags, or out_dir is a file).
@@ -232,14 +247,15 @@ def open_out_dir(out_dir, resume=False, overwrite=False, flag="--out"):
                               "left as it is: choose another directory") from None
     ours = our_files(manifest) if manifest else set()
     foreign = [n for n in sorted(os.listdir(out_dir)) if n not in ours and not any(
-        n.startswith(f".{o}.") and n.endswith(".tmp") for o in ours)]  # atomic_write's temporary
+        n.startswith(f".{o}.") and n.endswith(".tmp") for o in ours)  # atomic_write's temporary
+        and not _holds_checkpoint(os.path.join(out_dir, n))]
     if foreign:
         what = (f"and no checkpoint of ours (no {CONFIG_FILE})" if manifest is None
                 else f"which its {CONFIG_FILE} does not name")
         more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
         raise CheckpointError(f"{flag} {out_dir} holds {', '.join(foreign[:5])}{more} {what}: "
                               "a file we did not write is never replaced; choose another "
-                              "directory, or move them")
+                              f"directory (e.g. {flag} {out_dir.rstrip(os.sep)}-2), or move them")
     if resume and manifest is None:
         raise FileNotFoundError(f"--resume: no checkpoint in {out_dir} (no {CONFIG_FILE}); "
                                 "drop --resume to start a new run there")
@@ -247,3 +263,21 @@ def open_out_dir(out_dir, resume=False, overwrite=False, flag="--out"):
         raise CheckpointExists(f"{out_dir} already holds a checkpoint ({describe(manifest)}): "
                                "continue it with --resume, or start afresh with --overwrite")
     return manifest if resume else None
+
+
+def check_resumable(manifest, kind, path):
+    """CheckpointError naming `path` (its config.json) unless `manifest` holds a model of
+    `kind` and the training state RESUME_STATE lists, each of its JSON type."""
+    if manifest["kind"] != kind:
+        raise CheckpointError(f"--resume: {path} holds a {shown(manifest['kind'])} model; this "
+                              f"command continues {kind!r} models")
+    for (section, key), spec in RESUME_STATE.items():
+        entry = manifest[section]
+        if not isinstance(entry, dict) or key not in entry:
+            raise CheckpointError(f"--resume: {path} holds no training state to continue "
+                                  f"({section}.{key} is missing): its model can be sampled, "
+                                  "not resumed; start afresh with --overwrite")
+        try:
+            check(entry[key], spec, path, f"{section}.{key}")
+        except FileError as error:
+            raise CheckpointError(f"--resume: {error}") from None

@@ -28,13 +28,12 @@ from tqdm import tqdm
 import microtensor
 import nn
 
-from ..schema import FileError, check
 from . import checkpoint as ckpt
 from .out_dir import (
     CONFIG_FILE,
     METRICS_FILE,
-    TRAINING_STATE,
     CheckpointError,
+    check_resumable,
     describe,
     load_snapshot,
     lock_directory,
@@ -45,11 +44,6 @@ from .out_dir import (
 
 SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
-# What a resume needs from config.json, with its JSON type (out_dir.TRAINING_STATE)
-RESUME_STATE = {(section, key): TRAINING_STATE[key] for section, keys in (
-    ("info", ("train_config", "data")),
-    ("latest", ("rng", "param_groups", "best_val_loss", "last_eval", "elapsed_s")))
-    for key in keys}
 
 
 class NonFiniteLoss(RuntimeError):
@@ -64,12 +58,14 @@ class Interrupted(KeyboardInterrupt):
         self.signum, self.exit_status = signum, 128 + signum
 
 
-def configure_optimizer(model, config):
+def configure_optimizer(model, config, matrices_only=True):
     """AdamW with weight decay on matrices (embeddings, Linear weights) only, as nanoGPT's:
-    pulling a LayerNorm gain or a bias toward zero would shrink what it scales."""
+    pulling a LayerNorm gain or a bias toward zero would shrink what it scales.
+    matrices_only=False: one group, every parameter decayed (`translate train`'s AdamW)."""
     params = model.parameters()
-    groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": config.weight_decay},
-              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
+    groups = ([{"params": [p for p in params if p.ndim >= 2], "weight_decay": config.weight_decay},
+               {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
+              if matrices_only else [{"params": params}])
     return nn.optim.AdamW(groups, lr=config.learning_rate, betas=(config.beta1, config.beta2),
                           weight_decay=config.weight_decay)
 
@@ -77,7 +73,8 @@ def configure_optimizer(model, config):
 class TrainingRun:
     """One training run: its --out directory, checked before anything is written
     (out_dir.open_out_dir: resume continues the checkpoint there, which must hold a model of
-    `kind` and RESUME_STATE; overwrite starts afresh over ours), and its loop.
+    `kind` and its training state, out_dir.check_resumable; overwrite starts afresh over
+    ours), and its loop.
 
     Raises what open_out_dir raises, and CheckpointError for a resume without training state.
     """
@@ -87,7 +84,7 @@ class TrainingRun:
         self.manifest = open_out_dir(self.out_dir, resume, overwrite)
         self.config_path = os.path.join(self.out_dir, CONFIG_FILE)
         if resume:
-            self._check_resumable(kind)
+            check_resumable(self.manifest, kind, self.config_path)
         self.metrics_path = os.path.join(self.out_dir, METRICS_FILE)
         # our other files in --out (config.json lists them): a caller writing one there adds it
         self.files = {METRICS_FILE, *(self.manifest.get("files", []) if resume else [])}
@@ -98,22 +95,6 @@ class TrainingRun:
         self._fresh = self._new_metrics = not resume
         self._claimed, self._started = False, time.perf_counter()
         self._elapsed_before = self.manifest["latest"].get("elapsed_s", 0.0) if resume else 0.0
-
-    def _check_resumable(self, kind):
-        if self.manifest["kind"] != kind:
-            raise CheckpointError(f"--resume: {self.config_path} holds a "
-                                  f"{self.manifest['kind']!r} model; this command continues "
-                                  f"{kind!r} models")
-        for (section, key), spec in RESUME_STATE.items():
-            entry = self.manifest[section]
-            if not isinstance(entry, dict) or key not in entry:
-                raise CheckpointError(f"--resume: {self.config_path} holds no training state to "
-                                      f"continue ({section}.{key} is missing): its model can "
-                                      "be sampled, not resumed; start afresh with --overwrite")
-            try:
-                check(entry[key], spec, self.config_path, f"{section}.{key}")
-            except FileError as error:
-                raise CheckpointError(f"--resume: {error}") from None
 
     def saved_settings(self, config_class):
         """The settings the checkpoint being resumed was trained with (a config_class)."""
@@ -131,7 +112,8 @@ class TrainingRun:
             return config
         if self.resuming:
             config = config.resumed(self.saved_settings(type(config)),
-                                    self.manifest["latest"]["iter"])
+                                    self.manifest["latest"]["iter"],
+                                    f"the checkpoint in {self.out_dir}")
         self.config = config.validate()
         return self.config
 

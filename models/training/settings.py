@@ -82,9 +82,9 @@ class TrainSettings(Config):
                              "give --min-lr <= --learning-rate")
         return self
 
-    def resumed(self, saved, at_iter):
+    def resumed(self, saved, at_iter, checkpoint="the checkpoint"):
         """The settings a run resumed at iteration `at_iter` trains with: `saved` (the
-        checkpoint's, of this class) with these settings' max_iters.
+        checkpoint's, of this class) with these settings' max_iters; `checkpoint` names it.
 
         Raises ValueError naming the flag of any other setting that differs (lr_decay_iters
         None asks for nothing), or for a max_iters the checkpoint has reached. An extended
@@ -100,7 +100,7 @@ class TrainSettings(Config):
                                  f"{theirs}: a resumed run keeps its settings (only --max-iters "
                                  "may change); start afresh with --overwrite to change it")
         if self.max_iters <= at_iter:
-            raise ValueError(f"--max-iters {self.max_iters}: the checkpoint is at iter "
+            raise ValueError(f"--max-iters {self.max_iters}: {checkpoint} is at iter "
                              f"{at_iter} already; give a larger --max-iters to train on")
         decay = saved.lr_decay_iters
         if decay is None and self.max_iters != saved.max_iters:
@@ -182,6 +182,12 @@ class TranslateConfig(TrainSettings):
 
     AT_LEAST_1 = TrainSettings.AT_LEAST_1 + ("n_train", "n_test")
     BELOW_1 = TrainSettings.BELOW_1 + ("label_smoothing",)
+
+    def validate(self):
+        if self.n_test >= dates.N_DAYS:  # the held-out dates are distinct; training needs one more
+            raise ValueError(f"--n-test must be below the task's {dates.N_DAYS:,} dates "
+                             f"({dates.YEARS[0]}-{dates.YEARS[1]}); got {self.n_test}")
+        return super().validate()
 
     def model_config(self):
         """The Seq2SeqConfig of the model these settings train on the dates task."""

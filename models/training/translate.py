@@ -68,7 +68,10 @@ def train_translation(config, out_dir, progress=True, resume=False, overwrite=Fa
             "data": {"source": "the built-in dates task (models/tasks/dates.py)"}}
     about = (f"encoder-decoder on dates in words -> ISO ({len(train_pairs):,} train / "
              f"{len(test_pairs):,} held-out pairs)")
-    it = run.start(model, configure_optimizer(model, config), info, about, progress)
+    # one group, every parameter decayed: what --weight-decay says, and the optimizer state
+    # that translate's checkpoints have always held (a resume loads it by group)
+    optimizer = configure_optimizer(model, config, matrices_only=False)
+    it = run.start(model, optimizer, info, about, progress)
 
     def get_batch():
         """(src, tgt_in, targets) of a random batch of training pairs (teacher forcing)."""

@@ -4,6 +4,7 @@ anything its config.json does not name, with one line saying what is there, and 
 nothing; --overwrite replaces our own files only. A checkpoint of either model kind loads in a
 fresh process (the kinds are named where the models are defined)."""
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -61,6 +62,24 @@ def test_a_directory_of_the_users_files_is_refused_and_left_as_it_was(capsys, tm
         assert name in err, f"expected the line to name {name}; got {err!r}"
     assert "no checkpoint of ours" in err, err
     assert contents(out) == before, "expected --out untouched"
+
+
+def test_a_checkpoint_folder_of_ours_inside_out_is_left_alone_and_not_refused(capsys, tmp_path):
+    """The README's order: `train --out out/tiny`, `translate train` (out/translate), then
+    `train` into out: the runs inside are ours and a save never touches a folder."""
+    out = tmp_path / "out"
+    assert main(TRAIN + ["--out", str(out / "tiny")]) == 0
+    assert main(TRANSLATE + ["--out", str(out / "translate")]) == 0
+    inside = {name: contents(out / name) for name in ("tiny", "translate")}
+    assert main(TRAIN + ["--out", str(out)]) == 0, capsys.readouterr().err
+    assert main(TRAIN + ["--out", str(out), "--overwrite"]) == 0, capsys.readouterr().err
+    assert main(TRAIN + ["--out", str(out), "--resume", "--max-iters", "3"]) == 0
+    for name, before in inside.items():
+        assert contents(out / name) == before, f"expected out/{name} untouched by runs into out"
+    (out / "notes").mkdir()  # a folder of the user's is still refused, and named
+    assert main(TRAIN + ["--out", str(out), "--overwrite"]) == 1
+    err = capsys.readouterr().err
+    assert "notes" in err and "tiny" not in err.split("holds")[1], err
 
 
 def test_a_train_resume_into_the_users_files_is_refused_too(capsys, tmp_path):
@@ -143,3 +162,25 @@ def test_a_model_saved_over_a_run_leaves_none_of_the_runs_files_behind(tmp_path)
     assert sorted(os.listdir(out)) == sorted({"config.json", manifest["best"]["file"],
                                               manifest["latest"]["file"]}), os.listdir(out)
     open_out_dir(out, overwrite=True)  # all ours: a second import may replace it
+
+
+def test_a_resume_of_a_hand_edited_long_kind_is_refused_in_a_bounded_line(capsys, tmp_path):
+    out = tmp_path / "out"
+    assert main(TRAIN + ["--out", str(out)]) == 0
+    manifest = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps(dict(manifest, kind="x" * 100_000)))
+    capsys.readouterr()
+    assert main(TRAIN + ["--out", str(out), "--resume", "--max-iters", "3"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and len(err) < 1000 and "config.json" in err, \
+        f"expected one line under 1000 characters naming config.json; got {len(err)}: {err[:300]}"
+
+
+def test_a_resume_at_or_past_max_iters_names_the_checkpoint_directory(capsys, tmp_path):
+    out = tmp_path / "out"
+    assert main(TRAIN + ["--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(TRAIN + ["--out", str(out), "--resume"]) == 1
+    err = capsys.readouterr().err
+    expected = f"the checkpoint in {out} is at iter 2 already"
+    assert expected in err, f"expected {expected!r}; got {err!r}"

@@ -3,6 +3,7 @@
 A run stopped by SIGINT or SIGTERM at any step and resumed ends with bit-identical arrays
 and the same metrics; best vs latest; NaN stops keep the last good checkpoint.
 """
+import hashlib
 import json
 import os
 import signal
@@ -196,3 +197,44 @@ def test_a_nan_loss_stops_naming_the_iteration_and_keeps_the_last_good_checkpoin
     model, _, manifest = load_checkpoint(tmp_path, which="latest")
     assert manifest["latest"]["iter"] == 4
     assert all(np.isfinite(a).all() for a in model.state_dict().values())
+
+
+def _edit_latest(out, edit_manifest=None, edit_arrays=None):
+    """Hand-edit the latest state of the checkpoint in `out` (its size and SHA-256 kept true)."""
+    path = Path(out) / CONFIG_FILE
+    manifest = json.loads(path.read_text())
+    snapshot = Path(out) / manifest["latest"]["file"]
+    if edit_arrays:
+        with np.load(snapshot) as npz:
+            arrays = dict(npz)
+        edit_arrays(arrays)
+        with open(snapshot, "wb") as f:
+            np.savez(f, **arrays)
+        manifest["latest"]["bytes"] = snapshot.stat().st_size
+        manifest["latest"]["sha256"] = hashlib.sha256(snapshot.read_bytes()).hexdigest()
+    if edit_manifest:
+        edit_manifest(manifest)
+    path.write_text(json.dumps(manifest))
+
+
+def test_a_resume_refuses_optimizer_hyperparameters_its_settings_do_not_give(tmp_path):
+    """The settings (info.train_config) say how a resumed run trains: a hand-edited
+    latest.param_groups weight decay would otherwise be trained with, silently."""
+    train(config(max_iters=4), TEXT, tmp_path, progress=False)
+    _edit_latest(tmp_path, edit_manifest=lambda m: m["latest"]["param_groups"][0].update(
+        weight_decay=0.5))
+    with pytest.raises(ValueError) as refused:
+        train(config(max_iters=8), TEXT, tmp_path, progress=False, resume=True)
+    expected = "latest.param_groups[0].weight_decay is 0.5"
+    assert expected in str(refused.value), f"expected {expected!r}; got {refused.value}"
+    assert latest_iter(tmp_path) == 4, "a refused resume should leave the checkpoint as it was"
+
+
+def test_a_resume_refuses_a_step_count_that_is_not_a_whole_number(tmp_path):
+    """AdamW's bias correction divides by 1 − β^step: a step of 2.5 would be trained with."""
+    train(config(max_iters=4), TEXT, tmp_path, progress=False)
+    _edit_latest(tmp_path, edit_arrays=lambda a: a.update({"optimizer/0/step": np.array(2.5)}))
+    with pytest.raises(ValueError) as refused:
+        train(config(max_iters=8), TEXT, tmp_path, progress=False, resume=True)
+    expected = "optimizer/0/step is float64"
+    assert expected in str(refused.value), f"expected {expected!r}; got {refused.value}"

@@ -112,6 +112,8 @@ def test_translate_train_resume_keeps_the_saved_settings(trained, capsys):
 @pytest.mark.parametrize("flags, message", [
     (["--d-model", "10", "--n-heads", "4"], "--d-model 10 must be divisible by --n-heads 4"),
     (["--label-smoothing", "1.5"], "--label-smoothing must be in [0, 1)"),
+    (["--n-test", "73049"], "--n-test must be below the task's 73,049 dates (1900-2099); "
+                            "got 73049"),
 ])
 def test_translate_train_names_the_bad_setting(tmp_path, capsys, flags, message):
     assert _train(tmp_path / "out", *flags) == 1
@@ -233,3 +235,14 @@ def test_exact_match_counts_stray_pad_or_bos_and_a_missing_eos_as_misses():
         row = row + [pad] * (width - len(row))
         got = task.exact_match(_Scripted([row]), [("5 january 2024", target)], src_tok, tgt_tok)
         assert got == expected, f"{name}: expected exact_match {expected}, got {got}"
+
+
+def test_translate_weight_decay_is_one_adamw_group_over_every_parameter(tmp_path):
+    """--weight-decay's help says "AdamW weight decay" (every parameter, as translate has always
+    trained): one group, so the checkpoints of earlier versions still resume."""
+    assert _train(tmp_path / "out", "--weight-decay", "0.5") == 0
+    manifest = json.loads((tmp_path / "out" / "config.json").read_text())
+    model, _ = load_model(tmp_path / "out", "latest", kind="seq2seq")
+    groups = [(g["weight_decay"], g["params"]) for g in manifest["latest"]["param_groups"]]
+    expected = [(0.5, list(range(len(model.parameters()))))]
+    assert groups == expected, f"expected one group {expected}; got {groups}"
