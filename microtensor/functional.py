@@ -66,6 +66,9 @@ def normalized_shape_tuple(normalized_shape, who):
     """normalized_shape (an int or a sequence of ints) as a tuple; ValueError naming `who`
     for an empty one, a negative size or one that is not an int (2.5, True); a size 0 is
     allowed, as torch (an empty row)."""
+    if type(normalized_shape) is tuple and normalized_shape and all(
+            type(n) is int and n >= 0 for n in normalized_shape):
+        return normalized_shape  # already what is asked for (nn.LayerNorm's, checked once)
     shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) \
         else normalized_shape
     try:

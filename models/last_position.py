@@ -28,11 +28,11 @@ def last_position_logits(gpt, idx, kv_caches=None):
     # the last block, as TransformerBlock.forward, for its last row: that query attends
     # over every position (cross-attention to the sequence, whose last key is itself, so
     # no mask is needed), then the FFN sub-layer sees that row alone
-    keys_from = last.ln_1(x) if last.norm_first else x             # [B, T, D]
-
-    def attend(query):                                             # [B, 1, D] -> [B, 1, D]
-        return last.attn(query, context=keys_from, kv_cache=last_cache)
-
-    x = nn.sublayer(x[:, -1:], last.ln_1, attend, last.norm_first)  # [B, 1, D]
+    row = x[:, -1:]                                                 # [B, 1, D]
+    if last.norm_first:  # row + attn(LN(x)): x normalized once, the query its last row
+        h = last.ln_1(x)                                            # [B, T, D]
+        x = nn.residual(row, last.attn(h[:, -1:], context=h, kv_cache=last_cache))
+    else:                # LN(row + attn(x))
+        x = last.ln_1(nn.residual(row, last.attn(row, context=x, kv_cache=last_cache)))
     x = nn.sublayer(x, last.ln_2, last.mlp, last.norm_first)        # [B, 1, D]
     return gpt.ln_f(x) @ gpt.wte.weight.T                           # [B, 1, V]  tied LM head

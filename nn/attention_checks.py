@@ -38,6 +38,8 @@ def check_mask_fits(mask, shape, name):
     """ValueError unless `mask` broadcasts to the scores' `shape` without growing it: a mask
     with extra or mismatched dims would otherwise reshape the attention, or align a batch
     dim with the heads, without a word."""
+    if mask.shape == tuple(shape)[max(len(shape) - mask.ndim, 0):]:
+        return  # the scores' own trailing dims (a causal [T_q, T_k]): fits, no broadcast to try
     try:
         fits = np.broadcast_shapes(mask.shape, shape) == tuple(shape)
     except ValueError:

@@ -93,10 +93,9 @@ def _rescale_overflowed_rows(dev, rstd, n, eps):
     """Where Σ(x − μ)² overflowed (deviations near 1e19 in float32) although each deviation
     is finite, recompute r with the row scaled by s = max|x − μ|:
     r = 1/(s·√(Σ(d/s)²/n + ε/s²)). Without this r would be 0 and the row a wrong 0."""
-    zero = rstd[..., 0] == 0
-    if not zero.any():  # the usual case: one test over the rows' r, not over x
+    if rstd.all():  # the usual case, no r is 0: one test over the rows' r, not over x
         return
-    bad = zero & np.isfinite(dev).all(axis=-1)
+    bad = (rstd[..., 0] == 0) & np.isfinite(dev).all(axis=-1)
     rows = dev[bad]
     s = np.abs(rows).max(axis=-1, keepdims=True)
     scaled = rows / s

@@ -16,12 +16,7 @@ class Reshape(Function):
 
     def __init__(self, shape):
         super().__init__()
-        for n in shape:  # int(2.5) would quietly be 2
-            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < -1:
-                raise ValueError(f"reshape: sizes must be ints >= 0 (or one -1); got {shape}")
-        if list(shape).count(-1) > 1:
-            raise ValueError(f"reshape: only one size can be -1 (inferred); got {shape}")
-        self.new_shape = tuple(int(n) for n in shape)
+        self.new_shape = _sizes(shape)
 
     def forward(self, a):
         try:
@@ -33,6 +28,18 @@ class Reshape(Function):
 
     def backward(self, g):
         return g.reshape(self.input_shapes[0])
+
+
+def _sizes(shape):
+    """shape as a tuple of Python ints; ValueError unless each is an int >= 0 or one is -1."""
+    if all(type(n) is int and n >= -1 for n in shape) and shape.count(-1) <= 1:
+        return tuple(shape)  # the usual case, already plain ints: nothing to convert
+    for n in shape:  # int(2.5) would quietly be 2
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < -1:
+            raise ValueError(f"reshape: sizes must be ints >= 0 (or one -1); got {shape}")
+    if list(shape).count(-1) > 1:
+        raise ValueError(f"reshape: only one size can be -1 (inferred); got {shape}")
+    return tuple(int(n) for n in shape)
 
 
 class Permute(Function):
@@ -121,8 +128,8 @@ def torch_steps(index):
     and the transpose in numpy. One step (basic = ()) unless both kinds are present.
     """
     parts = index if isinstance(index, tuple) else (index,)
-    has_int = any(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in parts)
-    if all(map(_is_basic, parts)) or not has_int:
+    if all(map(_is_basic, parts)) or not any(
+            isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in parts):
         return (), index
     basic, advanced = [], []
     for p in parts:

@@ -59,6 +59,20 @@ def test_reshape_to_an_incompatible_shape_names_both_shapes():
     assert "(2, 3)" in message and "(4, 2)" in message, f"expected both shapes in: {message}"
 
 
+@pytest.mark.parametrize("sizes", [(2.5, 2), (True, 6), (-2, 3), (-1, -1)])
+def test_reshape_refuses_sizes_that_are_not_ints_or_a_single_minus_one(sizes):
+    with pytest.raises(ValueError, match=r"^reshape: ") as excinfo:
+        tensor64(2, 3).reshape(*sizes)
+    assert str(sizes[0]) in str(excinfo.value), f"expected {sizes} named in: {excinfo.value}"
+
+
+def test_reshape_takes_numpy_ints_and_one_minus_one_as_python_ints():
+    out = tensor64(2, 3).reshape(np.int64(3), -1)
+    assert out.shape == (3, 2), f"expected (3, 2); got {out.shape}"
+    sizes = mt.ops.shape.Reshape((np.int64(3), -1)).new_shape
+    assert [type(n) for n in sizes] == [int, int], f"expected Python ints; got {sizes!r}"
+
+
 @pytest.mark.parametrize("bad_target", [5, -1])
 def test_cross_entropy_with_target_out_of_range_names_the_target_and_class_count(bad_target):
     logits = tensor64(3, 5)
