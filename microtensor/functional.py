@@ -84,6 +84,8 @@ def normalized_shape_tuple(normalized_shape, who):
 
 def check_probability(p, who):
     """p as a float in [0, 1]; ValueError naming `who` otherwise (bools and strings too)."""
+    if type(p) is float and 0 <= p <= 1:  # the usual case, without numbers.Real's ABC check
+        return p
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
         raise ValueError(f"{who}: p must be a probability in [0, 1]; got {p!r}")
     return float(p)

@@ -83,7 +83,15 @@ class DoublingBuffers:
         self.keys.data[..., old:new, :] = k.data
         self.values.data[..., old:new, :] = v.data
         self.length = new
-        return self.keys[..., :new, :], self.values[..., :new, :]  # basic slicing: views
+        return self._filled(self.keys, new), self._filled(self.values, new)
+
+    @staticmethod
+    def _filled(buffer, length):
+        """buffer[..., :length, :] as a view sharing the buffer's count of in-place writes,
+        wrapped directly: no graph is recorded here, so the op's bookkeeping is skipped."""
+        view = Tensor._make(buffer.data[..., :length, :])
+        view._version = buffer._version_box()
+        return view
 
 
 @functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
