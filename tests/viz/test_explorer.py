@@ -4,6 +4,7 @@ gets one line. (tests/viz/test_explorer_browser.py drives the page in Chromium.)
 import html
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -41,7 +42,8 @@ def engine_orders(run):
     return loss, forward, backward
 
 
-def test_the_page_steps_in_the_engines_forward_and_backward_order(tmp_path, tiny_gpt):
+def recorded_gpt_step(tiny_gpt):
+    """(loss, forward, backward) of one step of a 2-block GPT, recorded for the page."""
     model = tiny_gpt(n_layer=2)
     x = np.random.default_rng(0).integers(0, 11, (2, 8))
 
@@ -51,7 +53,11 @@ def test_the_page_steps_in_the_engines_forward_and_backward_order(tmp_path, tiny
         return loss
 
     with viz.record_steps():
-        loss, forward, backward = engine_orders(run)
+        return engine_orders(run)
+
+
+def test_the_page_steps_in_the_engines_forward_and_backward_order(tmp_path, tiny_gpt):
+    loss, forward, backward = recorded_gpt_step(tiny_gpt)
     data = page_data_of(loss, tmp_path)
     keys = list(viz.trace(loss)[0])  # the page's node table is the trace's order
     assert [keys[i] for i in data["forward"]] == forward, "forward steps != the engine's order"
@@ -214,16 +220,7 @@ def test_explore_never_overwrites_a_file_it_did_not_write(tmp_path, capsys):
 
 
 def test_a_focused_page_steps_through_the_modules_nodes_in_the_engines_order(tmp_path, tiny_gpt):
-    model = tiny_gpt(n_layer=2)
-    x = np.random.default_rng(0).integers(0, 11, (2, 8))
-
-    def run():
-        _, loss = model(x, x)
-        loss.backward()
-        return loss
-
-    with viz.record_steps():
-        loss, forward, backward = engine_orders(run)
+    loss, forward, backward = recorded_gpt_step(tiny_gpt)
     data = page_data_of(loss, tmp_path, focus="blocks.1.attn")
     nodes, _ = viz.trace(loss)
     keys = list(nodes)
@@ -300,3 +297,14 @@ def test_the_panel_names_unnamed_inputs_as_the_picture_does(tmp_path, read_dot):
     (first,) = dot.find("input 1 [2,2]")
     (reader,) = [dst for src, dst, _ in dot.edges if src == first]
     assert dot.nodes[reader]["label"].startswith("mul"), "the picture's input 1 is a, read by a*3"
+
+
+def test_the_committed_example_page_carries_the_explorers_current_code():
+    """docs/explorer/attention.html is a page `microtensor explore` wrote: it must embed today's
+    explorer.js, panel.js and explorer.css, or the docs show an explorer that no longer exists."""
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs/explorer/attention.html").read_text(encoding="utf-8")
+    for name in ("explorer.js", "panel.js", "explorer.css"):
+        code = (root / "viz/explorer" / name).read_text(encoding="utf-8").strip()
+        assert code in page, (f"expected docs/explorer/attention.html to embed the current "
+                              f"viz/explorer/{name}; remake it (docs/explorer.md's command)")
