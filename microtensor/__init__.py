@@ -17,6 +17,7 @@ from .gradcheck import GradcheckError, gradcheck
 from .profiler import profile
 from .random import manual_seed, randn
 from .tensor import Tensor, apply
+from .writing import writing
 
 __all__ = [
     "Function",
@@ -33,5 +34,6 @@ __all__ = [
     "no_grad",
     "profile",
     "randn",
+    "writing",
     "zeros",
 ]
