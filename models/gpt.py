@@ -208,12 +208,15 @@ def init_gpt2_weights(model, n_layer, std=0.02):
     rng = microtensor.random.generator()
     for _, module in model.named_modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
-            module.weight.data[...] = rng.normal(0.0, std, size=module.weight.shape)
+            with microtensor.writing(module.weight) as weight:
+                weight[...] = rng.normal(0.0, std, size=weight.shape)
         if isinstance(module, nn.Linear) and module.bias is not None:
-            module.bias.data[...] = 0.0
+            with microtensor.writing(module.bias) as bias:
+                bias[...] = 0.0
     for name, param in model.named_parameters():  # drawn again after the rest, as nanoGPT does
         if name.endswith(("attn.out_proj.weight", "mlp.proj.weight")):
-            param.data[...] = rng.normal(0.0, std / math.sqrt(2 * n_layer), size=param.shape)
+            with microtensor.writing(param) as data:
+                data[...] = rng.normal(0.0, std / math.sqrt(2 * n_layer), size=data.shape)
 
 
 def _check_generate(idx, max_new_tokens, temperature, top_k):

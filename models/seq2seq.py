@@ -139,7 +139,8 @@ class Seq2SeqTransformer(nn.Module):
         for _, p in self.named_parameters():
             if p.ndim > 1:  # Xavier/Glorot uniform: U(±√(6 / (fan_in + fan_out)))
                 bound = math.sqrt(6.0 / sum(p.shape))
-                p.data[...] = rng.uniform(-bound, bound, size=p.shape)
+                with microtensor.writing(p) as data:
+                    data[...] = rng.uniform(-bound, bound, size=data.shape)
 
     def _embed(self, embedding, ids, start=0):
         """Token embeddings × √d_model plus the sinusoid of each position (§3.4, §3.5)."""

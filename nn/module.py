@@ -14,7 +14,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from microtensor import Tensor
+from microtensor import Tensor, writing
 from microtensor.scope import enter_scope, restore_scope
 
 
@@ -124,6 +124,8 @@ class Module:
 
     def train(self, mode=True):
         """Set `training = mode` here and in every sub-module (True: dropout on); returns self."""
+        if not isinstance(mode, bool):  # "False" is truthy: dropout would stay on (torch refuses)
+            raise ValueError(f"train(mode): mode must be True or False; got {mode!r}")
         for m in self.modules():
             m.training = mode
         return self
@@ -152,6 +154,7 @@ class Module:
         unexpected = [n for n in state_dict if n not in params]
         if strict and (missing or unexpected):
             raise KeyError(f"load_state_dict: missing {missing}, unexpected {unexpected}")
+        checked = {}
         for name, array in state_dict.items():
             if name not in params:
                 continue
@@ -164,7 +167,10 @@ class Module:
             if array.dtype.kind != "f":  # numpy would cast ints, strings or objects quietly
                 raise TypeError(f"load_state_dict: '{name}' has dtype {array.dtype}; expected "
                                 "floating-point values")
-            params[name].data[...] = array
+            checked[name] = array
+        for name, array in checked.items():  # every value checked before the first write
+            with writing(params[name]) as data:  # counts a version, as torch's copy_()
+                data[...] = array
 
     def extra_repr(self):
         return ""

@@ -52,7 +52,13 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def _norm(g, p):
-    """‖g‖_p without overflow or underflow: float32 squares past 3.4e38 would give inf."""
+    """‖g‖_p without overflow or underflow: float32 squares past 3.4e38 would give inf.
+
+    p = 0 counts the non-zero entries (torch's vector_norm): it is not homogeneous, so it
+    takes no rescaling by the largest |g|, which holds only for p ≠ 0.
+    """
+    if p == 0:
+        return float(np.count_nonzero(g)) if not np.isnan(g).any() else math.nan
     if p == 2:  # the common case, fast: one dot product in g's dtype when nothing overflows
         squares = np.vdot(g, g)
         if np.isfinite(squares) and squares > 1e-30:

@@ -127,14 +127,15 @@ class Optimizer:
                                  f"{', '.join(map(repr, self.state_keys))}")
             state[id(p)] = {}
             for key, value in buffers.items():
-                if isinstance(value, np.ndarray) and value.ndim > 0:
+                if key == "step":  # a count, kept as a Python int
+                    value = int(value.item() if isinstance(value, np.ndarray) else value)
+                else:  # a buffer keeps its array type for every shape, 0-d included:
+                    # a Python float would make `m *= beta1` rebind a name, not update the state
+                    value = np.array(value, dtype=p.dtype, copy=True)
                     if value.shape != p.shape:
                         raise ValueError(f"{name}.load_state_dict: '{key}' of parameter "
                                          f"{index} has shape {value.shape}, the parameter "
                                          f"{p.shape}")
-                    value = value.astype(p.dtype, copy=True)
-                elif isinstance(value, np.ndarray):  # 0-d, e.g. a step count read from a file
-                    value = value.item()
                 state[id(p)][key] = value
         for saved, group in zip(saved_groups, self.param_groups):
             for key, value in saved.items():

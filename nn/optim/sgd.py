@@ -1,4 +1,6 @@
 """Stochastic gradient descent with momentum and L2 weight decay, PyTorch's update rule."""
+from microtensor import writing
+
 from .optimizer import Optimizer, require_real
 
 
@@ -35,4 +37,5 @@ class SGD(Optimizer):
                     else:
                         state["momentum_buffer"] = g.copy()
                     g = g + mu * state["momentum_buffer"] if nesterov else state["momentum_buffer"]
-                p.data -= lr * g
+                with writing(p) as data:  # counts a version, as torch's p.add_()
+                    data -= lr * g
