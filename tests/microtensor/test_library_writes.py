@@ -12,7 +12,6 @@ import pathlib
 import numpy as np
 import pytest
 
-import microtensor as mt
 import nn
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
