@@ -36,6 +36,9 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
+    if math.isinf(norm_type) and any(g.size == 0 for g in grads):  # max or min of nothing
+        raise RuntimeError(f"clip_grad_norm_: the {norm_type} norm of an empty gradient has no "
+                           "value (as torch); leave zero-size parameters out")
     for g in grads:
         if g.dtype.kind != "f":
             raise TypeError(f"clip_grad_norm_: gradients must be floating-point; got {g.dtype}")

@@ -1,4 +1,6 @@
 """Stochastic gradient descent with momentum and L2 weight decay, PyTorch's update rule."""
+import numpy as np
+
 from microtensor import writing
 
 from .optimizer import Optimizer, require_real
@@ -31,11 +33,12 @@ class SGD(Optimizer):
                 g = p.grad + wd * p.data if wd else p.grad
                 if mu:
                     state = self.state.setdefault(id(p), {})
-                    if "momentum_buffer" in state:
-                        state["momentum_buffer"] = (mu * state["momentum_buffer"]
-                                                    + (1 - dampening) * g)
+                    if "momentum_buffer" in state:  # in place: a 0-d buffer stays an array
+                        buffer = state["momentum_buffer"]
+                        buffer *= mu
+                        buffer += (1 - dampening) * g
                     else:
-                        state["momentum_buffer"] = g.copy()
+                        state["momentum_buffer"] = np.array(g, dtype=p.dtype)  # a copy
                     g = g + mu * state["momentum_buffer"] if nesterov else state["momentum_buffer"]
                 with writing(p) as data:  # counts a version, as torch's p.add_()
                     data -= lr * g
