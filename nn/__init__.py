@@ -1,16 +1,22 @@
 """nn: layers, attention, Transformer blocks and optimizers on microtensor (torch.nn's names)."""
 from . import optim, utils
-from .attention import MultiHeadAttention, causal_mask, keep_attention, scaled_dot_product_attention
+from .attention import (
+                        MultiHeadAttention,
+                        keep_attention,
+                        scaled_dot_product_attention,
+                        use_attention,
+)
 from .block import TransformerBlock, residual, sublayer
 from .feedforward import FeedForward
-from .kv_cache import KVCache
+from .kv_cache import KVCache, check_kv_caches
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU
+from .masks import causal_mask
 from .module import Module, ModuleList, Parameter, Sequential
-from .tiled_attention import check_attention, tiled_attention, use_attention
+from .tiled_attention import check_attention, tiled_attention
 from .transformer import TransformerDecoderLayer, TransformerEncoderLayer
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Embedding", "LayerNorm",
            "Dropout", "ReLU", "GELU", "scaled_dot_product_attention", "causal_mask", "KVCache",
            "keep_attention", "MultiHeadAttention", "FeedForward", "TransformerBlock", "residual",
            "sublayer", "optim", "utils", "TransformerEncoderLayer", "TransformerDecoderLayer",
-           "tiled_attention", "check_attention", "use_attention"]
+           "tiled_attention", "check_attention", "use_attention", "check_kv_caches"]

@@ -1,18 +1,15 @@
-"""The KV cache for step-by-step decoding (notes 3.7), and the speed helpers attention uses.
+"""The KV cache for step-by-step decoding (notes 3.7), and the check of the caches a model is given.
 
 A decoder that generates one token at a time attends, at each step, over the keys and values
 of every position so far; those of the past positions do not change, so they are kept
 (`KVCache`) instead of being projected again. Appending is a concatenation along the
-positions. Two pieces of speed work live here, off the reading path of `attention.py`:
-`DoublingBuffers` (the append without copying the whole cache each step) and
-`shared_causal_mask` (one read-only mask per shape for every layer and step).
+positions. The speed work, `DoublingBuffers` (the append without copying the whole cache
+each step), lives here too, off the reading path of `attention.py`.
 """
-import functools
-
 import numpy as np
 
 import microtensor
-from microtensor import Tensor
+from microtensor import Tensor, writing
 
 
 class KVCache:
@@ -65,7 +62,8 @@ class DoublingBuffers:
     def _grown(filled, capacity):
         """A new buffer Tensor [..., capacity, d] holding `filled` [..., T, d] at its start."""
         buffer = Tensor(np.empty(filled.shape[:-2] + (capacity, filled.shape[-1]), filled.dtype))
-        buffer.data[..., :filled.shape[-2], :] = filled
+        with writing(buffer) as data:
+            data[..., :filled.shape[-2], :] = filled
         return buffer
 
     def append(self, k, v):
@@ -80,8 +78,10 @@ class DoublingBuffers:
         if self.keys.shape[-2] < new:
             self.keys = self._grown(self.keys.data[..., :old, :], 2 * new)
             self.values = self._grown(self.values.data[..., :old, :], 2 * new)
-        self.keys.data[..., old:new, :] = k.data
-        self.values.data[..., old:new, :] = v.data
+        # counted writes: a graph that saved an earlier view of the buffers refuses backward
+        with writing(self.keys, self.values) as (keys, values):
+            keys[..., old:new, :] = k.data
+            values[..., old:new, :] = v.data
         self.length = new
         return self._filled(self.keys, new), self._filled(self.values, new)
 
@@ -94,14 +94,30 @@ class DoublingBuffers:
         return view
 
 
-@functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
-def shared_causal_mask(t_q, t_k, offset):
-    """Speed: nn.causal_mask(t_q, t_k, offset), built once per shape and shared read-only.
-
-    Every attention layer of every step asks for the same few shapes, and np.triu builds
-    a 64 × 64 mask in about the time of a small op. Used by MultiHeadAttention alone.
-    """
-    from .attention import causal_mask  # attention imports this module
-    mask = causal_mask(t_q, t_k, offset)
-    mask.flags.writeable = False
-    return mask
+def check_kv_caches(caches, n_layers, who, pairs=False):
+    """The caches a caller passes to a model: a list with one nn.KVCache per layer (a pair
+    (self, cross) per decoder layer if `pairs`), none shared between layers, the
+    self-attention ones holding the same number of positions. TypeError or ValueError in
+    one line naming `who` otherwise (a shared cache would mix two layers' keys)."""
+    if not isinstance(caches, (list, tuple)):
+        raise TypeError(f"{who}: caches must be a list with one entry per layer; got "
+                        f"{type(caches).__name__}")
+    if len(caches) != n_layers:
+        raise ValueError(f"{who}: got {len(caches)} caches; expected one per layer, {n_layers}")
+    flat = []
+    for i, entry in enumerate(caches):
+        if pairs and not (isinstance(entry, (list, tuple)) and len(entry) == 2):
+            raise TypeError(f"{who}: cache {i} must be a (self-attention, cross-attention) "
+                            f"pair of nn.KVCache; got {entry!r:.60}")
+        for cache in (entry if pairs else (entry,)):
+            if not isinstance(cache, KVCache):
+                raise TypeError(f"{who}: cache {i} must be an nn.KVCache; got "
+                                f"{type(cache).__name__}")
+            if any(cache is seen for seen in flat):
+                raise ValueError(f"{who}: cache {i} is an nn.KVCache already passed for "
+                                 "another layer; each layer needs its own")
+            flat.append(cache)
+    lengths = {len(entry[0] if pairs else entry) for entry in caches}
+    if len(lengths) > 1:
+        raise ValueError(f"{who}: the caches hold different numbers of positions "
+                         f"{sorted(lengths)}; they must come from the same decoding run")

@@ -16,6 +16,8 @@ from microtensor import Tensor, random
 from microtensor.ops.tiled_attention import TiledAttention
 from microtensor.tensor import apply
 
+from .masks import attn_mask_array, check_mask_fits
+
 ATTENTIONS = ("ordinary", "tiled")  # what GPTConfig(attention=...) and the CLI's --attention take
 # queries and keys per tile: 64 and 128 were the fastest of 32–256 at T = 1024 here
 # (docs/tiled-attention.md); a [B·H, 64, 64] float32 tile of the baby model (786 kB) fits L2
@@ -64,15 +66,11 @@ def tiled_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0, cau
                          "attention does not differentiate; use attention='ordinary'")
     mask = None
     if attn_mask is not None:
-        mask = np.asarray(attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask)
-        if mask.dtype != np.bool_ and not np.issubdtype(mask.dtype, np.floating):
-            raise TypeError(f"attn_mask must be boolean (True = blocked) or floating (added to "
-                            f"the scores); got dtype {mask.dtype}")
+        mask = attn_mask_array(attn_mask)
+        # as ordinary attention and torch: a mask may broadcast over the scores, never grow them
+        check_mask_fits(mask, np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+                        + (q.shape[-2], k.shape[-2]), "attn_mask")
         mask = mask.reshape((1,) * (2 - mask.ndim) + mask.shape)  # a [T_k] mask as [1, T_k]
-        t_q, t_k = q.shape[-2], k.shape[-2]
-        if mask.shape[-2] not in (1, t_q) or mask.shape[-1] not in (1, t_k):
-            raise ValueError(f"tiled_attention: attn_mask of shape {mask.shape} does not "
-                             f"broadcast against the scores [..., {t_q}, {t_k}]")
     seed = int(random.generator().integers(2**63)) if dropout_p > 0 else None
     op = TiledAttention(mask, causal_offset if is_causal else None, float(dropout_p), seed,
                         int(tile_size), int(tile_size))
@@ -80,15 +78,3 @@ def tiled_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0, cau
     if z.grad_fn is not None:
         z.grad_fn.role = "Z (tiled)"  # the pictures' one node for all of attention
     return z
-
-
-def use_attention(module, attention):
-    """Make every nn.MultiHeadAttention inside `module` compute with `attention` ("ordinary" or
-    "tiled"); the models call it with their config's choice. Returns `module`."""
-    from .attention import MultiHeadAttention  # here, not on top: attention.py imports this file
-
-    check_attention(attention, "use_attention")
-    for m in module.modules():
-        if isinstance(m, MultiHeadAttention):
-            m.attention = attention
-    return module

@@ -63,7 +63,7 @@ class TiledAttention(Function):
     def _scores(self, q_i, k_j, i0, j0):
         """S = Q_i K_jᵀ/√d_k of one tile, masked: blocked keys −∞, a float mask added."""
         s = q_i @ np.swapaxes(k_j, -1, -2)                  # [..., B_r, B_c]   Q_i K_jᵀ
-        s *= 1.0 / math.sqrt(q_i.shape[-1])                 # [..., B_r, B_c]   S, as ordinary
+        s *= _scale(q_i.shape[-1])                           # [..., B_r, B_c]   S, as ordinary
         i1, j1 = i0 + s.shape[-2], j0 + s.shape[-1]
         if self.mask is not None:
             m = self.mask[..., i0:i1, j0:j1]                # [..., B_r, B_c]   (a broadcast view)
@@ -130,7 +130,7 @@ class TiledAttention(Function):
     def backward(self, dz):
         q, k, v, z, lse = (self.saved[name] for name in ("q", "k", "v", "z", "lse"))
         t_q, t_k = q.shape[-2], k.shape[-2]
-        scale = 1.0 / math.sqrt(q.shape[-1])
+        scale = _scale(q.shape[-1])
         d = row_dot(dz, z)                                         # [..., T_q, 1]  D = Σ dZ⊙Z
         dq, dk, dv = (np.zeros(x.shape, x.dtype) for x in (q, k, v))
         for i0 in range(0, t_q, self.tile_q):
@@ -151,3 +151,9 @@ class TiledAttention(Function):
                 dk[..., j0:j1, :] += (np.swapaxes(ds, -1, -2) @ q_i) * scale  # dK = dSᵀ Q /√d_k
         need_q, need_k, need_v = self.needs_input_grad
         return dq if need_q else None, dk if need_k else None, dv if need_v else None
+
+
+def _scale(d_k):
+    """1/√d_k; with d_k = 0 every score is an empty sum, 0, and any finite scale keeps it 0:
+    softmax then weighs the unblocked keys equally (the mean of V, as torch)."""
+    return 1.0 / math.sqrt(d_k) if d_k else 1.0

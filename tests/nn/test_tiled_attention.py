@@ -13,6 +13,7 @@ import microtensor as mt
 import models
 import nn
 from microtensor.ops.tiled_attention import TiledAttention
+from nn.masks import causal_offset
 
 TOLERANCE = {np.float32: 1e-6, np.float64: 1e-12}  # largest |difference| / largest |value|
 
@@ -23,10 +24,18 @@ def _qkv(lead, t_q, t_k, d_k, d_v, dtype, seed=0):
             for t, d in ((t_q, d_k), (t_k, d_k), (t_k, d_v))]
 
 
+def _attend(attention, q, k, v, causal_alignment="top_left", **kwargs):
+    """(Z, weights) of ordinary attention, or (Z, None) of tiled attention with the same rule."""
+    if attention == "tiled":
+        offset = causal_offset(q.shape[-2], k.shape[-2], causal_alignment)
+        return nn.tiled_attention(q, k, v, causal_offset=offset, **kwargs), None
+    return nn.scaled_dot_product_attention(q, k, v, causal_alignment=causal_alignment, **kwargs)
+
+
 def _run(attention, arrays, upstream, **kwargs):
     """Z and ∂L/∂Q, ∂L/∂K, ∂L/∂V for L = Σ upstream ⊙ Z, with attention "ordinary" or "tiled"."""
     q, k, v = (mt.Tensor(a.copy(), requires_grad=True) for a in arrays)
-    z, _ = nn.scaled_dot_product_attention(q, k, v, attention=attention, **kwargs)
+    z, _ = _attend(attention, q, k, v, **kwargs)
     z.backward(upstream)
     return {"Z": z.data, "∂L/∂Q": q.grad, "∂L/∂K": k.grad, "∂L/∂V": v.grad}
 
@@ -172,7 +181,7 @@ def test_backward_keeps_O_of_T_and_no_T_by_T_array():
     saved = {}
     for attention in ("ordinary", "tiled"):
         with mt.profile() as prof:
-            nn.scaled_dot_product_attention(q, k, v, is_causal=True, attention=attention)
+            _attend(attention, q, k, v, is_causal=True)
         saved[attention] = prof.saved_bytes()
         shapes = [s for r in prof.records for s, _, _ in r.saved.values()]
         assert (attention == "ordinary") == any(s[-2:] == (t, t) for s in shapes), (
@@ -226,8 +235,7 @@ def test_a_tiled_seq2seq_gives_the_default_loss_with_padding_masks():
 @pytest.mark.parametrize("call, error, words", [
     (lambda: models.GPTConfig(10, 8, 1, 1, 4, attention="flash"), ValueError, "'flash'"),
     (lambda: nn.MultiHeadAttention(4, 2, attention="Tiled"), ValueError, "'Tiled'"),
-    (lambda: nn.scaled_dot_product_attention(*map(mt.Tensor, _qkv((), 2, 2, 2, 2, np.float32)),
-                                             attention=None), ValueError, "None"),
+    (lambda: nn.use_attention(nn.MultiHeadAttention(4, 2), None), ValueError, "None"),
     (lambda: nn.tiled_attention(*map(mt.Tensor, _qkv((), 2, 2, 2, 2, np.float32)),
                                 attn_mask=np.zeros((2, 2), int)), TypeError, "int64"),
     (lambda: nn.tiled_attention(*map(mt.Tensor, _qkv((), 2, 2, 2, 2, np.float32)),
