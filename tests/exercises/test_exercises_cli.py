@@ -97,7 +97,8 @@ def test_plain_pytest_in_the_workspace_grades_it_as_a_course_ci_would(workspace)
     assert "exercise 7: A[0, 0] = 0.7311, expected 0.6698" in run.stdout
     assert "scale the scores by 1/√d_k" in run.stdout
     total = sum(len(ex.grader().CHECKS) for ex in EXERCISES)
-    assert run.stdout.splitlines()[-1].startswith(f"2 failed, {total - 2} passed")
+    # the hand example, the random shapes and the gradients (held to the reference's) fail
+    assert run.stdout.splitlines()[-1].startswith(f"3 failed, {total - 3} passed"), run.stdout
 
 
 def test_check_shows_what_the_students_code_printed(workspace, capsys):

@@ -38,6 +38,11 @@ def _split_float_d(x, n_heads):  # D / H is a float in Python 3
     return x.reshape(b, t, n_heads, d_model / n_heads).transpose(1, 2)
 
 
+def _split_minus_one(x, n_heads):  # right for T ≥ 1; at T = 0 the −1 cannot be inferred
+    b, t, d_model = x.shape
+    return x.reshape(b, t, n_heads, -1).transpose(1, 2)
+
+
 def _merge_reshape_only(z):
     b, h, t, d = z.shape
     return z.reshape(b, t, h * d)
@@ -56,6 +61,9 @@ SPLIT_MISTAKES = [
             "[B, T, H, d] (H before d), not [B, T, d, H]", _split_interleaved),
     Mistake("float d", "d = D // H: in Python 3 D / H is a float (8.0) even when H divides D, "
             "and reshape takes whole numbers", _split_float_d),
+    Mistake("−1 at T = 0", "with T = 0 there are no elements, so reshape(b, t, h, −1) cannot "
+            "work out the −1 (any d fits; numpy and PyTorch both raise): write d = D // H "
+            "yourself, reshape(b, t, h, d_model // h)", _split_minus_one),
 ]
 MERGE_MISTAKES = [
     Mistake("reshape only", "reshaping [B, H, T, d] straight to [B, T, D] mixes heads with "

@@ -91,11 +91,12 @@ def _full(q, k, v):
     return nn.scaled_dot_product_attention(q, k, v, attn_mask=nn.causal_mask(t, t))[0].data
 
 
-def _run(student, q, k, v, chunks, weights=None):
+def _run(student, q, k, v, chunks, weights=None, hint=""):
     """tasks.decode with the student's code (in its process when remote): (outputs, FLOPs per
     call, the cache's contents, gradients)."""
     return call(run_task, student, "decode", q, k, v, list(chunks), weights,
-                what="attend_with_cache")
+                what="attend_with_cache", hint=hint,
+                context=f"positions in calls of {list(chunks)}, q [{', '.join(map(str, q.shape))}]")
 
 
 def _as_student(fn):
@@ -179,7 +180,7 @@ def check_a_step_costs_what_a_cached_step_costs(student):
     rng = np.random.default_rng(34)
     q, k, v = (rng.normal(size=(1, 2, STEPS, 4)) for _ in range(3))
     chunks = [1] * STEPS
-    _, flops, _, _ = _run(student, q, k, v, chunks)
+    _, flops, _, _ = _run(student, q, k, v, chunks, hint=HINT)
     _, expected, _, _ = _run(_as_student(reference.attend_with_cache), q, k, v, chunks)
     for step, (got, cached) in enumerate(zip(flops, expected), start=1):
         if got > COST_FACTOR * cached:
