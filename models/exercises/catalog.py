@@ -105,6 +105,14 @@ EXERCISES = (
     Exercise(11, "ex11_adamw", "AdamW's step", "training", ("adamw_step",),
              (("nn/optim/adamw.py", "AdamW.step"),),
              "p ← p − lr·λ·p; p ← p − lr · (m/(1 − β₁ᵗ)) / (√(v/(1 − β₂ᵗ)) + ε)"),
+    Exercise(12, "ex12_backward", "the engine's backward(): topological order", "3.8",
+             ("topological_order", "backward"),
+             (("microtensor/autograd.py", "topological_order"),
+              ("microtensor/autograd.py", "backward")),
+             "visit in reverse topological order; grad[input] += local · grad[node]"),
+    Exercise(13, "ex13_bpe_merge", "one merge step of byte-pair encoding", "tokenizer",
+             ("count_pairs", "most_frequent_pair", "merge"), (),
+             "count adjacent pairs; the top pair, ties to the smallest; replace left to right"),
 )
 
 # README.md's "The reading path", in its order, with the files the exercises' pieces live in
