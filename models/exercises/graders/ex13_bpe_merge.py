@@ -125,7 +125,8 @@ def _counts(value):
     try:
         return {(int(k[0]), int(k[1])): int(v) for k, v in value.items()}
     except (TypeError, ValueError, IndexError):
-        raise ExerciseFailure("count_pairs must return a dict of (int, int) pairs to int counts")
+        raise ExerciseFailure("count_pairs must return a dict of (int, int) pairs to int "
+                              "counts") from None
 
 
 def _pair(value):
@@ -133,7 +134,8 @@ def _pair(value):
         a, b = value
         return int(a), int(b)
     except (TypeError, ValueError):
-        raise ExerciseFailure(f"most_frequent_pair returned {value!r}, expected a pair (a, b)")
+        raise ExerciseFailure(f"most_frequent_pair returned {value!r}, expected a pair "
+                              "(a, b)") from None
 
 
 def _chunks(value):
@@ -141,7 +143,7 @@ def _chunks(value):
         return [[int(i) for i in chunk] for chunk in value]
     except TypeError:
         raise ExerciseFailure(f"merge returned {type(value).__name__} values, expected a list "
-                              "of lists of ids")
+                              "of lists of ids") from None
 
 
 def _expect_counts(fn, chunks, context):
