@@ -103,20 +103,20 @@ def static_check(source, filename, number, engine, refused=(), calls_param=None)
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             if isinstance(node, ast.ImportFrom) and node.level:
                 return f"{where}{line}: a relative import (from . import ...) is refused"
-            modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                       else [node.module] + [f"{node.module}.{a.name}" for a in node.names
-                                             if f"{node.module}.{a.name}".split(".")[0] in
-                                             ("microtensor", "nn")])
+            if isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            else:  # `from microtensor import autograd` imports the submodule autograd
+                modules = [node.module] + [f"{node.module}.{a.name}" for a in node.names
+                                           if a.name in internals.get(node.module, ())]
             for module in modules:
                 refusal = import_refusal(module, number, engine)
                 if refusal is None and engine and module.count(".") >= 1:
                     root, sub = module.split(".")[:2]
                     if sub in internals.get(root, ()):
-                        refusal = import_refusal(f"{root}.{sub}", number, False).replace(
-                            "this exercise is written in numpy: the engine would compute the "
-                            "piece (its own backward) for you",
-                            f"{root}.{sub} is the engine's inside, where the project's own "
-                            "version of the piece lives")
+                        refusal = (f"exercise {number} may import microtensor's and nn's public "
+                                   f"names only; your file imports {module}: {root}.{sub} is "
+                                   "the engine's inside, where the project's own version of "
+                                   "the piece lives")
                 if refusal:
                     return f"{where}{line}: {refusal}"
             for alias in node.names:
