@@ -162,6 +162,12 @@ Grade your work (from this folder; it needs the microtensor package with pytest,
 
 Keep `graders/`, `pytest.ini` and the function names and signatures as they are.
 
+Your file runs in a process of its own, one per exercise; the grader compares what it returns.
+The piece must be yours: the grader refuses, with a line saying why, a file that imports the
+project's own version of it (the engine's inside, the reference answers), torch, or Python's
+introspection, or that calls the piece (exercise 7 calling `nn.scaled_dot_product_attention`,
+exercise 9 `block(x)`). Each file's docstring says what you may use.
+
 `reading/` holds the reading path's code (the files of the project README's table), read-only:
 the installed package's source, with each exercise's piece replaced by a stub that names your
 file, the notes' section and the formula, e.g. `Softmax.backward` in
@@ -243,7 +249,8 @@ def _forget_modules_of(folder):
 
 
 def run_graders(workspace, numbers=None):
-    """Run the graders of `numbers` (default: all) with pytest in this process; returns
+    """Run the graders of `numbers` (default: all) with pytest in this process (the students'
+    files each in a child process: `grade`); returns
     {number: Result}. pytest's own output is kept out of the way (it goes to a buffer).
     Raises RuntimeError when pytest is not installed."""
     try:
