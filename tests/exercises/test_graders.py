@@ -1,6 +1,6 @@
 """The graders are right: a fresh workspace fails every exercise as "not started", the project's
-reference code (in-process) and a student's solutions (through the workspace) pass every one, and each catalogued mistake fails with
-the hint that names it (grading in-process, check by check).
+reference code (in-process) and a student's solutions (through the workspace) pass every one,
+and each catalogued mistake fails with the hint that names it (in-process, check by check).
 """
 import types
 from pathlib import Path
