@@ -60,6 +60,8 @@ class RemoteStudent:
             raise ExerciseFailure(f"{self.path.name} is missing from the workspace (expected at "
                                   f"{self.path}); `microtensor exercises start` writes it")
         source = self.path.read_text(encoding="utf-8", errors="replace")
+        if source == self.ex.stub_source():  # the stub as written: no process to start for it
+            raise NotImplementedError(_stub_message(source))
         refusal = guard.static_check(source, self.path.name, self.ex.number, self.ex.engine,
                                      self.ex.refused, self.ex.calls_param)
         if refusal:
@@ -191,6 +193,17 @@ class RemoteStudent:
         self._log_read += len(text)
         if text.strip():
             print(text.decode("utf-8", errors="replace").rstrip("\n"))
+
+
+def _stub_message(source):
+    """The message of the stub's first `raise NotImplementedError("...")`."""
+    import ast
+
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "NotImplementedError"
+                and node.args and isinstance(node.args[0], ast.Constant)):
+            return str(node.args[0].value)
+    return "the stub is still in place"
 
 
 def _write_back(target, written):

@@ -81,6 +81,8 @@ def grade(number, check, grader_file):
     try:
         remote.start_check(CHECK_SECONDS)
         check(remote)
+    except NotImplementedError as stub:  # the file is the stub, untouched: not started
+        message = f"exercise {number}: {NOT_STARTED} ({stub})"
     except CheckTimeout:
         remote.close()
         message = (f"exercise {number}: a check ran for more than {CHECK_SECONDS} s and was "
