@@ -12,10 +12,7 @@ grader runs the same inputs through each mistake; if one reproduces the student'
 its hint is printed, otherwise the exercise's general hint.
 """
 import contextlib
-import importlib.util
-import itertools
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -39,27 +36,6 @@ class Mistake:
     name: str
     hint: str
     fn: Callable
-
-
-_counter = itertools.count()
-
-
-def load_student(path):
-    """Import the student's file at `path` as a fresh module (never cached in sys.modules, so an
-    edit is seen by the next check). Errors in the file become an ExerciseFailure."""
-    path = Path(path)
-    if not path.is_file():
-        raise ExerciseFailure(f"{path.name} is missing from the workspace (expected at {path}); "
-                              "`microtensor exercises start` writes it")
-    spec = importlib.util.spec_from_file_location(f"_mt_student_{next(_counter)}", path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:  # a syntax error, a bad import: say so in one line
-        line = getattr(error, "lineno", None)
-        where = f"{path.name}, line {line}" if line else path.name
-        raise ExerciseFailure(f"{where} does not import: {type(error).__name__}: {error}") from None
-    return module
 
 
 def student_function(module, name):
