@@ -2,7 +2,8 @@
 (`check [N]`), show progress (`status`). See models/exercises/ and docs/exercises.md.
 
 `check` exits 0 when every exercise it graded passes, 1 otherwise (a course's script can rely
-on it); the graders run in this process with pytest, as `pytest` in the workspace would.
+on it); the graders run in this process with pytest, as `pytest` in the workspace would, and
+each exercise's student file in a child process of its own (models/exercises/sandbox.py).
 """
 import argparse
 

@@ -19,6 +19,10 @@ class Exercise:
     functions: tuple   # what the student writes
     pieces: tuple = () # where the reading path holds it: (file, qualified name), stubbed
     formula: str = ""  # the formula, in the notes' symbols, beside the stub in reading/
+    engine: bool = False  # the student may use microtensor's and nn's public names (Tensors)
+    refused: tuple = ()   # the piece itself and what is built on it: refused in the student's
+    #                       file by name (guard.static_check) and poisoned in its process
+    calls_param: tuple = None  # (function, index): an argument the student must not call
 
     @property
     def filename(self):
@@ -77,21 +81,38 @@ EXERCISES = (
     Exercise(7, "ex07_attention", "scaled dot-product attention forward", "3.1–3.4",
              ("scaled_dot_product_attention",),
              (("nn/attention.py", "scaled_dot_product_attention"),),
-             "softmax(QKᵀ/√d_k + M) V"),
+             "softmax(QKᵀ/√d_k + M) V", engine=True,
+             refused=("nn.scaled_dot_product_attention", "nn.MultiHeadAttention",
+                      "nn.tiled_attention", "nn.TransformerBlock", "nn.TransformerEncoderLayer",
+                      "nn.TransformerDecoderLayer")),
     Exercise(8, "ex08_heads", "multi-head split and merge", "3.5",
              ("split_heads", "merge_heads"),
              (("nn/attention.py", "MultiHeadAttention._split_heads"),
               ("nn/attention.py", "MultiHeadAttention._merge_heads")),
-             "[B, T, D] -> [B, H, T, d] and back, D = H·d"),
+             "[B, T, D] -> [B, H, T, d] and back, D = H·d", engine=True,
+             refused=("nn.MultiHeadAttention", "nn.TransformerBlock",
+                      "nn.TransformerEncoderLayer", "nn.TransformerDecoderLayer")),
     Exercise(9, "ex09_pre_norm_block", "the pre-norm block", "3.6", ("pre_norm_block",),
              (("nn/block.py", "TransformerBlock.forward"),),
-             "x = x + Attn(LN(x)); x = x + FFN(LN(x))"),
+             "x = x + Attn(LN(x)); x = x + FFN(LN(x))", engine=True,
+             refused=("nn.TransformerBlock.forward", "nn.sublayer", "nn.TransformerEncoderLayer",
+                      "nn.TransformerDecoderLayer"),
+             calls_param=("pre_norm_block", 0)),
     Exercise(10, "ex10_kv_cache", "decoding with a KV cache", "3.7", ("attend_with_cache",),
              (("nn/kv_cache.py", "KVCache.append"),),
-             "K ← [K; k_t], V ← [V; v_t]; attend with q_t to all of K, V"),
+             "K ← [K; k_t], V ← [V; v_t]; attend with q_t to all of K, V", engine=True,
+             refused=("nn.KVCache",)),
     Exercise(11, "ex11_adamw", "AdamW's step", "training", ("adamw_step",),
              (("nn/optim/adamw.py", "AdamW.step"),),
              "p ← p − lr·λ·p; p ← p − lr · (m/(1 − β₁ᵗ)) / (√(v/(1 − β₂ᵗ)) + ε)"),
+    Exercise(12, "ex12_backward", "the engine's backward(): topological order", "3.8",
+             ("topological_order", "backward"),
+             (("microtensor/autograd.py", "topological_order"),
+              ("microtensor/autograd.py", "backward")),
+             "visit in reverse topological order; grad[input] += local · grad[node]"),
+    Exercise(13, "ex13_bpe_merge", "one merge step of byte-pair encoding", "tokenizer",
+             ("count_pairs", "most_frequent_pair", "merge"), (),
+             "count adjacent pairs; the top pair, ties to the smallest; replace left to right"),
 )
 
 # README.md's "The reading path", in its order, with the files the exercises' pieces live in

@@ -12,10 +12,7 @@ grader runs the same inputs through each mistake; if one reproduces the student'
 its hint is printed, otherwise the exercise's general hint.
 """
 import contextlib
-import importlib.util
-import itertools
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -39,27 +36,6 @@ class Mistake:
     name: str
     hint: str
     fn: Callable
-
-
-_counter = itertools.count()
-
-
-def load_student(path):
-    """Import the student's file at `path` as a fresh module (never cached in sys.modules, so an
-    edit is seen by the next check). Errors in the file become an ExerciseFailure."""
-    path = Path(path)
-    if not path.is_file():
-        raise ExerciseFailure(f"{path.name} is missing from the workspace (expected at {path}); "
-                              "`microtensor exercises start` writes it")
-    spec = importlib.util.spec_from_file_location(f"_mt_student_{next(_counter)}", path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:  # a syntax error, a bad import: say so in one line
-        line = getattr(error, "lineno", None)
-        where = f"{path.name}, line {line}" if line else path.name
-        raise ExerciseFailure(f"{where} does not import: {type(error).__name__}: {error}") from None
-    return module
 
 
 def student_function(module, name):
@@ -206,6 +182,67 @@ def compare(student_fn, args, expected, name, *, hint, mistakes=(), pick=lambda 
         expect_close(got, expected, name, hint=hint, atol=atol, rtol=rtol, dtype=dtype,
                      context=context)
     return out
+
+
+def run_task(student, name, *args, **kwargs):
+    """tasks.py's procedure `name` on the student's code: in the student's process when the
+    student is remote (remote.RemoteStudent), else here (a module the tests build in-process).
+    The student's NotImplementedError and exceptions are handled as `call` handles them."""
+    if hasattr(student, "task") and callable(student.task):
+        runner = student.task
+    else:
+        from . import tasks
+
+        def runner(name, *args, **kwargs):
+            return getattr(tasks, name)(student, *args, **kwargs)
+    return runner(name, *args, **kwargs)
+
+
+def finite_differences(fn, inputs, weights, eps=1e-6):
+    """∂L/∂x for each input of `fn` that requires grad, L = Σ w ⊙ fn(*inputs), by central
+    differences (L(x+ε) − L(x−ε))/2ε in float64: the truth a backward is held to."""
+    from microtensor import no_grad
+
+    out = []
+    with no_grad():
+        for t in inputs:
+            if not (isinstance(t, Tensor) and t.requires_grad):
+                continue
+            numeric = np.zeros_like(t.data)
+            for idx in np.ndindex(t.data.shape):
+                original = t.data[idx]
+                t.data[idx] = original + eps
+                up = float((as_array(fn(*inputs), "out") * weights).sum())
+                t.data[idx] = original - eps
+                down = float((as_array(fn(*inputs), "out") * weights).sum())
+                t.data[idx] = original
+                numeric[idx] = (up - down) / (2 * eps)
+            out.append(numeric)
+    return out
+
+
+def check_student_gradients(student, task, task_args, got_pick, reference_fn, inputs, names, *,
+                            hint, atol=1e-5, rtol=1e-3, context=""):
+    """Backward through the student's own graph (run by tasks.py in the student's process)
+    against finite differences of the reference forward, computed here. got_pick: from the
+    task's return value, the list of gradients (one per input that requires grad)."""
+    from microtensor import no_grad
+
+    with no_grad():
+        shape = np.shape(as_array(reference_fn(*inputs), "out"))
+    w = weights_like(shape)
+    where = f"finite differences{', ' + context if context else ''}"
+    result = call(run_task, student, task, *task_args(w), what="backward() with your code",
+                  context=context, hint=hint)
+    grads = got_pick(result)
+    expected = finite_differences(reference_fn, inputs, w)
+    wanted = [name for t, name in zip(inputs, names) if isinstance(t, Tensor) and t.requires_grad]
+    for name, got, numeric in zip(wanted, grads, expected):
+        if got is None:
+            raise ExerciseFailure(f"∂L/∂{name} is None: backward did not reach {name} ({where})."
+                                  " Hint: build the output with the engine's Tensor ops (no "
+                                  ".data, no numpy), so that the graph connects it to the inputs")
+        expect_close(got, numeric, f"∂L/∂{name}", hint=hint, atol=atol, rtol=rtol, context=where)
 
 
 def shape_text(*arrays):

@@ -15,6 +15,8 @@ def page_name(ex):
 
 
 def _mistakes(grader):
+    for mistakes in getattr(grader, "MISTAKES_BY_FUNCTION", {}).values():
+        yield from mistakes
     for attr in ("MISTAKES", "FORWARD_MISTAKES", "BACKWARD_MISTAKES", "SPLIT_MISTAKES",
                  "MERGE_MISTAKES"):
         found = getattr(grader, attr, None)

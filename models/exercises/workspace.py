@@ -9,11 +9,15 @@ pytest (`exercises check`, `exercises status`), one result per exercise.
       reading/microtensor/ops/softmax.py    the reading path, read-only, exercises stubbed
       .microtensor-exercises       marks DIR as a workspace (which version wrote it)
 
-How the student's code is imported: a grader loads `exercises/<file>.py` by its path, as a fresh
-module each time (never through sys.path, so nothing in the workspace can shadow the installed
-`microtensor`, `nn` or `models`), takes the function it grades, and plugs it alone into the
-installed reference code: exercise k needs no other exercise solved.
+How the student's code is run: each exercise's file is imported, by its path, in a child process
+of its own (sandbox.py; never through sys.path, so nothing in the workspace can shadow the
+installed `microtensor`, `nn` or `models`), afresh for each check; the grader, in this process,
+sends it inputs and compares what comes back (plain arrays) with the expected values it
+computed itself, plugging the student's function alone into the installed reference code where
+a check needs it: exercise k needs no other exercise solved, and no file can change the verdict
+of another exercise or of its own grader.
 """
+import atexit
 import contextlib
 import io
 import json
@@ -24,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .catalog import EXERCISES, exercise
-from .grading import ExerciseFailure, NotStarted, load_student
+from .grading import ExerciseFailure, NotStarted
 from .reading import reading_files
+from .remote import CheckTimeout, RemoteStudent
 
 MARKER = ".microtensor-exercises"
 FORMAT = 1
@@ -62,16 +67,24 @@ def checks(number):
 
 def grade(number, check, grader_file):
     """Run one check on the student's file of exercise `number`, as a pytest test: a failure
-    is one message (pytest.fail without a traceback); a stub still in place is "not started"."""
+    is one message (pytest.fail without a traceback); a stub still in place is "not started".
+
+    The student's file runs in a child process of its own (remote.py, sandbox.py), one per
+    exercise, imported afresh for each check; this process holds what the check compares
+    against and makes the comparison, so that no student's file can change a verdict."""
     import pytest
 
     ex = exercise(number)
     student = Path(grader_file).resolve().parent.parent / "exercises" / ex.filename
     message = None
+    remote = _remote(ex, student)
     try:
-        with _time_limit(CHECK_SECONDS):
-            check(load_student(student))
+        remote.start_check(CHECK_SECONDS)
+        check(remote)
+    except NotImplementedError as stub:  # the file is the stub, untouched: not started
+        message = f"exercise {number}: {NOT_STARTED} ({stub})"
     except CheckTimeout:
+        remote.close()
         message = (f"exercise {number}: a check ran for more than {CHECK_SECONDS} s and was "
                    "stopped (a loop that never ends?)")
     except NotStarted as stub:
@@ -82,39 +95,35 @@ def grade(number, check, grader_file):
         message = (f"exercise {number}: the grader stopped on what your code returned: "
                    f"{type(error).__name__}: {error} (check the shapes and types the file's "
                    "docstring asks for)")
+    if remote.refusal:  # whatever the check made of it: the refusal is the verdict
+        message = f"exercise {number}: refused: {remote.refusal}"
     if message:  # outside the except: pytest would print the exception it handled, too
         pytest.fail(message, pytrace=False)
 
 
 CHECK_SECONDS = 60  # a check takes well under a second: past this the student's code is stuck
 
-
-class CheckTimeout(BaseException):  # not an Exception: the graders catch those from student code
-    """A check ran past CHECK_SECONDS."""
+_REMOTES = {}  # (exercise number, student file) -> its RemoteStudent, while its checks run
 
 
-@contextlib.contextmanager
-def _time_limit(seconds):
-    """Raise CheckTimeout in the running check after `seconds` (SIGALRM: Unix, main thread);
-    elsewhere the check runs without a limit."""
-    import signal
-    import threading
+def _remote(ex, path):
+    """The child process of exercise `ex` on `path`, started once for its checks; the children
+    of other exercises are stopped (one at a time is alive)."""
+    key = (ex.number, str(path))
+    for other in [k for k in _REMOTES if k != key]:
+        _REMOTES.pop(other).close()
+    if key not in _REMOTES:
+        _REMOTES[key] = RemoteStudent(ex, path)
+    return _REMOTES[key]
 
-    main_thread = threading.current_thread() is threading.main_thread()
-    if not (hasattr(signal, "setitimer") and main_thread):
-        yield
-        return
 
-    def stop(signum, frame):
-        raise CheckTimeout
+def close_remotes():
+    """Stop every child process (after a run, and at exit)."""
+    while _REMOTES:
+        _REMOTES.popitem()[1].close()
 
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+
+atexit.register(close_remotes)
 
 
 def _write(path, text, mode=0o644):
@@ -154,6 +163,12 @@ Grade your work (from this folder; it needs the microtensor package with pytest,
     pytest                             # the same graders, as a course's CI runs them
 
 Keep `graders/`, `pytest.ini` and the function names and signatures as they are.
+
+Your file runs in a process of its own, one per exercise; the grader compares what it returns.
+The piece must be yours: the grader refuses, with a line saying why, a file that imports the
+project's own version of it (the engine's inside, the reference answers), torch, or Python's
+introspection, or that calls the piece (exercise 7 calling `nn.scaled_dot_product_attention`,
+exercise 9 `block(x)`). Each file's docstring says what you may use.
 
 `reading/` holds the reading path's code (the files of the project README's table), read-only:
 the installed package's source, with each exercise's piece replaced by a stub that names your
@@ -236,7 +251,8 @@ def _forget_modules_of(folder):
 
 
 def run_graders(workspace, numbers=None):
-    """Run the graders of `numbers` (default: all) with pytest in this process; returns
+    """Run the graders of `numbers` (default: all) with pytest in this process (the students'
+    files each in a child process: `grade`); returns
     {number: Result}. pytest's own output is kept out of the way (it goes to a buffer).
     Raises RuntimeError when pytest is not installed."""
     try:
@@ -263,6 +279,7 @@ def run_graders(workspace, numbers=None):
             try:
                 pytest.main(args, plugins=[collector])
             finally:
+                close_remotes()
                 _forget_modules_of(workspace)
         by_file = {ex.grader_filename: ex.number for ex in selected}
         for report in collector.reports:

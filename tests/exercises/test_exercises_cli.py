@@ -78,14 +78,14 @@ def test_status_counts_progress_and_names_the_next_exercise(workspace, capsys):
 def test_check_outside_a_workspace_and_a_bad_number_are_one_line_errors(tmp_path, capsys):
     assert main(["exercises", "check", "--dir", str(tmp_path)]) == 1
     assert "not inside an exercises workspace" in capsys.readouterr().err
-    assert main(["exercises", "check", "12"]) == 2
-    assert "must be an exercise number 1 to 11; got '12'" in capsys.readouterr().err
+    assert main(["exercises", "check", "14"]) == 2
+    assert "must be an exercise number 1 to 13; got '14'" in capsys.readouterr().err
 
 
 def test_plain_pytest_in_the_workspace_grades_it_as_a_course_ci_would(workspace):
     """GitHub Classroom's autograding runs `pytest` in the student's repository: the graders
     need only the installed package (here: this checkout on PYTHONPATH)."""
-    solve(workspace, *range(1, 12))
+    solve(workspace, *range(1, 14))
     (workspace / "exercises" / EXERCISES[6].filename).write_text(
         (SOLUTIONS / EXERCISES[6].filename).read_text(encoding="utf-8").replace(
             "/ math.sqrt(d_k)", ""), encoding="utf-8")
@@ -97,7 +97,8 @@ def test_plain_pytest_in_the_workspace_grades_it_as_a_course_ci_would(workspace)
     assert "exercise 7: A[0, 0] = 0.7311, expected 0.6698" in run.stdout
     assert "scale the scores by 1/√d_k" in run.stdout
     total = sum(len(ex.grader().CHECKS) for ex in EXERCISES)
-    assert run.stdout.splitlines()[-1].startswith(f"2 failed, {total - 2} passed")
+    # the hand example, the random shapes and the gradients (held to the reference's) fail
+    assert run.stdout.splitlines()[-1].startswith(f"3 failed, {total - 3} passed"), run.stdout
 
 
 def test_check_shows_what_the_students_code_printed(workspace, capsys):

@@ -27,7 +27,9 @@ def workspace(tmp_path_factory):
 
 
 def test_every_exercise_names_a_piece_of_a_reading_path_file():
-    assert all(ex.pieces and ex.formula for ex in EXERCISES)
+    # exercise 13's reference, the BPE trainer, is not on the reading path (README's table)
+    assert all(ex.pieces and ex.formula for ex in EXERCISES if ex.number != 13)
+    assert EXERCISES[12].formula
     assert {path for _, path, _ in PIECES} <= set(READING_PATH)
     assert "microtensor/ops/softmax.py" in READING_PATH and "models/gpt.py" in READING_PATH
 

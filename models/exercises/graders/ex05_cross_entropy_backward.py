@@ -59,6 +59,21 @@ def _logits(z, t, ignore_index=-100):
     return (z - _onehot(t, z.shape[-1], ignore_index)) * _valid(t, ignore_index) / n
 
 
+def _global_max(z, t, ignore_index=-100):  # one max over the whole array
+    e = np.exp(z - z.max())
+    n = max(int((t != ignore_index).sum()), 1)
+    return (e / e.sum(-1, keepdims=True) - _onehot(t, z.shape[-1], ignore_index)) * _valid(
+        t, ignore_index) / n
+
+
+def _shift_above_700(z, t, ignore_index=-100):  # the shift kept for float64's overflow only
+    z = z - z.max(-1, keepdims=True) if z.max() > 700 else z
+    e = np.exp(z)
+    n = max(int((t != ignore_index).sum()), 1)
+    return (e / e.sum(-1, keepdims=True) - _onehot(t, z.shape[-1], ignore_index)) * _valid(
+        t, ignore_index) / n
+
+
 def _unstable(z, t, ignore_index=-100):
     e = np.exp(z)
     n = max(int((t != ignore_index).sum()), 1)
@@ -79,6 +94,12 @@ MISTAKES = [
             "target's probability grows", _sign),
     Mistake("logits", "subtract from softmax(z), the probabilities, not from the logits z",
             _logits),
+    Mistake("global max", "subtract each row's own max (axis=-1, keepdims=True), not the "
+            "whole array's: a row far below the largest logit then has exp(z − max) = 0 in "
+            "every entry, and 0/0 is NaN", _global_max),
+    Mistake("shift only above 700", "shift every row by its max always, not only when the "
+            "logits are large: float32's exp overflows above 88.7 (float64's above 709), so "
+            "float32 logits of a few hundred give inf/inf = NaN", _shift_above_700),
     Mistake("unstable", "subtract each row's max from the logits before exp: exp(1000) "
             "overflows to inf, and inf/inf is NaN (softmax is unchanged by the shift)", _unstable),
 ]
@@ -111,10 +132,17 @@ def check_ignored_targets(student):
 
 
 def check_large_logits_dtypes_and_no_rows(student):
-    """Logits near 1000 (exp would overflow without the max subtracted), float32, N = 0."""
+    """Logits near 1000 (exp would overflow without the max subtracted); rows of mixed scale
+    (≈ 1000, ≈ 0, ≈ −1000: one max for the whole array fails); float32 logits of a few hundred
+    (float32's exp overflows above 88.7: a shift only above 700 fails); float32, N = 0."""
     fn = student_function(student, "cross_entropy_backward")
     rng = np.random.default_rng(12)
     _check(fn, 1000 + rng.normal(size=(3, 4)), np.array([0, 3, 1]), -100, "logits ≈ 1000")
+    mixed = rng.normal(size=(3, 4)) + np.array([[1000.0], [0.0], [-1000.0]])
+    _check(fn, mixed, np.array([2, 0, 3]), -100, "rows of mixed scale, ≈ 1000, ≈ 0, ≈ −1000")
+    large = (rng.normal(size=(4, 6)) * 50 + np.array([[300.0], [120.0], [0.0], [-200.0]]))
+    _check(fn, large.astype(np.float32), np.array([1, 5, 0, 2]), -100,
+           "float32 logits of mixed scale up to ≈ 400")
     _check(fn, rng.normal(size=(4, 7)).astype(np.float32), np.array([6, 0, 2, 2]), -100,
            "float32 logits [4, 7]")
     _check(fn, np.zeros((0, 3)), np.zeros(0, dtype=np.int64), -100, "no rows, logits [0, 3]")

@@ -39,6 +39,12 @@ def _boolean_index(x, mask, value):  # right for a mask of x's shape, not for a 
     return z
 
 
+def _ellipsis_index(x, mask, value):  # right for a [T_q, T_k] mask, not a [B, 1, 1, T_k] one
+    z = x.copy()
+    z[..., mask] = value
+    return z
+
+
 def _backward_unchanged(g, mask):
     return g
 
@@ -52,6 +58,9 @@ FORWARD_MISTAKES = [
             "where it is False", _inverted),
     Mistake("multiplied", "x ⊙ (not mask) writes 0 at a blocked score, and exp(0) = 1 is not "
             "weight 0: write `value` (−∞ for attention) there", _multiplied),
+    Mistake("indexing the last axes", "z[..., mask] = value works for a [T_q, T_k] mask but "
+            "not for a padding mask [B, 1, 1, T_k] over scores [B, H, T_q, T_k]: indexing needs "
+            "the mask's exact shape, np.where(mask, value, x) broadcasts it", _ellipsis_index),
     Mistake("boolean index", "the mask *broadcasts* (one [T_q, T_k] mask for every batch and "
             "head), but z[mask] = value needs a mask of x's whole shape: np.where(mask, value, "
             "x) broadcasts", _boolean_index),
@@ -81,16 +90,22 @@ def check_hand_example_causal_mask(student):
 
 
 def check_broadcast_dtypes_and_inputs_untouched(student):
-    """A [T, T] mask over scores [B, H, T, T], float32, a finite value, a zero-size x; x and g
+    """A [T, T] mask over scores [B, H, T, T]; a padding mask [B, 1, 1, T] (a model's:
+    True at the padded keys of each sequence); float32, a finite value, a zero-size x; x and g
     are left as they were."""
     fill = student_function(student, "masked_fill")
     back = student_function(student, "masked_fill_backward")
     rng = np.random.default_rng(14)
-    mask = nn.causal_mask(4, 4)
-    for x, value in ((rng.normal(size=(2, 3, 4, 4)), -math.inf),
-                     (rng.normal(size=(2, 4, 4)).astype(np.float32), -1e4),
-                     (np.zeros((0, 4, 4)), -math.inf)):
-        context = f"x {list(x.shape)} {x.dtype}, mask [4, 4] causal, value {value}"
+    causal = nn.causal_mask(4, 4)
+    padding = np.zeros((2, 1, 1, 4), dtype=bool)
+    padding[0, ..., 3:] = True                          # sequence 0: its last key is padding
+    padding[1, ..., 2:] = True                          # sequence 1: two padded keys
+    for x, mask, what, value in (
+            (rng.normal(size=(2, 3, 4, 4)), causal, "[4, 4] causal", -math.inf),
+            (rng.normal(size=(2, 3, 4, 4)), padding, "[2, 1, 1, 4] padding", -math.inf),
+            (rng.normal(size=(2, 4, 4)).astype(np.float32), causal, "[4, 4] causal", -1e4),
+            (np.zeros((0, 4, 4)), causal, "[4, 4] causal", -math.inf)):
+        context = f"x {list(x.shape)} {x.dtype}, mask {what}, value {value}"
         kept = x.copy()
         compare(fill, (x, mask, value), reference.masked_fill(x, mask, value), "z", hint=HINT,
                 mistakes=FORWARD_MISTAKES, dtype=x.dtype, context=context)

@@ -15,7 +15,7 @@ from ..grading import (
     Mistake,
     as_array,
     call,
-    check_gradients,
+    check_student_gradients,
     compare,
     expect_close,
     student_function,
@@ -169,12 +169,15 @@ def check_rows_sum_to_one_and_blocked_weights_are_zero(student):
 def check_gradcheck(student):
     """Backward through your graph (the engine's ops), causal, [1, 2, 3, 4]: ∂L/∂Q, ∂L/∂K,
     ∂L/∂V against finite differences."""
-    fn = student_function(student, "scaled_dot_product_attention")
+    student_function(student, "scaled_dot_product_attention")
     rng = np.random.default_rng(18)
     q, k, v = _tensors(*rng.normal(size=(3, 1, 2, 3, 4)), requires_grad=True)
     mask = np.triu(np.ones((3, 3), bool), 1)
-    check_gradients(lambda q, k, v: _pick(fn(q, k, v, mask), 0), [q, k, v], ["Q", "K", "V"],
-                    hint=HINT, context="causal, [1, 2, 3, 4]")
+    check_student_gradients(
+        student, "gradients", lambda w: ("scaled_dot_product_attention", [q, k, v, mask], w, 0),
+        lambda result: result[1],
+        lambda q, k, v: reference.scaled_dot_product_attention(q, k, v, mask)[0], [q, k, v],
+        ["Q", "K", "V"], hint=HINT, context="causal, [1, 2, 3, 4]")
 
 
 CHECKS = [check_hand_example, check_changing_the_second_token,

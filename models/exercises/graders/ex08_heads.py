@@ -12,9 +12,10 @@ from ..grading import (
     Mistake,
     as_array,
     call,
-    check_gradients,
+    check_student_gradients,
     compare,
     expect_close,
+    run_task,
     student_function,
 )
 
@@ -37,6 +38,11 @@ def _split_float_d(x, n_heads):  # D / H is a float in Python 3
     return x.reshape(b, t, n_heads, d_model / n_heads).transpose(1, 2)
 
 
+def _split_minus_one(x, n_heads):  # right for T ≥ 1; at T = 0 the −1 cannot be inferred
+    b, t, d_model = x.shape
+    return x.reshape(b, t, n_heads, -1).transpose(1, 2)
+
+
 def _merge_reshape_only(z):
     b, h, t, d = z.shape
     return z.reshape(b, t, h * d)
@@ -55,6 +61,9 @@ SPLIT_MISTAKES = [
             "[B, T, H, d] (H before d), not [B, T, d, H]", _split_interleaved),
     Mistake("float d", "d = D // H: in Python 3 D / H is a float (8.0) even when H divides D, "
             "and reshape takes whole numbers", _split_float_d),
+    Mistake("−1 at T = 0", "with T = 0 there are no elements, so reshape(b, t, h, −1) cannot "
+            "work out the −1 (any d fits; numpy and PyTorch both raise): write d = D // H "
+            "yourself, reshape(b, t, h, d_model // h)", _split_minus_one),
 ]
 MERGE_MISTAKES = [
     Mistake("reshape only", "reshaping [B, H, T, d] straight to [B, T, D] mixes heads with "
@@ -98,30 +107,31 @@ def check_split_and_merge_against_the_reference(student):
                      "merge_heads(split_heads(X))", hint=HINT, context=context)
 
 
-def _mha(split, merge, mha, x):
-    """MultiHeadAttention's forward (causal) with the student's split and merge."""
-    q, k, v = (split(proj(x), mha.n_heads) for proj in (mha.q_proj, mha.k_proj, mha.v_proj))
-    mask = nn.causal_mask(x.shape[1], x.shape[1])
-    z, _ = nn.scaled_dot_product_attention(q, k, v, attn_mask=mask)   # [B, H, T, d]
-    return mha.out_proj(merge(z))
+def _weights(mha):
+    """The four projections' arrays, by name, for tasks.attention_with_heads."""
+    return {f"{name}.{part}": getattr(getattr(mha, name), part).data
+            for name in ("q_proj", "k_proj", "v_proj", "out_proj") for part in ("weight", "bias")}
 
 
 def check_multi_head_attention(student):
     """A MultiHeadAttention(12, 3) forward built with your split and merge equals the
     reference module's; ∂L/∂X through it against finite differences."""
-    split = student_function(student, "split_heads")
-    merge = student_function(student, "merge_heads")
+    student_function(student, "split_heads")
+    student_function(student, "merge_heads")
     mha = nn.MultiHeadAttention(12, 3)
     for p in mha.parameters():
         p.data = np.random.default_rng(p.data.size).normal(size=p.shape) * 0.5
     x = Tensor(np.random.default_rng(21).normal(size=(2, 4, 12)), requires_grad=True)
-    out = call(lambda: _mha(split, merge, mha, x), what="attention with your split and merge",
-               context="MultiHeadAttention(12, 3), X [2, 4, 12]", hint=HINT)
+    context = "MultiHeadAttention(12, 3), X [2, 4, 12], causal"
+    out = call(run_task, student, "attention_with_heads", _weights(mha), 3, x.data,
+               what="attention with your split and merge", context=context, hint=HINT)[0]
     expect_close(as_array(out, "MHA(X)"), mha(x, is_causal=True).data, "MHA(X)", hint=HINT,
-                 context="MultiHeadAttention(12, 3), X [2, 4, 12], causal")
+                 context=context)
     small = Tensor(x.data[:1, :3], requires_grad=True)
-    check_gradients(lambda x: _mha(split, merge, mha, x), [small], ["X"], hint=HINT,
-                    context="MultiHeadAttention(12, 3), X [1, 3, 12]")
+    check_student_gradients(
+        student, "attention_with_heads", lambda w: (_weights(mha), 3, small.data, w),
+        lambda result: [result[1]], lambda x: mha(x, is_causal=True), [small], ["X"],
+        hint=HINT, context="MultiHeadAttention(12, 3), X [1, 3, 12]")
 
 
 CHECKS = [check_closed_book_shapes_and_head_slices, check_split_and_merge_against_the_reference,

@@ -12,7 +12,7 @@ from ..grading import (
     Mistake,
     as_array,
     call,
-    check_gradients,
+    check_student_gradients,
     compare,
     expect_close,
     student_function,
@@ -112,10 +112,13 @@ def check_a_later_position_changes_no_earlier_output(student):
 def check_gradcheck(student):
     """Backward through your forward (the engine's ops), x [1, 3, 8]: ∂L/∂x against finite
     differences (3.6: the residual adds the identity, I + ∂F/∂x)."""
-    fn = student_function(student, "pre_norm_block")
+    student_function(student, "pre_norm_block")
     block = _block(seed=28)
     x = Tensor(np.random.default_rng(29).normal(size=(1, 3, 8)), requires_grad=True)
-    check_gradients(lambda x: fn(block, x), [x], ["x"], hint=HINT, context="x [1, 3, 8]")
+    check_student_gradients(
+        student, "gradients", lambda w: ("pre_norm_block", [block, x], w),
+        lambda result: result[1], lambda x: reference.pre_norm_block(block, x), [x], ["x"],
+        hint=HINT, context="x [1, 3, 8]")
 
 
 CHECKS = [check_against_the_reference, check_branches_off_leave_the_identity,

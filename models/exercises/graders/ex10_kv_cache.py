@@ -1,7 +1,9 @@
 """Grader of exercise 10, decoding with a KV cache (notes 3.7): step-by-step decoding must give
 the rows of one causal forward over the whole sequence (teacher forcing's parallel pass), for
 one token at a time and for a prefill followed by steps and chunks; the cache must hold every
-position; finite differences through the cached path."""
+position; a step must cost what a cached step costs (its FLOPs, counted in the student's
+process), not recompute the past; finite differences through the cached path."""
+import types
 
 import numpy as np
 
@@ -9,13 +11,15 @@ import microtensor
 import nn
 from microtensor import Tensor
 
+from .. import reference
 from ..grading import (
     ExerciseFailure,
     Mistake,
     as_array,
     call,
-    check_gradients,
+    check_student_gradients,
     expect_close,
+    run_task,
     student_function,
 )
 
@@ -87,29 +91,30 @@ def _full(q, k, v):
     return nn.scaled_dot_product_attention(q, k, v, attn_mask=nn.causal_mask(t, t))[0].data
 
 
-def _decode(fn, q, k, v, chunks):
-    """Run fn over the positions in chunks (sizes), from an empty cache; the outputs joined."""
-    cache, outs, start = {"k": None, "v": None}, [], 0
-    for size in chunks:
-        part = [t[:, :, start:start + size] for t in (q, k, v)]
-        outs.append(call(fn, cache, *part, what=f"attend_with_cache on positions {start}…"
-                         f"{start + size - 1}"))
-        start += size
-    return outs, cache
+def _run(student, q, k, v, chunks, weights=None, hint=""):
+    """tasks.decode with the student's code (in its process when remote): (outputs, FLOPs per
+    call, the cache's contents, gradients)."""
+    return call(run_task, student, "decode", q, k, v, list(chunks), weights,
+                what="attend_with_cache", hint=hint,
+                context=f"positions in calls of {list(chunks)}, q [{', '.join(map(str, q.shape))}]")
 
 
-def _check(fn, chunks, seed):
+def _as_student(fn):
+    return types.SimpleNamespace(attend_with_cache=fn)
+
+
+def _check(student, chunks, seed):
     rng = np.random.default_rng(seed)
     t = sum(chunks)
-    q, k, v = (Tensor(rng.normal(size=(2, 2, t, 4))) for _ in range(3))
+    q, k, v = (rng.normal(size=(2, 2, t, 4)) for _ in range(3))
     context = f"positions in calls of {list(chunks)}, q, k, v [2, 2, {t}, 4]"
     try:
-        outs, cache = _decode(fn, q, k, v, chunks)
+        outs, _, cache, _ = _run(student, q, k, v, chunks)
     except ExerciseFailure as failure:  # the same error as a known mistake: its hint
         hint = HINT
         for mistake in MISTAKES.values():
             try:
-                _decode(mistake.fn, q, k, v, chunks)
+                _run(_as_student(mistake.fn), q, k, v, chunks)
             except ExerciseFailure as same:
                 if str(same) == str(failure):
                     hint = mistake.hint
@@ -118,7 +123,7 @@ def _check(fn, chunks, seed):
                 continue
         raise ExerciseFailure(f"{failure} ({context}). Hint: {hint}") from None
     got = np.concatenate([as_array(o, "the output") for o in outs], axis=-2)
-    expected = _full(q, k, v)
+    expected = _full(*(Tensor(a) for a in (q, k, v)))
     if got.shape != expected.shape:
         raise ExerciseFailure(f"the outputs, joined, have shape {list(got.shape)}, expected "
                               f"{list(expected.shape)} ({context}). Hint: {HINT}")
@@ -127,10 +132,10 @@ def _check(fn, chunks, seed):
     except ExerciseFailure:
         for mistake in MISTAKES.values():
             try:
-                wrong, _ = _decode(mistake.fn, q, k, v, chunks)
+                wrong = _run(_as_student(mistake.fn), q, k, v, chunks)[0]
             except Exception:  # this mistake cannot run on these inputs: not this one
                 continue
-            if np.allclose(np.concatenate([o.data for o in wrong], axis=-2), got):
+            if np.allclose(np.concatenate(wrong, axis=-2), got):
                 raise ExerciseFailure(f"{_first(got, expected)} ({context}). "
                                       f"Hint: {mistake.hint}") from None
         raise
@@ -145,36 +150,67 @@ def _first(got, expected):
 def check_one_token_at_a_time(student):
     """Notes 3.7: decoding 5 positions one by one with the cache gives the rows of one causal
     forward over all 5."""
-    _check(student_function(student, "attend_with_cache"), [1] * 5, 30)
+    student_function(student, "attend_with_cache")
+    _check(student, [1] * 5, 30)
 
 
 def check_prefill_then_steps_and_chunks(student):
     """A prompt of 3 at once (prefill), then 1, 1, then a chunk of 2: the same rows; the cache
     ends holding all 7 positions' keys and values."""
-    cache, k, v = _check(student_function(student, "attend_with_cache"), [3, 1, 1, 2], 31)
+    student_function(student, "attend_with_cache")
+    cache, k, v = _check(student, [3, 1, 1, 2], 31)
     for name, full in (("k", k), ("v", v)):
         held = cache.get(name)
         if held is None:
             raise ExerciseFailure(f"cache['{name}'] is None after the calls. Hint: {HINT}")
-        expect_close(as_array(held, f"cache['{name}']"), full.data, f"cache['{name}']",
+        expect_close(as_array(held, f"cache['{name}']"), full, f"cache['{name}']",
                      hint=MISTAKES["only new"].hint, context="after calls of [3, 1, 1, 2]")
+
+
+STEPS = 12  # one token at a time: the last step has 11 cached positions
+COST_FACTOR = 2  # a step may cost up to twice the reference's cached step (other op choices)
+
+
+def check_a_step_costs_what_a_cached_step_costs(student):
+    """What a cache is for: a decode step multiplies the one new query by the cached keys and
+    values ([1, d] × [d, T], [1, T] × [T, d]); it does not recompute the past. Decoding 12
+    positions one at a time, each step's FLOPs (microtensor.profile: 2·M·K·N per matmul, one
+    per element of every other op) must stay within 2× those of the reference's cached step."""
+    student_function(student, "attend_with_cache")
+    rng = np.random.default_rng(34)
+    q, k, v = (rng.normal(size=(1, 2, STEPS, 4)) for _ in range(3))
+    chunks = [1] * STEPS
+    _, flops, _, _ = _run(student, q, k, v, chunks, hint=HINT)
+    _, expected, _, _ = _run(_as_student(reference.attend_with_cache), q, k, v, chunks)
+    for step, (got, cached) in enumerate(zip(flops, expected), start=1):
+        if got > COST_FACTOR * cached:
+            raise ExerciseFailure(
+                f"decode step {step} (one new query, {step - 1} cached positions) cost {got:,} "
+                f"FLOPs; a cached step costs {cached:,} (q, k, v [1, 2, {STEPS}, 4], one "
+                f"position per call). Hint: {COST_HINT}")
+
+
+COST_HINT = ("a step must not recompute the past: attend only the new query (q has T_new rows) "
+             "over the cached keys and values; keeping the past queries and running attention "
+             "over the whole sequence again is not a cache")
 
 
 def check_gradcheck(student):
     """Backward through the cached path (a prefill of 2, then 1 step), [1, 1, 3, 2]: ∂L/∂q,
     ∂L/∂k, ∂L/∂v against finite differences."""
-    fn = student_function(student, "attend_with_cache")
+    student_function(student, "attend_with_cache")
     rng = np.random.default_rng(32)
     q, k, v = (Tensor(rng.normal(size=(1, 1, 3, 2)), requires_grad=True) for _ in range(3))
-
-    def decoded(q, k, v):
-        cache = {"k": None, "v": None}
-        first = fn(cache, q[:, :, :2], k[:, :, :2], v[:, :, :2])
-        return microtensor.cat([first, fn(cache, q[:, :, 2:], k[:, :, 2:], v[:, :, 2:])],
-                               axis=-2)
-
-    check_gradients(decoded, [q, k, v], ["q", "k", "v"], hint=HINT,
-                    context="prefill 2, then 1 step")
+    check_student_gradients(
+        student, "decode", lambda w: (q.data, k.data, v.data, [2, 1], w),
+        lambda result: result[3], _full_tensor, [q, k, v], ["q", "k", "v"], hint=HINT,
+        context="prefill 2, then 1 step")
 
 
-CHECKS = [check_one_token_at_a_time, check_prefill_then_steps_and_chunks, check_gradcheck]
+def _full_tensor(q, k, v):
+    t = q.shape[-2]
+    return nn.scaled_dot_product_attention(q, k, v, attn_mask=nn.causal_mask(t, t))[0]
+
+
+CHECKS = [check_one_token_at_a_time, check_prefill_then_steps_and_chunks,
+          check_a_step_costs_what_a_cached_step_costs, check_gradcheck]

@@ -49,13 +49,26 @@ def _eps_inside(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_dec
     return p - lr * (m / (1 - b1 ** t)) / np.sqrt(v / (1 - b2 ** t) + eps), m, v
 
 
+def _eps_fixed(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    return reference.adamw_step(p, g, m, v, t, lr, betas, 1e-8, weight_decay)
+
+
+def _in_place(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    new = reference.adamw_step(p, g, m, v, t, lr, betas, eps, weight_decay)
+    for old, value in zip((p, m, v), new):
+        old[...] = value
+    return p, m, v
+
+
 def _t_from_zero(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
     return reference.adamw_step(p, g, m, v, t + 1, lr, betas, eps, weight_decay)
 
 
 MISTAKES = [
     Mistake("no bias correction", "divide m by (1 − β₁ᵗ) and v by (1 − β₂ᵗ): both start at 0, "
-            "so without it the first steps are far too small", _no_bias_correction),
+            "and v's deficit (1 − β₂ᵗ = 0.001 at t = 1, under the square root) outweighs m's, "
+            "so without the correction the first step is ≈ 3.16× too large (lr·0.1/√0.001 "
+            "with a constant gradient), ≈ 6.5× at t = 10", _no_bias_correction),
     Mistake("L2", "AdamW decays the weight itself, p ← p − lr·λ·p; adding λp to the gradient "
             "is Adam with L2, which the moments rescale", _l2),
     Mistake("decay without lr", "the decay is multiplied by the learning rate: p ← p·(1 − lr·λ)",
@@ -64,6 +77,10 @@ MISTAKES = [
             "step from the decayed p; decaying after the step also shrinks the step (by lr·λ, "
             "a small but real difference)", _decay_after),
     Mistake("eps inside", "ε goes outside the square root: √v̂ + ε", _eps_inside),
+    Mistake("eps fixed", "use the `eps` you are given: a model may set it (1e-6, 1e-3), and "
+            "√v̂ + ε changes with it", _eps_fixed),
+    Mistake("in place", "return new arrays and leave the caller's p, g, m, v as they were: the "
+            "optimizer's caller (and this grader) still holds them", _in_place),
     Mistake("t off by one", "t is the number of this step, 1 at the first: use β₁ᵗ as given",
             _t_from_zero),
 ]
@@ -84,6 +101,36 @@ def check_first_step_moves_by_lr(student):
     compare(fn, (p, g, np.zeros(3), np.zeros(3), 1, 0.1, (0.9, 0.999), 1e-8, 0.0), expected,
             "p", hint=HINT, mistakes=MISTAKES, pick=lambda out: _pick(out, 0),
             context="p = [1, 2, 3], g = [0.5, −4, 0.001], lr = 0.1, λ = 0")
+
+
+IN_PLACE = next(m for m in MISTAKES if m.name == "in place")
+
+
+def check_eps_dtype_and_inputs_untouched(student):
+    """A model's settings: float32 p, g, m, v (the result stays float32), eps = 1e-3 (not the
+    default) with gradients of 1e-3, where ε matters, step t = 3; p, g, m and v are left as
+    they were."""
+    fn = student_function(student, "adamw_step")
+    rng = np.random.default_rng(35)
+    p = rng.normal(size=(2, 3)).astype(np.float32)
+    g, m = (rng.normal(size=(2, 3)).astype(np.float32) * 1e-3 for _ in range(2))
+    v = (rng.normal(size=(2, 3)) ** 2 * 1e-6).astype(np.float32)  # √v̂ ≈ 0.02: ε = 1e-3 shows
+    args = (p, g, m, v, 3, 0.01, (0.9, 0.999), 1e-3, 0.1)
+    expected = reference.adamw_step(*args)
+    context = "p, g, m, v [2, 3] float32, t = 3, lr 0.01, eps 1e-3, λ = 0.1"
+    for i, name in enumerate(("p", "m", "v")):
+        compare(fn, args, expected[i], name, hint=HINT, mistakes=MISTAKES,
+                pick=lambda out, i=i: _pick(out, i), dtype=np.float32, atol=1e-6, rtol=1e-4,
+                context=context)
+    kept = [a.copy() for a in (p, g, m, v)]
+    call(fn, *args, context=context, hint=HINT)
+    for name, before, now in zip("pgmv", kept, (p, g, m, v)):
+        if not np.array_equal(before, now):
+            idx = tuple(int(i) for i in np.argwhere(before != now)[0])
+            raise ExerciseFailure(
+                f"your code wrote into the caller's {name}: {name}{list(idx)} = {now[idx]:.6g} "
+                f"after the call, expected it unchanged, {before[idx]:.6g} ({context}). "
+                f"Hint: {IN_PLACE.hint}")
 
 
 def check_five_steps_against_the_reference(student):
@@ -120,5 +167,6 @@ def check_minimizes_a_quadratic(student):
                               f"c = {c.tolist()}. Hint: {HINT}")
 
 
-CHECKS = [check_first_step_moves_by_lr, check_five_steps_against_the_reference,
+CHECKS = [check_first_step_moves_by_lr, check_eps_dtype_and_inputs_untouched,
+          check_five_steps_against_the_reference,
           check_minimizes_a_quadratic]

@@ -12,7 +12,8 @@ shape and dtype; `axis` is the softmax's axis (default −1).
 
 Hint: the Σ is a weighted sum per row: (a * da).sum(axis=axis, keepdims=True), so that it
 broadcasts back over the row. Without the subtraction you would get the gradient of exp, not
-of softmax: each row of ds sums to 0 (adding a constant to a row of s changes nothing).
+of softmax. The right ds has rows that sum to 0 (adding a constant to a row of s changes
+nothing); a ⊙ da alone does not.
 A blocked key has a = 0, so it gets ds = 0 for free (notes 3.8).
 
 Reference (read it after): microtensor/ops/softmax.py, `Softmax.backward`.

@@ -15,9 +15,11 @@ Shapes: g, xhat [..., D]; rstd [..., 1] (r per row, kept as a column); weight [D
 -> (∂L/∂x [..., D], ∂L/∂w [D], ∂L/∂b [D]), the inputs' dtype (float32 stays float32).
 
 Hint: μ and σ depend on every x of the row, so moving one x also shifts the mean (the
-−mean(ĝ) term) and rescales the spread (the −x̂·mean(ĝx̂) term); forget one and the rows of
-∂L/∂x no longer sum to 0. w and b are shared by all rows: sum their gradient over all leading
-axes (reshape to [-1, D] first), as exercise 1 does.
+−mean(ĝ) term) and rescales the spread (the −x̂·mean(ĝx̂) term). Forget the mean term and the
+rows of ∂L/∂x no longer sum to 0; forget the x̂ term and they still do (each row of x̂ sums to
+0), but the values are wrong: the row sums catch one mistake, not both. w and b are shared by
+all rows: sum their gradient over all leading axes (reshape to [-1, D] first), as exercise 1
+does.
 
 Reference (read it after): microtensor/ops/layer_norm.py, `LayerNorm.backward`.
 """

@@ -11,8 +11,10 @@ Shapes: logits [N, C] float, targets [N] integer -> ∂L/∂logits [N, C], logit
 Hint: p − onehot, not onehot − p (L falls as p[t] grows). The mean is over the *counted* rows,
 so divide by n, not by N; ignored rows get exactly 0, and when no row counts (n = 0) the
 whole gradient is 0. Index the onehot on the counted rows only: an ignored target (−100) is
-not a class. Compute softmax stably (subtract each row's max first) so large logits do not
-overflow.
+not a class. Compute softmax stably: subtract *each row's own* max first, always. A model's
+logits come in rows of very different scale, and in float32, whose exp overflows above 88.7
+(float64's above 709): a max over the whole array, or a shift only when the logits exceed
+700, gives NaN there (both are tested).
 
 Reference (read it after): microtensor/ops/loss.py, `CrossEntropy.backward` (which also
 handles label smoothing and the other reductions).

@@ -7,9 +7,12 @@ array, True where a position is *blocked* (the same sense as PyTorch's masked_fi
 so that after softmax a blocked key has weight exp(−∞) = 0 and no gradient reaches it (3.8).
 
 Shapes: x [..., T_q, T_k] float; mask bool, broadcasting to x's shape (e.g. [T_q, T_k] for
-every batch and head); value a float -> z, x's shape and dtype. g: z's shape -> ∂L/∂x.
+every batch and head, or a padding mask [B, 1, 1, T_k] for scores [B, H, T_q, T_k], both
+tested); value a float -> z, x's shape and dtype. g: z's shape -> ∂L/∂x.
 
-Hint: np.where(mask, value, x) picks per element; keep x's dtype (a float32 x stays float32)
+Hint: np.where(mask, value, x) picks per element and broadcasts the mask (indexing,
+z[mask] = value or z[..., mask] = value, needs a mask of the indexed axes' own shape, and a
+[B, 1, 1, T_k] mask is not); keep x's dtype (a float32 x stays float32)
 and never write into x or g: the caller may still need them.
 
 Reference (read it after): microtensor/ops/masking.py, `MaskedFill`.

@@ -11,6 +11,12 @@ Shapes: q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v] (microtensor Ten
 leading dims are e.g. [B, H]); mask None or a boolean numpy array broadcasting to
 [..., T_q, T_k] -> (z [..., T_q, d_v], a [..., T_q, T_k]) as Tensors.
 
+A query whose keys are *all* blocked (a padding mask can do that) has nothing to attend to:
+its row of A is all zeros and its row of Z is zeros, never NaN (as the project's and
+PyTorch's attention give; the grader tests it). The textbook formula exp(s)/Σexp(s) is 0/0 =
+NaN on a row of −∞; the engine's `Tensor.softmax` already gives zeros there, so the hint's
+ops need nothing more.
+
 Hint: use the Tensor ops, so that backward comes for free: `q @ k.transpose(-2, -1)`,
 `* (1 / math.sqrt(d_k))`, `.masked_fill(mask, -math.inf)`, `.softmax(axis=-1)`, `@ v`.
 √d_k, not d_k (3.2: the variance of q·k is d_k, so its standard deviation is √d_k). Softmax

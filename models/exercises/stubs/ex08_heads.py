@@ -8,7 +8,9 @@ Merging is the exact inverse of splitting: merge_heads(split_heads(x, H)) == x.
 
 Shapes: split_heads: x [B, T, D] (a microtensor Tensor), n_heads H (D divisible by H)
 -> [B, H, T, d] with d = D // H (an int: reshape takes no 8.0); merge_heads: z [B, H, T, d]
--> [B, T, H·d].
+-> [B, T, H·d]. T = 0 (no positions, X [B, 0, D]) is tested too: there `reshape(b, t, h, -1)`
+cannot work out the −1 (0 elements fit any d; numpy and PyTorch both raise), so write d
+itself, D // H, as PyTorch's own multi-head attention does.
 
 Hint: reshape only regroups the last axis (D = H·d → H, d) while the memory order stays
 [B, T, ...]; then transpose(1, 2) brings H before T. A reshape straight to [B, H, T, d] would

@@ -11,10 +11,14 @@ step t = 1, 2, … with gradient g, learning rate lr, betas (β₁, β₂), ε a
 Shapes: p, g, m, v numpy arrays of one shape (float); t the step number, 1 at the first step
 -> (new p, new m, new v), the same shapes and dtype.
 
-Hint: without the bias correction the first steps are ~10× too small (m = 0.1·g at t = 1); with
-it, the first step moves every parameter by about lr·sign(g). The decay multiplies p by
-(1 − lr·λ): it is not added to g (that would be Adam with L2, which the moments rescale).
-ε goes outside the square root.
+Hint: both moments start at 0, so both are too small at first: m = 0.1·g and v = 0.001·g² at
+t = 1. Without the bias correction the first step is lr·0.1/√0.001 ≈ 3.16·lr, about 3× too
+*large* (v's deficit, under the square root, outweighs m's), and with a constant gradient still
+≈ 6.5× too large at t = 10 (the most, 6.57×, at t = 12). With it, the first step moves every
+parameter by about lr·sign(g). The decay multiplies p by (1 − lr·λ): it is not added to g (that
+would be Adam with L2, which the moments rescale). ε goes outside the square root, and it is
+the `eps` you are given. Return new arrays in p's dtype (float32 stays float32); leave the
+caller's p, g, m, v as they were (no `p -= ...`, no `m *= ...`).
 
 Reference (read it after): nn/optim/adamw.py, `AdamW.step`.
 """

@@ -1,0 +1,237 @@
+"""What the graders refuse in a student's file, and how: "the piece must be the student's".
+
+Two fences, each with a one-line reason the student reads:
+1. Before anything runs, the grader reads the file's syntax tree (`static_check`): imports are
+   limited to numpy, math and a few of Python's small helpers (plus microtensor's and nn's
+   public names in the exercises built on the engine); the engine's internals (any submodule
+   but `microtensor.functional`), the reference answers (`models`), torch, and the exercise's
+   own piece (e.g. `nn.scaled_dot_product_attention` in exercise 7, `block(x)` in exercise 9)
+   are refused, and so is Python's introspection (`__code__`, frames, `getattr`, `eval`),
+   which could reach the grader's code.
+2. In the child process (sandbox.py) the file runs with an import fence (the same list, at run
+   time), and the exercise's piece, wherever the package keeps it, is replaced by a function
+   that refuses: a name put together at run time meets the same answer.
+
+The engine's layout may change (modules move, merge): nothing here names a module path of its
+internals. "Internal" is found by asking the package which submodules it has.
+
+This file imports nothing of the project: the child loads it before anything else.
+"""
+import ast
+import builtins
+import importlib.util
+import sys
+
+SMALL_HELPERS = ("numpy", "math", "functools", "itertools", "collections", "dataclasses",
+                 "typing", "__future__", "operator", "heapq", "bisect", "numbers")
+ENGINE = ("microtensor", "microtensor.functional", "nn")
+BANNED_BUILTINS = ("eval", "exec", "compile", "__import__", "globals", "locals", "vars",
+                   "getattr", "setattr", "delattr", "breakpoint", "open", "input", "memoryview")
+# frames, code objects and module tables: the ways one function reaches another's data
+BANNED_ATTRIBUTES = ("f_back", "f_locals", "f_globals", "f_code", "gi_frame", "cr_frame",
+                     "tb_frame", "tb_next", "_getframe", "modules", "co_code", "func_globals")
+
+
+class Refusal(BaseException):
+    """The student's code called or imported what its exercise refuses (not an Exception, so
+    that a bare `except Exception` in the student's code does not swallow it)."""
+
+
+def allowed_imports(engine):
+    return SMALL_HELPERS + (ENGINE if engine else ())
+
+
+def _root_allowed(name, engine):
+    allowed = allowed_imports(engine)
+    return name in allowed or name.split(".")[0] in SMALL_HELPERS
+
+
+def import_refusal(name, number, engine):
+    """The one-line reason `import name` is refused in exercise `number`, or None."""
+    if _root_allowed(name, engine):
+        return None
+    root = name.split(".")[0]
+    allowed = "numpy, math" + (" and microtensor's and nn's public names" if engine else "")
+    if root == "torch" or root in ("jax", "tensorflow", "scipy", "sklearn", "tokenizers",
+                                   "transformers", "tiktoken"):
+        why = f"{root} would compute the piece for you"
+    elif root == "models":
+        why = ("models is the project's own code, with the reference answers "
+               "(models.exercises.reference)")
+    elif root in ("microtensor", "nn") and engine:
+        why = (f"{name} is the engine's inside, where the project's own version of the piece "
+               "lives; use the public names (microtensor.Tensor, microtensor.cat, "
+               "microtensor.functional, nn.causal_mask, ...)")
+    elif root in ("microtensor", "nn"):
+        why = ("this exercise is written in numpy: the engine would compute the piece (its own "
+               "backward) for you")
+    else:
+        why = "it is not needed here and could reach the grader's code"
+    return f"exercise {number} may import {allowed} only; your file imports {name}: {why}"
+
+
+def _submodules(package):
+    """The names of `package`'s submodules (its internals), asked of the installed package."""
+    import pkgutil
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return set()
+    return {m.name for m in pkgutil.iter_modules(spec.submodule_search_locations)}
+
+
+def static_check(source, filename, number, engine, refused=(), calls_param=None):
+    """The first reason to refuse `source` (the student's file) before it runs, or None.
+
+    refused: the exercise's piece and its relatives, as dotted names ("nn.KVCache"): any use of
+    their last name is refused. calls_param: (function, index) of an argument the student's
+    function must not call or ask for its `forward` (exercise 9's block).
+    """
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError:
+        return None  # the import itself reports it, with its line
+    # "nn.KVCache" refuses the name KVCache; "nn.TransformerBlock.forward" (a method) refuses
+    # the class's name: `.forward` alone is every module's method
+    names = {(r.split(".")[-2] if r.count(".") >= 2 else r.split(".")[-1]): r for r in refused}
+    internals = {"microtensor": _submodules("microtensor") - {"functional"},
+                 "nn": _submodules("nn")} if engine else {}
+    aliases = {}  # local name -> "microtensor" / "nn", from `import microtensor as mt`
+    where = f"{filename}, line "
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", "?")
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                return f"{where}{line}: a relative import (from . import ...) is refused"
+            if isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            else:  # `from microtensor import autograd` imports the submodule autograd
+                modules = [node.module] + [f"{node.module}.{a.name}" for a in node.names
+                                           if a.name in internals.get(node.module, ())]
+            for module in modules:
+                refusal = import_refusal(module, number, engine)
+                if refusal is None and engine and module.count(".") >= 1:
+                    root, sub = module.split(".")[:2]
+                    if sub in internals.get(root, ()):
+                        refusal = (f"exercise {number} may import microtensor's and nn's public "
+                                   f"names only; your file imports {module}: {root}.{sub} is "
+                                   "the engine's inside, where the project's own version of "
+                                   "the piece lives")
+                if refusal:
+                    return f"{where}{line}: {refusal}"
+            for alias in node.names:
+                if alias.name in names:
+                    return f"{where}{line}: {_piece(number, names[alias.name])}"
+                if isinstance(node, ast.Import) and alias.name in ("microtensor", "nn"):
+                    aliases[alias.asname or alias.name] = alias.name
+        elif isinstance(node, ast.Attribute):
+            attr = node.attr
+            if attr.startswith("__") and attr.endswith("__"):
+                return (f"{where}{line}: `.{attr}` reaches into Python's machinery (code "
+                        "objects, globals, classes), where the grader's own code is; it is "
+                        "refused in an exercise")
+            if attr in BANNED_ATTRIBUTES:
+                return (f"{where}{line}: `.{attr}` reads another function's frame or the "
+                        "table of loaded modules; it is refused in an exercise")
+            if attr in names:
+                return f"{where}{line}: {_piece(number, names[attr])}"
+            base = node.value
+            if isinstance(base, ast.Name) and aliases.get(base.id) in internals:
+                package = aliases[base.id]
+                if attr in internals[package]:
+                    return (f"{where}{line}: {package}.{attr} is the engine's inside, where "
+                            "the project's own version of the piece lives; use the public "
+                            "names (microtensor.Tensor, microtensor.cat, nn.causal_mask, ...)")
+        elif isinstance(node, ast.Name):
+            if node.id in BANNED_BUILTINS or node.id in ("__builtins__", "__loader__",
+                                                         "__spec__"):
+                return (f"{where}{line}: `{node.id}` is refused in an exercise (it can run or "
+                        "reach code the file does not show)")
+            if node.id in names:
+                return f"{where}{line}: {_piece(number, names[node.id])}"
+        elif (calls_param and isinstance(node, ast.FunctionDef)
+              and node.name == calls_param[0] and len(node.args.args) > calls_param[1]):
+            param = node.args.args[calls_param[1]].arg
+            for inner in ast.walk(node):
+                called = isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name)
+                if called and inner.func.id == param:
+                    return (f"{where}{inner.lineno}: `{param}(...)` runs the reference "
+                            f"TransformerBlock.forward: exercise {number} is that forward; call "
+                            f"its parts ({param}.ln_1, {param}.attn, {param}.ln_2, {param}.mlp) "
+                            "yourself")
+                if (isinstance(inner, ast.Attribute) and inner.attr == "forward"
+                        and isinstance(inner.value, ast.Name) and inner.value.id == param):
+                    return (f"{where}{inner.lineno}: `{param}.forward` is the reference "
+                            f"TransformerBlock.forward: exercise {number} is that forward")
+    return None
+
+
+def _piece(number, dotted):
+    return (f"{dotted} is the piece exercise {number} asks you to write (or is built on it): "
+            "using it is refused")
+
+
+# ---- the child's side: the import fence and the poisoned pieces ----
+
+def fenced_builtins(module_name, number, engine, on_refusal):
+    """A builtins dict for the student's module: `__import__` refuses what static_check refuses
+    (a name put together at run time included); eval, exec, getattr and the rest are absent."""
+    real_import = builtins.__import__
+
+    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        importer = (globals or {}).get("__name__")
+        if importer == module_name:
+            full = name
+            if level:
+                refusal = f"exercise {number}: a relative import is refused"
+            else:
+                refusal = import_refusal(full, number, engine)
+                for item in fromlist or ():
+                    sub = f"{full}.{item}"
+                    if refusal is None and full in ("microtensor", "nn") and \
+                            item in _submodules(full) - {"functional"}:
+                        refusal = import_refusal(sub, number, False)
+            if refusal:
+                on_refusal(refusal)
+                raise Refusal(refusal)
+        return real_import(name, globals, locals, fromlist, level)
+
+    fenced = {k: v for k, v in vars(builtins).items() if k not in BANNED_BUILTINS}
+    fenced["__import__"] = guarded_import
+    return fenced
+
+
+def poison(dotted_names, number, on_refusal):
+    """Replace each of `dotted_names` ("nn.scaled_dot_product_attention",
+    "nn.TransformerBlock.forward"), wherever its package keeps it (every module of the package
+    that holds the same object, every class attribute), by a function that refuses. A name the
+    package no longer has is skipped: the static check still refuses it by name."""
+    for dotted in dotted_names:
+        parts = dotted.split(".")
+        try:
+            owner = importlib.import_module(parts[0])
+            for part in parts[1:-1]:
+                owner = vars(owner)[part] if isinstance(owner, type) else getattr(owner, part)
+            original = (vars(owner).get(parts[-1]) if isinstance(owner, type)
+                        else getattr(owner, parts[-1]))
+        except (ImportError, AttributeError, KeyError):
+            continue
+        if original is None:
+            continue
+        message = (f"exercise {number}: your code called {dotted}, the piece this exercise asks "
+                   "you to write (or one built on it): refused")
+
+        def refuse(*args, _message=message, **kwargs):
+            on_refusal(_message)
+            raise Refusal(_message)
+
+        if isinstance(owner, type):
+            setattr(owner, parts[-1], refuse)
+            continue
+        for name, module in list(sys.modules.items()):
+            if module is None or not (name == parts[0] or name.startswith(parts[0] + ".")):
+                continue
+            for attr, value in list(vars(module).items()):
+                if value is original:
+                    setattr(module, attr, refuse)
+
