@@ -230,22 +230,24 @@ function label(edge, text) { // a number near the middle of an edge, on a white 
   const blockers = [];
   svg.querySelectorAll("g.cluster > text, g.node").forEach((el) => blockers.push(el.getBBox()));
   let at = null, best = null;
-  for (const f of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8]) { // the place along the edge where it covers least
-    const p = path.getPointAtLength(length * f);
-    t.setAttribute("x", across ? p.x : p.x + 6); t.setAttribute("y", across ? p.y - 30 : p.y + 4);
-    const r = t.getBBox(), hits = blockers.filter((q) => overlaps(r, q)).length;
-    if (best === null || hits < best.hits) best = { hits: hits, p: p };
-    if (!hits) break;
+  search: for (const dy of across ? [-30, 22] : [4]) { // above a row first, else below it
+    for (const f of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8]) { // the place along the edge where it covers least
+      const p = path.getPointAtLength(length * f);
+      t.setAttribute("x", across ? p.x : p.x + 6); t.setAttribute("y", p.y + dy);
+      const r = t.getBBox(), hits = blockers.filter((q) => overlaps(r, q)).length;
+      if (best === null || hits < best.hits) best = { hits: hits, p: p, dy: dy };
+      if (!hits) break search;
+    }
   }
   at = best.p;
-  t.setAttribute("x", across ? at.x : at.x + 6); t.setAttribute("y", across ? at.y - 30 : at.y + 4);
+  t.setAttribute("x", across ? at.x : at.x + 6); t.setAttribute("y", at.y + best.dy);
   const r = t.getBBox(), bg = document.createElementNS(ns, "rect");
   bg.setAttribute("x", r.x - 2); bg.setAttribute("y", r.y - 1); bg.setAttribute("width", r.width + 4); bg.setAttribute("height", r.height + 2);
   bg.setAttribute("class", "mt-label");
   edge.insertBefore(bg, t);
   if (!across) return;
   const lead = document.createElementNS(ns, "line"); // a label above a row: a leader down to its edge
-  lead.setAttribute("x1", at.x); lead.setAttribute("y1", r.y + r.height + 1); lead.setAttribute("x2", at.x); lead.setAttribute("y2", at.y);
+  lead.setAttribute("x1", at.x); lead.setAttribute("y1", best.dy < 0 ? r.y + r.height + 1 : r.y - 1); lead.setAttribute("x2", at.x); lead.setAttribute("y2", at.y);
   lead.setAttribute("class", "mt-label");
   edge.insertBefore(lead, bg);
 }
@@ -395,7 +397,7 @@ const KEYS = [["→ / ←", "next / previous step"], ["Home / End", "first / las
   ["/", "jump: type a node's name (softmax, ln_f, q_proj) or a step (f12, b5), Enter; Enter again: the next match"],
   ["↓ / ↑, PgDn / PgUp", "scroll the panel (to its heatmaps)"], ["H / Shift+H", "next / previous head in the panel's heatmaps"],
   ["+ / −", "zoom in / out"], ["F", "fit the graph to the window"], ["U", "up: back out of an opened module"],
-  ["O", "open the module the current step is in"], ["K", "show or hide the key"], ["S / P", "save this frame as SVG / PNG (for slides)"],
+  ["O", "open the module the current step is in"], ["K", "the key: whole, marks alone, hidden"], ["S / P", "save this frame as SVG / PNG (for slides)"],
   ["L", "lecture mode (full screen, large text)"], ["Esc", "leave lecture mode, close this list"], ["?", "this list"]];
 const MOUSE = [["click a box", "its panel: formulas, statistics, heatmaps"], ["click a 3-D box", "open the module (the links at the top go back out)"],
   ["drag", "pan the graph"], ["wheel / Shift+wheel", "scroll the graph down / sideways"], ["Ctrl+wheel, pinch", "zoom"],
@@ -453,7 +455,12 @@ $("help").addEventListener("click", () => { $("keys").hidden = !$("keys").hidden
 $("save-svg").addEventListener("click", saveSvg);
 $("save-png").addEventListener("click", savePng);
 $("key-toggle").addEventListener("click", toggleKey);
-function toggleKey() { $("legend").hidden = !$("legend").hidden; if (svg && vb) setBox(vb); } // the graph takes the room the key leaves
+function toggleKey() { // K: the whole key → the marks alone → none → the whole key; the graph takes the room it leaves
+  const el = $("legend");
+  if (el.hidden) { el.hidden = false; el.classList.remove("brief"); } else if (!el.classList.contains("brief")) el.classList.add("brief"); else el.hidden = true;
+  if (svg && vb) setBox(vb);
+}
+if (innerHeight < 900) $("legend").classList.add("brief"); // a laptop: the marks alone, K shows the whole key
 document.querySelectorAll("#bar button").forEach((b) => b.addEventListener("mouseup", () => b.blur())); // space and arrows stay the stepper's
 
 const linked = parseStep((/#step=([^&]*)/.exec(location.hash) || [])[1]); // read before the first picture clears it

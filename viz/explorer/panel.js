@@ -63,8 +63,10 @@ function scaleOf(heat, mask) { // the colour scale: the finite cells the mask do
 }
 function heatSize(rows, cols) { // screen size: as wide as the panel allows, a strip stretched taller
   const p = $("panel"), avail = Math.max(120, p.clientWidth - 30), tall = Math.max(160, p.clientHeight * 0.6);
-  const w = Math.min(avail, cols * 32), cell = w / cols;
-  const h = Math.min(tall, Math.max(rows * cell, Math.min(rows * cell * 4, avail * 0.4, rows * 32)));
+  const lecture = document.body.classList.contains("lecture"); // for a room: as large as the panel allows
+  let w = lecture ? avail : Math.min(avail, cols * 32), cell = w / cols;
+  if (rows * cell > tall) { w = Math.max(Math.min(w, tall * cols / rows), Math.min(w, 160)); cell = w / cols; } // square cells that fit the panel's height
+  const h = Math.min(tall, Math.max(rows * cell, Math.min(rows * cell * 4, avail * 0.4, rows * (lecture ? 64 : 32))));
   return { w: w, h: h, kx: Math.max(1, Math.min(16, Math.round(cell))), ky: Math.max(1, Math.min(16, Math.round(h / rows))) };
 }
 function drawHeat(canvas, heat, group, mask, scale, readout, rowName, colName) {
