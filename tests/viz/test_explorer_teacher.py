@@ -18,6 +18,9 @@ from viz.style import fmt_number
 sync_api = pytest.importorskip("playwright.sync_api")
 pytestmark = needs_dot
 DATA = "JSON.parse(document.getElementById('mt-data').textContent)"
+ORDERS = f"(() => {{ const d = {DATA}; return [d.nodes, d.forward, d.backward]; }})()"
+HEAT_WIDTH = "document.querySelector('#panel canvas.heat').getBoundingClientRect().width"
+SCROLL = "document.getElementById('panel').scrollTop"
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +75,7 @@ def browser():
 
 @pytest.fixture
 def open_page(browser, pages):
-    """open_page(name, width=1920, height=1080) -> a Playwright page; console errors fail the test."""
+    """open_page(name, width=1920, height=1080) -> a Playwright page; a console error fails."""
     opened = []
 
     def opener(name, width=1920, height=1080, accept_downloads=False):
@@ -96,8 +99,7 @@ def open_page(browser, pages):
 def step_to(page, pick):
     """Press Home, then → until the stepper is at the first step whose node `pick` chooses (a
     dict of the page's node table); returns (step index, node index)."""
-    data = page.evaluate(f"(() => {{ const d = {DATA}; return [d.nodes, d.forward, d.backward]; }})()")
-    nodes, forward, backward = data
+    nodes, forward, backward = page.evaluate(ORDERS)
     order = forward + backward
     k = next(k for k, i in enumerate(order) if pick(nodes[i]))
     page.keyboard.press("Home")
@@ -116,7 +118,7 @@ def outline(page, selector):
     return tuple(got)
 
 
-# ---- 1. the softmax backward's lesson ------------------------------------------------------
+# ---- 1. the softmax backward's lesson --------------------------------------------------------
 
 def test_masked_cells_of_dA_keep_their_true_nonzero_gradient_and_the_scale_is_the_visible_cells(
         open_page):
@@ -151,13 +153,13 @@ def test_masked_cells_of_dA_keep_their_true_nonzero_gradient_and_the_scale_is_th
     t = max(-1.0, min(1.0, v / m))
     want = ([255 + 222 * t, 255 + 150 * t, 255 + 50 * t] if t < 0
             else [255 - 40 * t, 255 - 215 * t, 255 - 200 * t])
-    assert np.allclose(rgb, want, atol=6), f"masked cell ∂L/∂A = {v:.3g}: expected {want}, got {rgb}"
+    assert np.allclose(rgb, want, atol=6), (
+        f"masked cell ∂L/∂A = {v:.3g}: expected {want}, got {rgb}")
 
 
 def step_to_backward(page, pick):
     """Step to the backward step of the first node (in backward()'s order) `pick` chooses."""
-    nodes, forward, backward = page.evaluate(
-        f"(() => {{ const d = {DATA}; return [d.nodes, d.forward, d.backward]; }})()")
+    nodes, forward, backward = page.evaluate(ORDERS)
     b = next(b for b, i in enumerate(backward) if pick(nodes[i]))
     page.keyboard.press("Home")
     for _ in range(len(forward) + b + 1):
@@ -165,7 +167,7 @@ def step_to_backward(page, pick):
     return len(forward) + b, backward[b]
 
 
-# ---- 2. keys stay with the stepper ----------------------------------------------------------
+# ---- 2. keys stay with the stepper -----------------------------------------------------------
 
 def test_after_choosing_a_speed_with_the_mouse_the_right_arrow_steps(open_page):
     page = open_page("every")
@@ -181,7 +183,7 @@ def test_after_choosing_a_speed_with_the_mouse_the_right_arrow_steps(open_page):
     assert "forward 1 /" in page.inner_text("#step-text")
 
 
-# ---- 3. one outline for the current step ------------------------------------------------------
+# ---- 3. one outline for the current step -----------------------------------------------------
 
 def test_the_current_step_has_one_outline_for_ops_weights_and_folded_boxes(open_page):
     red = ("rgb(214, 39, 40)", "5px", "none")
@@ -199,7 +201,7 @@ def test_the_current_step_has_one_outline_for_ops_weights_and_folded_boxes(open_
     assert outline(page, "g.node.mt-current") == red, "the folded run"
 
 
-# ---- 4. depth 1: faded until run, the block running ----------------------------------------------
+# ---- 4. depth 1: faded until run, the block running ------------------------------------------
 
 def test_folded_boxes_holding_weights_stay_faded_until_their_ops_run(open_page):
     page = open_page("depth1")
@@ -224,7 +226,7 @@ def test_the_folded_run_shows_which_of_its_blocks_runs(open_page):
     assert "block 1 of 2" in page.inner_text("#step-text")
 
 
-# ---- 5. the colour key stays -------------------------------------------------------------------
+# ---- 5. the colour key stays -----------------------------------------------------------------
 
 def test_the_heatmaps_colour_key_stays_after_a_hover(open_page):
     page = open_page("every")
@@ -239,7 +241,7 @@ def test_the_heatmaps_colour_key_stays_after_a_hover(open_page):
     assert before.startswith("−") and "+" in before, before
 
 
-# ---- 6. the model's inputs ------------------------------------------------------------------------
+# ---- 6. the model's inputs -------------------------------------------------------------------
 
 def test_the_models_inputs_show_their_names_values_and_that_they_need_no_gradient(open_page):
     page = open_page("line")
@@ -254,12 +256,13 @@ def test_the_models_inputs_show_their_names_values_and_that_they_need_no_gradien
     assert "min 0 · max 5 · mean 2.5" in page.inner_text("#panel")
 
 
-# ---- 7. readable text and heatmaps ------------------------------------------------------------------
+# ---- 7. readable text and heatmaps -----------------------------------------------------------
 
-AUDIT = """() => { // every visible text under 18 px (HTML by its font size, the graph's at its zoom)
+AUDIT = """() => { // visible text under 18 px (HTML by its font size, the graph's at its zoom)
   const small = [], vw = innerWidth, vh = innerHeight;
-  const shown = (r, c) => r.width > 0 && r.height > 0 && r.right > 0 && r.bottom > 0 && r.left < vw
-    && r.top < vh && (!c || (r.bottom > c.top && r.top < c.bottom && r.right > c.left && r.left < c.right));
+  const shown = (r, c) => r.width > 0 && r.height > 0 && r.right > 0 && r.bottom > 0
+    && r.left < vw && r.top < vh
+    && (!c || (r.bottom > c.top && r.top < c.bottom && r.right > c.left && r.left < c.right));
   document.querySelectorAll('body *').forEach((el) => {
     if (el.closest('svg')) return;
     const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
@@ -283,17 +286,17 @@ AUDIT = """() => { // every visible text under 18 px (HTML by its font size, the
 def test_lecture_mode_has_no_text_under_18px_and_its_heatmaps_are_reachable(open_page, size):
     page = open_page("attn", *size)
     step_to_backward(page, lambda n: n["role"] == "A")
-    narrow = page.evaluate("document.querySelector('#panel canvas.heat').getBoundingClientRect().width")
+    narrow = page.evaluate(HEAT_WIDTH)
     page.keyboard.press("l")
     page.wait_for_timeout(300)
     assert page.evaluate(AUDIT) == [], "lecture mode at the top of the panel"
-    wide = page.evaluate("document.querySelector('#panel canvas.heat').getBoundingClientRect().width")
+    wide = page.evaluate(HEAT_WIDTH)
     panel = page.evaluate("document.getElementById('panel').clientWidth")
-    assert narrow < wide <= panel, f"the heatmap grows with the panel: {narrow} -> {wide} (panel {panel})"
-    top = page.evaluate("document.getElementById('panel').scrollTop")
+    assert narrow < wide <= panel, f"the heatmap grows: {narrow} -> {wide} (panel {panel})"
+    top = page.evaluate(SCROLL)
     for _ in range(3):
         page.keyboard.press("PageDown")
-    assert page.evaluate("document.getElementById('panel').scrollTop") > top, "PgDn scrolls the panel"
+    assert page.evaluate(SCROLL) > top, "PgDn scrolls the panel"
     assert page.evaluate(AUDIT) == [], "lecture mode, the panel scrolled to its heatmaps"
     pixels = "document.querySelector('#panel canvas.heat').toDataURL()"
     first = page.evaluate(pixels)
@@ -315,7 +318,7 @@ def test_outside_lecture_mode_the_graph_opens_readable(open_page, size):
         "the wheel scrolls the graph down")
 
 
-# ---- 8. labels, the key in lecture mode, pow ------------------------------------------------------
+# ---- 8. labels, the key in lecture mode, pow -------------------------------------------------
 
 def test_no_gradient_label_covers_a_cluster_title(open_page):
     page = open_page("every")
@@ -328,11 +331,13 @@ def test_no_gradient_label_covers_a_cluster_title(open_page):
     for k in range(forward, steps):
         page.keyboard.press("ArrowRight")
         covered += page.evaluate("""(k) => {
-            const out = [], titles = Array.from(document.querySelectorAll('#graph g.cluster > text'));
+            const out = [];
+            const titles = Array.from(document.querySelectorAll('#graph g.cluster > text'));
             document.querySelectorAll('#graph text.mt-label').forEach((t) => {
                 const a = t.getBoundingClientRect();
                 titles.forEach((c) => { const b = c.getBoundingClientRect();
-                    if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom)
+                    if (a.left < b.right && b.left < a.right
+                        && a.top < b.bottom && b.top < a.bottom)
                         out.push(k + ': ' + t.textContent + ' on ' + c.textContent); }); });
             return out; }""", k)
     assert covered == [], covered
@@ -356,7 +361,7 @@ def test_pow_shows_its_exponent(open_page):
     assert panel.startswith("pow ^2") and "exponent\tp = 2" in panel, panel
 
 
-# ---- 9. where you are, the key, a frame for the slides, the help ---------------------------------
+# ---- 9. where you are, the key, a frame for the slides, the help -----------------------------
 
 def test_the_jump_box_finds_a_node_by_name_and_a_step_by_number(open_page):
     page = open_page("every")

@@ -32,7 +32,7 @@ function showView(v, keepTrail) {
   $("graph").innerHTML = view.svg;
   svg = $("graph").querySelector("svg");
   svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
-  pictureKey();
+  const keyTop = pictureKey();
   boxEls = {}; edgeEls = []; nodeBox = {};
   svg.querySelectorAll("g.node").forEach((g) => {
     const id = g.querySelector("title").textContent.trim();
@@ -49,8 +49,9 @@ function showView(v, keepTrail) {
       if (!(i in nodeBox) || view.boxes[nodeBox[i]].length > view.boxes[box].length) nodeBox[i] = box;
     });
   });
-  const root = svg.querySelector("g.graph"), m = root.transform.baseVal.consolidate(), gb = root.getBBox();
-  home = { x: gb.x + (m ? m.matrix.e : 0) - 6, y: gb.y + (m ? m.matrix.f : 0) - 6, w: gb.width + 12, h: gb.height + 12 }; // the key moved out: the graph alone
+  const b = svg.viewBox.baseVal;
+  home = { x: b.x, y: b.y, w: b.width, h: b.height };
+  if (keyTop !== null && keyTop > b.y + b.height / 2) home.h = keyTop - b.y; // the key, at the bottom, moved out: the graph alone
   readable();
   crumbs();
   light();
@@ -355,7 +356,7 @@ function pictureKey() { // the picture's key (drawn by Graphviz under the graph)
   const parts = Array.from(root.children).filter((el) => !el.matches("title, g.node, g.edge, g.cluster"));
   const holder = $("picture-key");
   holder.innerHTML = "";
-  if (!parts.length) return;
+  if (!parts.length) return null;
   const keySvg = document.createElementNS(ns, "svg"), g = document.createElementNS(ns, "g");
   parts.forEach((el) => g.appendChild(el));
   keySvg.appendChild(g); holder.appendChild(keySvg);
@@ -363,6 +364,8 @@ function pictureKey() { // the picture's key (drawn by Graphviz under the graph)
   keySvg.setAttribute("viewBox", [b.x - 4, b.y - 4, b.width + 8, b.height + 8].join(" "));
   keySvg.style.width = Math.round(b.width + 8) + "px";
   keySvg.style.maxWidth = "100%";
+  const m = root.transform.baseVal.consolidate();
+  return b.y + (m ? m.matrix.f : 0) - 6; // the key's top in the picture's coordinates
 }
 
 // ---- lecture mode and keys ----------------------------------------------------------------

@@ -237,7 +237,7 @@ function intro() {
   const p = $("panel");
   p.innerHTML = "<h2>How to read this page</h2><p>Each box is one op the engine ran (white), a weight (green) or a module folded into one box (blue, 3-D). " +
     "Edges are as wide and red as the gradient that flowed back along them.</p><p>The page is a snapshot of one whole step: the ‖g‖ in each box and the edges' width and colour come from the backward pass, and are shown from the start, also while you step through the forward pass.</p><p><b>→</b> steps forward through the ops in the order they ran, then backward in the order backward() reached them. " +
-    "Click a box for its formulas, statistics and heatmaps; click a 3-D module box to open it. Drag to pan, wheel to zoom, <b>F</b> to fit, <b>L</b> for lecture mode, <b>?</b> for all keys.</p>";
+    "Click a box for its formulas, statistics and heatmaps; click a 3-D module box to open it. Drag or wheel to scroll, Ctrl+wheel to zoom, <b>F</b> to fit, <b>/</b> to jump to a node or a step, <b>L</b> for lecture mode, <b>?</b> for all keys and the mouse. The address keeps the step: a reload comes back to it.</p>";
   curves(p);
 }
 
