@@ -360,12 +360,19 @@ function pictureKey() { // the picture's key (drawn by Graphviz under the graph)
   const keySvg = document.createElementNS(ns, "svg"), g = document.createElementNS(ns, "g");
   parts.forEach((el) => g.appendChild(el));
   keySvg.appendChild(g); holder.appendChild(keySvg);
-  const b = g.getBBox();
-  keySvg.setAttribute("viewBox", [b.x - 4, b.y - 4, b.width + 8, b.height + 8].join(" "));
-  keySvg.style.width = Math.round(b.width + 8) + "px";
-  keySvg.style.maxWidth = "100%";
+  setTimeout(() => { // sized once the page is drawn: a getBBox now would lay the whole graph out twice
+    const b = g.getBBox();
+    keySvg.setAttribute("viewBox", [b.x - 4, b.y - 4, b.width + 8, b.height + 8].join(" "));
+    keySvg.style.width = Math.round(b.width + 8) + "px";
+    keySvg.style.maxWidth = "100%";
+  }, 0);
+  let top = Infinity; // the key's top, read from its coordinates (no layout needed)
+  parts.forEach((el) => {
+    if (el.tagName === "text") top = Math.min(top, +el.getAttribute("y") - +(el.getAttribute("font-size") || 14));
+    else if (el.getAttribute("points")) el.getAttribute("points").trim().split(/\s+/).forEach((p) => { top = Math.min(top, +p.split(",")[1]); });
+  });
   const m = root.transform.baseVal.consolidate();
-  return b.y + (m ? m.matrix.f : 0) - 6; // the key's top in the picture's coordinates
+  return top < Infinity ? top + (m ? m.matrix.f : 0) - 6 : null; // in the picture's coordinates
 }
 
 // ---- lecture mode and keys ----------------------------------------------------------------
