@@ -205,9 +205,9 @@ function select(i) {
     (Object.keys(n.saved).length ? row("saved for backward", Object.entries(n.saved).map(([k, v]) => esc(k) + " " + esc(shape(v))).join(", ")) : "") +
     (n.saved_bytes !== undefined ? row("saved bytes", count(n.saved_bytes, "B")) : "") +
     (n.flops !== undefined ? row("FLOPs", count(n.flops, "FLOP")) : "") +
-    row("step", (i in FWD_RANK ? "<a class='node-link' data-step='" + FWD_RANK[i] + "'>forward " + (FWD_RANK[i] + 1) + "</a>" : "") +
+    (!(i in FWD_RANK || i in BWD_RANK) ? "" : row("step", (i in FWD_RANK ? "<a class='node-link' data-step='" + FWD_RANK[i] + "'>forward " + (FWD_RANK[i] + 1) + "</a>" : "") +
       (i in BWD_RANK ? (i in FWD_RANK ? ", " : "") + "<a class='node-link' data-step='" + (DATA.forward.length + BWD_RANK[i]) + "'>backward " + (BWD_RANK[i] + 1) + "</a>" : "") +
-      (i in FWD_RANK || i in BWD_RANK ? " <span class='hint'>(click: step there)</span>" : "")) +
+      " <span class='hint'>(click: step there)</span>")) +
     "</table>";
   if (f && (f[0] || f[1])) {
     html += "<h3>formulas (from the op's docstring)</h3>" +
