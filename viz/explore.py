@@ -65,7 +65,10 @@ def _node_table(root):
                  "inputs": [i for i, _ in inputs.get(key, [])],
                  "sent": [g for _, g in inputs.get(key, [])], "grad_norm": n.grad_norm,
                  "value": record.value if record else None,
-                 "grad": record.grad if record else None}
+                 "grad": record.grad if record else None, "consts": list(n.consts)}
+        if n.kind == "const":  # a constant input: its value as the op that read it saw it
+            reader = step_record(fns[key[0]]) if key[0] in fns else None
+            entry["value"] = reader.inputs.get(key[1]) if reader else None
         if fn is not None:
             entry["dtype"] = str(fn.dtype)
             if isinstance(fn, AccumulateGrad):
@@ -118,9 +121,11 @@ def _views(root, keys, table, focus, depth, fold, rankdir, direction, title):
         graph = render(nodes, edges, focus=spec[0], rankdir=rankdir, direction=direction,
                        title=title if spec == (focus, depth, fold) else None)
         ids = {key: f"n{i}" for i, key in enumerate(nodes)}  # render's own DOT names
-        boxes, opens = {}, {}
+        boxes, opens, parts = {}, {}, {}
         for key, node in nodes.items():
             boxes[ids[key]] = _members(node, position, table)
+            if isinstance(node, FoldedNode):  # the blocks of a run, for the progress inside it
+                parts[ids[key]] = [p for p, _ in node.members]
             if node.kind == "module":
                 child = ((spec[0], spec[1], False) if isinstance(node, FoldedNode)
                          else (node.name, None, True))
@@ -129,7 +134,7 @@ def _views(root, keys, table, focus, depth, fold, rankdir, direction, title):
         name = spec[0] or "model"
         label = f"{name} · depth {spec[1]}" if spec[1] else f"{name} · every op"
         views.append({"title": label + ("" if spec[2] or not spec[1] else " · unfolded"),
-                      "svg": _svg(graph), "boxes": boxes, "opens": opens})
+                      "svg": _svg(graph), "boxes": boxes, "opens": opens, "parts": parts})
     for view in views:
         view["opens"] = {box: where[s] for box, s in view["opens"].items() if s in where}
     return views

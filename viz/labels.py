@@ -26,7 +26,10 @@ ATTENTION_STEPS = {
 
 def _fmt_const(op, c, attention=False):
     """A scalar folded into an arithmetic op; in attention's scaling step 0.1768 reads ×1/√32
-    (the 1/√d_k). Other ops' scalars (LayerNorm's default weight 1 and bias 0) are not shown."""
+    (the 1/√d_k); pow's exponent reads ^p. Other ops' scalars (LayerNorm's default weight 1 and
+    bias 0) are not shown."""
+    if op == "pow":
+        return f" ^{c:.4g}"
     if op not in ("add", "sub", "mul", "div"):
         return ""
     if op != "mul":

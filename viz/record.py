@@ -14,15 +14,16 @@ of what each node sends to its inputs (`viz.record_grad_norms()`).
 """
 import contextlib
 import itertools
+import sys
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from microtensor import hooks
 from microtensor.autograd import AccumulateGrad
 
 from .compact import summary
 from .overlay import record_costs
-from .trace import record_grad_norms
+from .trace import input_names, record_grad_norms
 
 
 @dataclass
@@ -34,6 +35,27 @@ class StepRecord:
     backward: int = None
     value: dict = None
     grad: dict = None
+    inputs: dict = field(default_factory=dict)  # {slot: summary} of each constant input
+
+
+_LIBRARY = ("microtensor", "nn", "viz")  # packages whose frames are not the caller's code
+
+
+def caller_name(tensor, limit=40):
+    """The name of the variable holding `tensor` (or its array) in the nearest frame outside
+    the library: the model's `x` or `targets`, or a notebook's `y`; "" when none does."""
+    frame = sys._getframe(1)
+    while frame is not None and limit:
+        limit -= 1
+        module = frame.f_globals.get("__name__", "")
+        if module.split(".")[0] not in _LIBRARY:
+            for name, value in frame.f_locals.items():
+                if (value is tensor or value is tensor.data) and not name.startswith("_") \
+                        and name != "self":
+                    return name
+            return ""
+        frame = frame.f_back
+    return ""
 
 
 _records = weakref.WeakKeyDictionary()  # graph node (Function or AccumulateGrad) -> StepRecord
@@ -73,6 +95,12 @@ def record_steps(batch_size=None):
         record = _records.setdefault(fn, StepRecord())
         record.forward = next(_counter)
         record.value = summary(output.data, rows_batch(fn, output.shape))
+        for slot, (t, node) in enumerate(zip(inputs, fn.inputs)):
+            if node is None and slot not in fn.constants:  # a constant box of the picture
+                record.inputs[slot] = summary(t.data, rows_batch(None, t.shape))
+                name = t.name or caller_name(t)
+                if name:
+                    input_names.setdefault(fn, {})[slot] = name
 
     def backward(fn, grad_inputs, grad_output):
         record = _records.setdefault(fn, StepRecord())

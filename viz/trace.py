@@ -18,6 +18,8 @@ from microtensor.autograd import AccumulateGrad
 
 # graph node -> (‖dL/d(output)‖, (‖dL/d(input_i)‖ or None, ...)), noted by record_grad_norms()
 _grad_norms = weakref.WeakKeyDictionary()
+# graph node -> {input slot: the caller's name for a constant input}, noted by viz.record_steps()
+input_names = weakref.WeakKeyDictionary()
 
 
 def _norm(a):
@@ -57,7 +59,7 @@ class Node:
     scope: tuple = ()  # ((module path, class name), ...), outermost first
     grad_norm: float = None  # ‖∂L/∂(this tensor)‖, once backward() has run
     saved: dict = field(default_factory=dict)  # {name: shape} saved for backward
-    consts: tuple = ()  # scalar constants folded into the op, e.g. the 1/√d_k of a scale
+    consts: tuple = ()  # scalar constants folded into the op: the 1/√d_k of a scale, pow's p
     role: str = ""  # the op's named step (grad_fn.role): "S", "A", "residual", ...
 
     @property
@@ -91,7 +93,8 @@ def trace(root):
 
     Returns (nodes: {key: Node}, edges: [Edge]). Scalar constants (e.g. the 1/√d_k factor)
     are folded into their op's `consts`; other constants get a "const" box each, named by
-    the tensor's name when it has one.
+    the tensor's name when it has one, else by the caller's variable that `record_steps()`
+    saw passed in (x, targets).
     """
     if root.grad_fn is None:
         key = id(root)
@@ -113,8 +116,9 @@ def trace(root):
                 if slot in fn.constants:
                     continue  # folded into the op's label below
                 const_key = (key, slot)
+                name = fn.constant_names.get(slot) or input_names.get(fn, {}).get(slot, "")
                 nodes[const_key] = Node(const_key, "const", shape=fn.input_shapes[slot],
-                                        name=fn.constant_names.get(slot, ""))
+                                        name=name)
                 edges.append(Edge(const_key, key, slot))
                 continue
             edges.append(Edge(id(parent), key, slot, norm))
@@ -123,6 +127,7 @@ def trace(root):
                 stack.append(parent)
         nodes[key] = Node(key, "op", op=fn.op, shape=fn.shape, scope=fn.scope,
                           grad_norm=out_norm, saved=fn.saved_shapes(),
-                          consts=tuple(fn.constants[s] for s in sorted(fn.constants)),
+                          consts=tuple(fn.constants[s] for s in sorted(fn.constants))
+                          + ((fn.exponent,) if fn.op == "pow" else ()),
                           role=fn.role or "")
     return nodes, edges

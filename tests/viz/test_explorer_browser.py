@@ -214,7 +214,7 @@ def test_clicking_a_box_too_small_to_read_zooms_to_it(page):
         page.keyboard.press("-")
     box = page.locator("#graph g.node", has_text="cross_entropy")  # an op, not a module box
     box.click()
-    assert page.evaluate(scale) == pytest.approx(0.9, rel=1e-3), "zoomed to 0.9 px per point"
+    assert page.evaluate(scale) == pytest.approx(1.2, rel=1e-3), "zoomed to 1.2 px per point"
     r, g = box.bounding_box(), page.locator("#graph").bounding_box()
     assert abs(r["x"] + r["width"] / 2 - (g["x"] + g["width"] / 2)) < 2, (r, g)
     assert abs(r["y"] + r["height"] / 2 - (g["y"] + g["height"] / 2)) < 2, (r, g)

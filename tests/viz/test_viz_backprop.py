@@ -35,7 +35,8 @@ def test_one_frame_per_backward_node_in_the_order_backward_processed_them():
     frames = viz.backprop_frames(loss, order)
     assert len(frames) == len(order) == len(nodes), \
         f"expected one frame per node backward() processed ({len(order)}), got {len(frames)}"
-    expected = [(nodes[k].op or nodes[k].name) for k in order]
+    expected = [(nodes[k].op + (f" ^{nodes[k].consts[-1]:.4g}" if nodes[k].op == "pow" else "")
+                 or nodes[k].name) for k in order]  # pow's label carries its exponent
     got = [highlighted(f).split(" [")[0].split("  (")[0] for f in frames]
     assert got == expected, f"expected frames in backward's order {expected}, got {got}"
     assert got[0] == "mean" and nodes[order[-1]].kind in ("param", "input"), \

@@ -32,6 +32,7 @@ function showView(v, keepTrail) {
   $("graph").innerHTML = view.svg;
   svg = $("graph").querySelector("svg");
   svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+  const keyTop = pictureKey();
   boxEls = {}; edgeEls = []; nodeBox = {};
   svg.querySelectorAll("g.node").forEach((g) => {
     const id = g.querySelector("title").textContent.trim();
@@ -50,6 +51,7 @@ function showView(v, keepTrail) {
   });
   const b = svg.viewBox.baseVal;
   home = { x: b.x, y: b.y, w: b.width, h: b.height };
+  if (keyTop !== null && keyTop > b.y + b.height / 2) home.h = keyTop - b.y; // the key, at the bottom, moved out: the graph alone
   readable();
   crumbs();
   light();
@@ -70,17 +72,18 @@ function clickBox(id) {
   }
   if (!members.length) return;
   select(members[0]);
-  if (svg.getScreenCTM().a < 0.6) centre(boxEls[id], 0.9); // clicked in a graph too small to read: zoom to it
+  if (svg.getScreenCTM().a < 0.6) centre(boxEls[id], READ_SCALE); // clicked in a graph too small to read: zoom to it
 }
 
 // ---- pan and zoom: the SVG's viewBox ---------------------------------------------------
 function setBox(b) { vb = b; svg.setAttribute("viewBox", [b.x, b.y, b.w, b.h].join(" ")); }
 function fit() { if (svg) setBox(Object.assign({}, home)); }
 const LECTURE_SCALE = 1.7; // screen pixels per point: Graphviz's 11 pt text reads 19 px
-function readable(scale) { // a tall graph fitted whole has unreadable text: start at its top
+const READ_SCALE = 1.2; // outside lecture mode: 11 pt text reads 13 px, no smaller
+function readable(scale) { // a graph fitted whole has unreadable text: start at its top, at READ_SCALE
   const r = $("graph").getBoundingClientRect(), fits = Math.min(r.width / home.w, r.height / home.h);
-  if (!scale && fits >= 0.6) { fit(); return; }
-  const w = r.width / (scale || 0.9), h = r.height / (scale || 0.9); // 0.9: 11 pt text still reads
+  if (!scale && fits >= READ_SCALE) { fit(); return; }
+  const w = r.width / (scale || READ_SCALE), h = r.height / (scale || READ_SCALE);
   const wide = home.w / r.width > home.h / r.height; // rankdir LR: start at the left end
   const x = wide || home.w > w ? home.x : home.x + home.w / 2 - w / 2; // a wide graph: its left edge
   setBox({ x: x, y: wide ? home.y + home.h / 2 - h / 2 : home.y, w: w, h: h });
@@ -101,7 +104,12 @@ function zoom(factor, cx, cy) {
   setBox({ x: p.x - (p.x - vb.x) / factor, y: p.y - (p.y - vb.y) / factor, w: vb.w / factor, h: vb.h / factor });
 }
 let drag = null, dragged = false;
-$("graph").addEventListener("wheel", (e) => { e.preventDefault(); zoom(e.deltaY < 0 ? 1.2 : 1 / 1.2, e.clientX, e.clientY); }, { passive: false });
+$("graph").addEventListener("wheel", (e) => { // the wheel scrolls (shift: sideways); with Ctrl (or a pinch) it zooms
+  e.preventDefault();
+  if (e.ctrlKey || e.metaKey) { zoom(e.deltaY < 0 ? 1.2 : 1 / 1.2, e.clientX, e.clientY); return; }
+  const k = vb.w / $("graph").getBoundingClientRect().width, dx = e.shiftKey ? e.deltaY : e.deltaX, dy = e.shiftKey ? 0 : e.deltaY;
+  setBox({ x: vb.x + dx * k, y: vb.y + dy * k, w: vb.w, h: vb.h });
+}, { passive: false });
 $("graph").addEventListener("mousedown", (e) => { drag = { x: e.clientX, y: e.clientY, box: Object.assign({}, vb) }; dragged = false; });
 window.addEventListener("mousemove", (e) => {
   if (!drag) return;
@@ -130,12 +138,36 @@ function reveal(el) { // pan (keeping the zoom) when the lit boxes near the wind
 }
 
 // ---- steps ----------------------------------------------------------------------------
+function reachedBy(members, s) { // has this pass reached a box standing for `members`?
+  if (s.pass === "backward") return members.some((m) => m in BWD_RANK && BWD_RANK[m] <= state.step - DATA.forward.length);
+  const ops = members.filter((m) => m in FWD_RANK);
+  return ops.length ? ops.some((m) => FWD_RANK[m] <= state.step) : true; // weights and inputs exist before the pass
+}
+function inPart(module, part) { return module === part || module.startsWith(part + "."); }
+function progress(box, i) { // a folded run: which of its blocks the step is in, as a bar under the box
+  const parts = (DATA.views[state.view].parts || {})[box];
+  if (!parts) return "";
+  const k = parts.findIndex((p) => inPart(NODES[i].module, p));
+  const g = boxEls[box], r = g.getBBox(), ns = "http://www.w3.org/2000/svg", w = r.width / parts.length;
+  const s = STEPS[state.step], done = (p) => parts.indexOf(p) < k === (s.pass === "forward") && p !== parts[k];
+  parts.forEach((p, m) => {
+    const rect = document.createElementNS(ns, "rect");
+    rect.setAttribute("x", r.x + m * w + 1); rect.setAttribute("y", r.y + r.height + 3);
+    rect.setAttribute("width", w - 2); rect.setAttribute("height", 9);
+    rect.setAttribute("class", "mt-part" + (m === k ? " running" : done(p) ? " done" : ""));
+    g.appendChild(rect);
+  });
+  g.querySelectorAll("text").forEach((t) => { if (t.textContent.trim() === String(k)) t.classList.add("mt-running"); });
+  return k >= 0 ? " (" + parts[k] + ": block " + (k + 1) + " of " + parts.length + " in the folded box)" : "";
+}
 function light() {
   Object.values(boxEls).forEach((g) => g.classList.remove("mt-current", "mt-input", "mt-waiting", "mt-selected"));
   edgeEls.forEach((e) => e.el.classList.remove("mt-on", "back"));
-  svg.querySelectorAll(".mt-label").forEach((t) => t.remove());
+  svg.querySelectorAll(".mt-label, .mt-part").forEach((t) => t.remove());
+  svg.querySelectorAll(".mt-running").forEach((t) => t.classList.remove("mt-running"));
   if (state.selected !== null && nodeBox[state.selected]) boxEls[nodeBox[state.selected]].classList.add("mt-selected");
   const text = $("step-text");
+  hash();
   if (state.step < 0) {
     text.innerHTML = "Before the first step. Press <b>→</b> (or ▶) to run the forward pass op by op in the order the engine ran it, then the backward pass in backward()'s order. Click a box to see its formulas, values and gradients.";
     document.body.dataset.stepNode = "";
@@ -144,13 +176,10 @@ function light() {
   const s = STEPS[state.step], i = s.node, n = NODES[i];
   document.body.dataset.stepNode = String(i);
   const view = DATA.views[state.view];
-  // boxes the engine has not reached yet in this pass are faded
+  // boxes the engine has not reached yet in this pass are faded (a module box: until one of its ops ran)
   Object.keys(boxEls).forEach((box) => {
     const members = view.boxes[box] || [];
-    const reached = members.some((m) => (s.pass === "forward"
-      ? (m in FWD_RANK ? FWD_RANK[m] <= state.step : NODES[m].kind !== "op")
-      : (m in BWD_RANK && BWD_RANK[m] <= state.step - DATA.forward.length)));
-    if (!reached && members.length) boxEls[box].classList.add("mt-waiting");
+    if (members.length && !reachedBy(members, s)) boxEls[box].classList.add("mt-waiting");
   });
   const box = nodeBox[i];
   n.inputs.forEach((j, k) => {
@@ -166,41 +195,60 @@ function light() {
       });
     }
   });
-  if (box) { boxEls[box].classList.remove("mt-waiting"); boxEls[box].classList.add("mt-current"); reveal(boxEls[box]); }
+  let part = "";
+  if (box) {
+    boxEls[box].classList.remove("mt-waiting", "mt-selected"); boxEls[box].classList.add("mt-current");
+    part = progress(box, i);
+    reveal(boxEls[box]);
+  }
   const total = s.pass === "forward" ? DATA.forward.length : DATA.backward.length;
   const k = s.pass === "forward" ? state.step + 1 : state.step - DATA.forward.length + 1;
   let line = '<span class="pass ' + s.pass + '">' + s.pass + " " + k + " / " + total + "</span> ";
   if (s.pass === "forward") {
-    line += "<b>" + esc(nodeName(i)) + "</b>" + esc(where(i)) + " makes " + esc(shape(n.shape)) +
+    line += "<b>" + esc(nodeName(i)) + "</b>" + esc(where(i)) + esc(part) + " makes " + esc(shape(n.shape)) +
       (n.inputs.length ? " from " + n.inputs.map((j) => esc(nodeName(j)) + " " + esc(shape(NODES[j].shape))).join(", ") : "");
     if (k === 1) line += ' <span class="hint">(the ‖g‖ already in the boxes are from this step\'s backward pass, which comes after)</span>';
   } else if (n.kind !== "op") {
-    line += "<b>" + esc(nodeName(i)) + "</b> receives its gradient: .grad += g, ‖g‖ = " + fmt(n.grad && n.grad.stats.norm);
+    line += "<b>" + esc(nodeName(i)) + "</b>" + esc(part) + " receives its gradient: .grad += g, ‖g‖ = " + fmt(n.grad && n.grad.stats.norm);
   } else {
-    line += "<b>" + esc(nodeName(i)) + "</b>" + esc(where(i)) + ": ‖∂L/∂y‖ = " + fmt(n.grad && n.grad.stats.norm) + "; sends " +
+    line += "<b>" + esc(nodeName(i)) + "</b>" + esc(where(i)) + esc(part) + ": ‖∂L/∂y‖ = " + fmt(n.grad && n.grad.stats.norm) + "; sends " +
       n.inputs.map((j, k2) => "‖g‖ " + fmt(n.sent[k2]) + " to " + esc(nodeName(j))).join(", ");
   }
   if (!box) line += ' <span class="hint">(not drawn in this picture)</span>';
   text.innerHTML = line;
 }
-function label(edge, text) { // a number at the middle of an edge, on a white ground
+function overlaps(a, b) { return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height; }
+function label(edge, text) { // a number near the middle of an edge, on a white ground, clear of cluster titles and boxes
   const path = edge.querySelector("path");
   if (!path) return;
   const length = path.getTotalLength(), ns = "http://www.w3.org/2000/svg";
-  const at = path.getPointAtLength(length / 2), a = path.getPointAtLength(0), b = path.getPointAtLength(length);
+  const a = path.getPointAtLength(0), b = path.getPointAtLength(length);
   const across = Math.abs(b.x - a.x) > Math.abs(b.y - a.y); // a row (attention's steps): above the boxes
   const t = document.createElementNS(ns, "text");
-  t.setAttribute("x", across ? at.x : at.x + 6); t.setAttribute("y", across ? at.y - 30 : at.y + 4);
   t.setAttribute("text-anchor", across ? "middle" : "start"); t.setAttribute("class", "mt-label");
   t.textContent = text;
   edge.appendChild(t);
+  const blockers = [];
+  svg.querySelectorAll("g.cluster > text, g.node").forEach((el) => blockers.push(el.getBBox()));
+  let at = null, best = null;
+  search: for (const dy of across ? [-30, 22] : [4]) { // above a row first, else below it
+    for (const f of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8]) { // the place along the edge where it covers least
+      const p = path.getPointAtLength(length * f);
+      t.setAttribute("x", across ? p.x : p.x + 6); t.setAttribute("y", p.y + dy);
+      const r = t.getBBox(), hits = blockers.filter((q) => overlaps(r, q)).length;
+      if (best === null || hits < best.hits) best = { hits: hits, p: p, dy: dy };
+      if (!hits) break search;
+    }
+  }
+  at = best.p;
+  t.setAttribute("x", across ? at.x : at.x + 6); t.setAttribute("y", at.y + best.dy);
   const r = t.getBBox(), bg = document.createElementNS(ns, "rect");
   bg.setAttribute("x", r.x - 2); bg.setAttribute("y", r.y - 1); bg.setAttribute("width", r.width + 4); bg.setAttribute("height", r.height + 2);
   bg.setAttribute("class", "mt-label");
   edge.insertBefore(bg, t);
   if (!across) return;
   const lead = document.createElementNS(ns, "line"); // a label above a row: a leader down to its edge
-  lead.setAttribute("x1", at.x); lead.setAttribute("y1", r.y + r.height + 1); lead.setAttribute("x2", at.x); lead.setAttribute("y2", at.y);
+  lead.setAttribute("x1", at.x); lead.setAttribute("y1", best.dy < 0 ? r.y + r.height + 1 : r.y - 1); lead.setAttribute("x2", at.x); lead.setAttribute("y2", at.y);
   lead.setAttribute("class", "mt-label");
   edge.insertBefore(lead, bg);
 }
@@ -221,6 +269,112 @@ function play() {
   state.timer = setInterval(() => { if (state.step >= STEPS.length - 1) play(); else go(state.step + 1); }, 1000 / +$("speed").value);
 }
 
+// ---- where you are: the step in the URL, a jump box ----------------------------------------
+function stepName(k) { // "f12" (forward 12) or "b5" (backward 5): the step as the URL and the jump box write it
+  return k < DATA.forward.length ? "f" + (k + 1) : "b" + (k - DATA.forward.length + 1);
+}
+function parseStep(text) { // "f12", "forward 12", "b5", "backward 5", or a bare 12 (the 12th step of all): a step index, else null
+  const m = /^\s*(f|forward|b|backward)?\s*(\d+)\s*$/i.exec(text || "");
+  if (!m) return null;
+  const n = +m[2], back = m[1] && m[1][0].toLowerCase() === "b";
+  const k = back ? DATA.forward.length + n - 1 : n - 1;
+  return n >= 1 && k < (back ? STEPS.length : m[1] ? DATA.forward.length : STEPS.length) ? k : null;
+}
+function hash() { // the step in the address: a reload (or a link in the slides) comes back here
+  const want = state.step >= 0 ? "#step=" + stepName(state.step) : "";
+  if (location.hash !== want) history.replaceState(null, "", want || location.pathname + location.search);
+}
+const jumpState = { text: "", at: -1 };
+function jump(text) { // a step ("f12", "b5") or the next node whose name, module or role holds the text
+  const k = parseStep(text);
+  if (k !== null) { go(k); $("jump-info").textContent = ""; return; }
+  const q = text.trim().toLowerCase();
+  if (!q) return;
+  const found = [];
+  NODES.forEach((n, i) => {
+    const words = [nodeName(i), n.name, n.module, n.role, "#" + i].join(" ").toLowerCase();
+    if (words.indexOf(q) >= 0) found.push(i);
+  });
+  const order = (i) => (i in FWD_RANK ? FWD_RANK[i] : i in BWD_RANK ? DATA.forward.length + BWD_RANK[i] : STEPS.length + i);
+  found.sort((a, b) => order(a) - order(b));
+  if (!found.length) { $("jump-info").textContent = "no node matches"; return; }
+  jumpState.at = jumpState.text === q ? (jumpState.at + 1) % found.length : 0;
+  jumpState.text = q;
+  const i = found[jumpState.at];
+  $("jump-info").textContent = (jumpState.at + 1) + " of " + found.length + (found.length > 1 ? " (Enter: next)" : "");
+  if (i in FWD_RANK) go(FWD_RANK[i]);
+  else if (i in BWD_RANK) go(DATA.forward.length + BWD_RANK[i]);
+  else select(i);
+}
+$("jump").addEventListener("keydown", (e) => {
+  if (e.key === "Enter") { jump($("jump").value); e.preventDefault(); }
+  else if (e.key === "Escape") { $("jump").blur(); e.preventDefault(); }
+  e.stopPropagation();
+});
+
+// ---- the frame as a picture for the slides --------------------------------------------------
+function frameSvg() { // the graph as now on screen (this zoom, these lit boxes) as one SVG file
+  const r = $("graph").getBoundingClientRect(), copy = svg.cloneNode(true), ns = "http://www.w3.org/2000/svg";
+  copy.setAttribute("xmlns", ns);
+  copy.setAttribute("width", Math.round(r.width)); copy.setAttribute("height", Math.round(r.height));
+  const rules = [];
+  for (const sheet of document.styleSheets) for (const rule of sheet.cssRules) if (/mt-|g\.node|g\.edge/.test(rule.selectorText || "")) rules.push(rule.cssText);
+  const style = document.createElementNS(ns, "style"); style.textContent = rules.join("\n");
+  const ground = document.createElementNS(ns, "rect");
+  ["x", "y", "width", "height"].forEach((a, k) => ground.setAttribute(a, [vb.x, vb.y, vb.w, vb.h][k]));
+  ground.setAttribute("fill", "#fff");
+  copy.insertBefore(style, copy.firstChild); copy.insertBefore(ground, style.nextSibling);
+  const title = document.createElementNS(ns, "title");
+  title.textContent = DATA.title + " · " + $("step-text").textContent;
+  copy.insertBefore(title, copy.firstChild);
+  return new XMLSerializer().serializeToString(copy);
+}
+function download(name, blob) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob); a.download = name;
+  document.body.append(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+function frameName(ext) { return "explorer-" + (state.step >= 0 ? stepName(state.step) : "start") + "." + ext; }
+function saveSvg() { download(frameName("svg"), new Blob([frameSvg()], { type: "image/svg+xml" })); }
+function savePng() { // the SVG drawn on a canvas at twice the screen's pixels: sharp on a projector
+  const text = frameSvg(), img = new Image(), r = $("graph").getBoundingClientRect();
+  img.onload = () => {
+    const c = document.createElement("canvas");
+    c.width = Math.round(r.width) * 2; c.height = Math.round(r.height) * 2;
+    const ctx = c.getContext("2d"); ctx.scale(2, 2); ctx.drawImage(img, 0, 0);
+    c.toBlob((blob) => download(frameName("png"), blob), "image/png");
+  };
+  img.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(text);
+}
+
+// ---- the key: what the marks of this page mean, and the picture's own key ---------------------
+function pictureKey() { // the picture's key (drawn by Graphviz under the graph) moves into the key box: never clipped
+  const root = svg.querySelector("g.graph"), ns = "http://www.w3.org/2000/svg";
+  const ground = root.querySelector(":scope > polygon"); // Graphviz's white background: the page has one
+  if (ground) ground.remove();
+  const parts = Array.from(root.children).filter((el) => !el.matches("title, g.node, g.edge, g.cluster"));
+  const holder = $("picture-key");
+  holder.innerHTML = "";
+  if (!parts.length) return null;
+  const keySvg = document.createElementNS(ns, "svg"), g = document.createElementNS(ns, "g");
+  parts.forEach((el) => g.appendChild(el));
+  keySvg.appendChild(g); holder.appendChild(keySvg);
+  setTimeout(() => { // sized once the page is drawn: a getBBox now would lay the whole graph out twice
+    const b = g.getBBox();
+    keySvg.setAttribute("viewBox", [b.x - 4, b.y - 4, b.width + 8, b.height + 8].join(" "));
+    keySvg.style.width = Math.round(b.width + 8) + "px";
+    keySvg.style.maxWidth = "100%";
+  }, 0);
+  let top = Infinity; // the key's top, read from its coordinates (no layout needed)
+  parts.forEach((el) => {
+    if (el.tagName === "text") top = Math.min(top, +el.getAttribute("y") - +(el.getAttribute("font-size") || 14));
+    else if (el.getAttribute("points")) el.getAttribute("points").trim().split(/\s+/).forEach((p) => { top = Math.min(top, +p.split(",")[1]); });
+  });
+  const m = root.transform.baseVal.consolidate();
+  return top < Infinity ? top + (m ? m.matrix.f : 0) - 6 : null; // in the picture's coordinates
+}
+
 // ---- lecture mode and keys ----------------------------------------------------------------
 function lecture(on) {
   const want = on === undefined ? !document.body.classList.contains("lecture") : on;
@@ -234,29 +388,64 @@ function lecture(on) {
     const box = state.step >= 0 ? nodeBox[STEPS[state.step].node] : null;
     if (box && want) centre(lit(boxEls[box], LECTURE_SCALE / svg.getScreenCTM().a), LECTURE_SCALE);
     else readable(want ? LECTURE_SCALE : 0);
+    refreshPanel();
   }, 100);
 }
+function refreshPanel() { // the heatmaps are sized to the panel: draw them again when it changes size
+  const top = $("panel").scrollTop;
+  if (state.selected !== null && $("panel").querySelector("canvas.heat")) { select(state.selected); $("panel").scrollTop = top; }
+}
+let resizing = null;
+window.addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(refreshPanel, 150); });
+function nextHead(by) { // H / Shift+H: every heatmap of the panel shows the next (previous) head
+  $("panel").querySelectorAll("select.head").forEach((sel) => {
+    sel.value = String((+sel.value + by + sel.options.length) % sel.options.length);
+    sel.dispatchEvent(new Event("change"));
+  });
+}
 const KEYS = [["→ / ←", "next / previous step"], ["Home / End", "first / last step"], ["space", "play or pause"],
+  ["/", "jump: type a node's name (softmax, ln_f, q_proj) or a step (f12, b5), Enter; Enter again: the next match"],
+  ["↓ / ↑, PgDn / PgUp", "scroll the panel (to its heatmaps)"], ["H / Shift+H", "next / previous head in the panel's heatmaps"],
   ["+ / −", "zoom in / out"], ["F", "fit the graph to the window"], ["U", "up: back out of an opened module"],
-  ["O", "open the module the current step is in"], ["L", "lecture mode (full screen, large text)"], ["Esc", "leave lecture mode"], ["?", "this list"]];
-$("keys").innerHTML = "<b>Keys</b><table>" + KEYS.map(([k, v]) => row(k, v)).join("") + "</table>";
+  ["O", "open the module the current step is in"], ["K", "the key: whole, marks alone, hidden"], ["S / P", "save this frame as SVG / PNG (for slides)"],
+  ["L", "lecture mode (full screen, large text)"], ["Esc", "leave lecture mode, close this list"], ["?", "this list"]];
+const MOUSE = [["click a box", "its panel: formulas, statistics, heatmaps"], ["click a 3-D box", "open the module (the links at the top go back out)"],
+  ["drag", "pan the graph"], ["wheel / Shift+wheel", "scroll the graph down / sideways"], ["Ctrl+wheel, pinch", "zoom"],
+  ["point at a heatmap", "read a cell's value"], ["head menu (above a heatmap)", "which attention head (or slice) the heatmap shows; H steps it"],
+  ["speed menu", "steps per second when playing; → still steps after choosing"], ["step links in the panel", "jump the stepper to that node"]];
+$("keys").innerHTML = "<b>Keys</b><table>" + KEYS.map(([k, v]) => row(k, v)).join("") + "</table><b>Mouse</b><table>" + MOUSE.map(([k, v]) => row(k, v)).join("") +
+  "</table><div class='hint'>The address keeps the step (#step=f12): a reload or a link comes back to it.</div>";
 function openCurrent() {
   const i = state.step >= 0 ? STEPS[state.step].node : state.selected;
   const box = nodeBox[i], view = DATA.views[state.view];
   if (box && box in view.opens) { showView(view.opens[box]); light(); }
 }
+function typing(el) { // keys belong to a text field while one has the focus; menus and buttons leave them to the stepper
+  return el && (el.tagName === "TEXTAREA" || el.isContentEditable || (el.tagName === "INPUT" && !/^(button|checkbox|radio|range|submit)$/.test(el.type)));
+}
 document.addEventListener("keydown", (e) => {
-  if (e.target.tagName === "SELECT" || e.target.tagName === "INPUT") return;
-  const k = e.key;
+  if (typing(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+  const k = e.key, p = $("panel");
+  if (e.target.tagName === "SELECT") e.target.blur(); // a menu chosen with the mouse keeps no keys
   if (k === "ArrowRight") go(state.step + 1);
   else if (k === "ArrowLeft") go(state.step - 1);
   else if (k === "Home") go(-1);
   else if (k === "End") go(STEPS.length - 1);
   else if (k === " ") play();
+  else if (k === "ArrowDown") p.scrollBy(0, 80);
+  else if (k === "ArrowUp") p.scrollBy(0, -80);
+  else if (k === "PageDown") p.scrollBy(0, p.clientHeight * 0.85);
+  else if (k === "PageUp") p.scrollBy(0, -p.clientHeight * 0.85);
+  else if (k === "h") nextHead(1);
+  else if (k === "H") nextHead(-1);
+  else if (k === "/") $("jump").focus();
   else if (k === "+" || k === "=") zoom(1.25);
   else if (k === "-") zoom(0.8);
   else if (k === "f" || k === "F") fit();
   else if (k === "l" || k === "L") lecture();
+  else if (k === "k" || k === "K") toggleKey();
+  else if (k === "s" || k === "S") saveSvg();
+  else if (k === "p" || k === "P") savePng();
   else if (k === "Escape") { lecture(false); $("keys").hidden = true; }
   else if (k === "u" || k === "U") { if (state.trail.length > 1) showView(state.trail[state.trail.length - 2]); }
   else if (k === "o" || k === "O") openCurrent();
@@ -269,12 +458,24 @@ $("prev").addEventListener("click", () => go(state.step - 1));
 $("next").addEventListener("click", () => go(state.step + 1));
 $("last").addEventListener("click", () => go(STEPS.length - 1));
 $("play").addEventListener("click", play);
-$("speed").addEventListener("change", () => { if (state.timer) { play(); play(); } });
+$("speed").addEventListener("change", () => { $("speed").blur(); if (state.timer) { play(); play(); } });
 $("fit").addEventListener("click", fit);
 $("lecture").addEventListener("click", () => lecture());
 $("help").addEventListener("click", () => { $("keys").hidden = !$("keys").hidden; });
+$("save-svg").addEventListener("click", saveSvg);
+$("save-png").addEventListener("click", savePng);
+$("key-toggle").addEventListener("click", toggleKey);
+function toggleKey() { // K: the whole key → the marks alone → none → the whole key; the graph takes the room it leaves
+  const el = $("legend");
+  if (el.hidden) { el.hidden = false; el.classList.remove("brief"); } else if (!el.classList.contains("brief")) el.classList.add("brief"); else el.hidden = true;
+  if (svg && vb) setBox(vb);
+}
+if (innerHeight < 900) $("legend").classList.add("brief"); // a laptop: the marks alone, K shows the whole key
+document.querySelectorAll("#bar button").forEach((b) => b.addEventListener("mouseup", () => b.blur())); // space and arrows stay the stepper's
 
+const linked = parseStep((/#step=([^&]*)/.exec(location.hash) || [])[1]); // read before the first picture clears it
 showView(0);
 intro();
+if (linked !== null) go(linked); // a link (or a reload) to a step
 document.body.dataset.readyMs = performance.now().toFixed(0); // since navigation began
 document.body.dataset.ready = "1";

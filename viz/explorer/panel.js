@@ -20,7 +20,7 @@ const shape = (s) => "[" + s.join(", ") + "]";
 const esc = (t) => String(t).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
 function nodeName(i) {
   const n = NODES[i];
-  if (n.kind === "op") return n.op + (n.role ? " (" + n.role + ")" : "");
+  if (n.kind === "op") return n.op + (n.op === "pow" && n.consts && n.consts.length ? " ^" + fmt(n.consts[n.consts.length - 1]) : "") + (n.role ? " (" + n.role + ")" : "");
   return n.name || n.kind;
 }
 function where(i) { return NODES[i].module ? " in " + NODES[i].module : ""; }
@@ -50,32 +50,65 @@ function maskOf(i, heat) { // −inf scores of an input of the same slice: the m
   }
   return null;
 }
-function drawHeat(canvas, heat, group, mask, readout, rowName, colName) {
-  const [, rows, cols] = heat.shape, c = codes(heat);
-  const cell = Math.max(1, Math.min(16, Math.floor(400 / cols), Math.floor(320 / rows)));
-  canvas.width = cols * cell; canvas.height = rows * cell;
+function scaleOf(heat, mask) { // the colour scale: the finite cells the mask does not block
+  const c = codes(heat), step = (heat.hi - heat.lo) / 250;
+  let lo = Infinity, hi = -Infinity, mlo = Infinity, mhi = -Infinity;
+  for (let k = 0; k < c.length; k++) {
+    if (c[k] > 250) continue;
+    const v = heat.lo + c[k] * step;
+    if (mask && mask[k] === 252) { mlo = Math.min(mlo, v); mhi = Math.max(mhi, v); } else { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  }
+  if (lo > hi) { lo = heat.lo; hi = heat.hi; }
+  return { lo: lo, hi: hi, masked: mlo <= mhi ? { lo: mlo, hi: mhi } : null, half: step / 2 };
+}
+function heatSize(rows, cols) { // screen size: as wide as the panel allows, a strip stretched taller
+  const p = $("panel"), avail = Math.max(120, p.clientWidth - 30), tall = Math.max(160, p.clientHeight * 0.6);
+  const lecture = document.body.classList.contains("lecture"); // for a room: as large as the panel allows
+  let w = lecture ? avail : Math.min(avail, cols * 32), cell = w / cols;
+  if (rows * cell > tall) { w = Math.max(Math.min(w, tall * cols / rows), Math.min(w, 160)); cell = w / cols; } // square cells that fit the panel's height
+  const h = Math.min(tall, Math.max(rows * cell, Math.min(rows * cell * 4, avail * 0.4, rows * (lecture ? 64 : 32))));
+  return { w: w, h: h, kx: Math.max(1, Math.min(16, Math.round(cell))), ky: Math.max(1, Math.min(16, Math.round(h / rows))) };
+}
+function drawHeat(canvas, heat, group, mask, scale, readout, rowName, colName) {
+  const [, rows, cols] = heat.shape, c = codes(heat), size = heatSize(rows, cols);
+  canvas.width = cols * size.kx; canvas.height = rows * size.ky;
+  canvas.style.width = size.w + "px"; canvas.style.height = size.h + "px";
   const ctx = canvas.getContext("2d"), img = ctx.createImageData(canvas.width, canvas.height);
   const step = (heat.hi - heat.lo) / 250, base = group * rows * cols;
   for (let r = 0; r < rows; r++) for (let q = 0; q < cols; q++) {
     const code = c[base + r * cols + q];
     let rgb;
     const masked = code === 252 || (mask && mask[base + r * cols + q] === 252);
-    if (masked) rgb = ((r + q) % 2) ? [200, 200, 200] : [150, 150, 150]; // hatched grey: blocked
+    if (code === 252) rgb = null; // −∞: no colour exists, grey checks
     else if (code > 250) rgb = [255, 0, 255]; // NaN or +inf: loud
-    else rgb = colour(heat.lo + code * step, heat.lo, heat.hi);
-    for (let y = 0; y < cell; y++) for (let x = 0; x < cell; x++) {
-      const o = 4 * ((r * cell + y) * canvas.width + q * cell + x);
-      img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
+    else rgb = colour(heat.lo + code * step, scale.lo, scale.hi);
+    for (let y = 0; y < size.ky; y++) for (let x = 0; x < size.kx; x++) {
+      const X = q * size.kx + x, Y = r * size.ky + y, o = 4 * (Y * canvas.width + X);
+      let px = rgb || (((r + q) % 2) ? [200, 200, 200] : [150, 150, 150]);
+      if (masked && rgb && (X + Y) % 5 === 0) px = [90, 90, 90]; // hatched: blocked, true colour between
+      img.data[o] = px[0]; img.data[o + 1] = px[1]; img.data[o + 2] = px[2]; img.data[o + 3] = 255;
     }
   }
   ctx.putImageData(img, 0, 0);
   canvas.onmousemove = (e) => {
     const rect = canvas.getBoundingClientRect();
-    const q = Math.floor((e.clientX - rect.left) / rect.width * cols), r = Math.floor((e.clientY - rect.top) / rect.height * rows);
-    const code = c[base + r * cols + q];
-    const v = code === 251 ? "NaN" : code === 252 ? "−∞ (masked)" : code === 253 ? "+∞" : "≈ " + fmt(heat.lo + code * step);
+    const q = Math.min(cols - 1, Math.floor((e.clientX - rect.left) / rect.width * cols)), r = Math.min(rows - 1, Math.floor((e.clientY - rect.top) / rect.height * rows));
+    const code = c[base + r * cols + q], blocked = mask && mask[base + r * cols + q] === 252;
+    const v = code === 251 ? "NaN" : code === 252 ? "−∞ (masked)" : code === 253 ? "+∞" : "≈ " + fmt(heat.lo + code * step) + (blocked ? " (masked position)" : "");
     readout.textContent = (rowName ? rowName.split(" (")[0] + " " + r + ", " : "") + colName.split(" (")[0] + " " + q + ": " + v;
   };
+  canvas.onmouseleave = () => { readout.textContent = "point at a cell to read its value"; };
+}
+function colourKey(scale) { // a bar from one end of the scale to the other, with its numbers
+  const key = document.createElement("div"), m = Math.max(-scale.lo, scale.hi);
+  key.className = "colour-key";
+  const seq = scale.lo >= 0, stops = [0, 0.25, 0.5, 0.75, 1].map((t) => {
+    const v = seq ? t * scale.hi : (2 * t - 1) * m, rgb = colour(v, scale.lo, scale.hi).map(Math.round);
+    return "rgb(" + rgb.join(",") + ") " + (100 * t) + "%";
+  });
+  key.innerHTML = "<span>" + (seq ? "0" : "−" + fmt(m)) + "</span><span class='bar' style='background:linear-gradient(to right," + stops.join(",") +
+    ")'></span><span>" + (seq ? fmt(scale.hi) : "+" + fmt(m)) + "</span>";
+  return key;
 }
 const SCORES = ["QKᵀ", "S", "S + M", "S (masked)", "A"]; // attention's [B, H, T_q, T_k] steps
 function batchShape() { // B and T: the first op output of 3 or more dims is [B, T, ...]
@@ -99,39 +132,60 @@ function axisNames(i, heat) { // what a heatmap's rows and columns are, in the f
   return ["axis " + (nd - 2) + span(rows), "axis " + (nd - 1) + span(cols)];
 }
 function tensorSection(title, i, entry) {
-  const div = document.createElement("div");
-  if (!entry) { div.innerHTML = "<h3>" + title + "</h3><p class='hint'>not recorded" + (title === "gradient" ? " (backward() has not reached it, or ran outside record_steps())" : "") + "</p>"; return div; }
+  const div = document.createElement("div"), n = NODES[i];
+  if (!entry) {
+    const why = n.kind === "const" ? (title === "gradient" ? "none: this input needs no gradient (requires_grad=False), so backward() computes none"
+      : "not recorded (it was not read inside record_steps())")
+      : "not recorded" + (title === "gradient" ? " (backward() has not reached it, or ran outside record_steps())" : "");
+    div.innerHTML = "<h3>" + title + "</h3><p class='hint'>" + why + "</p>";
+    return div;
+  }
   const s = entry.stats, h = entry.heat;
   if (s.count === 1) { // a scalar (the loss): the number is the whole story, no 1 × 1 heatmap
     div.innerHTML = "<h3>" + title + "</h3><div class='stats'>= " + (s.nan ? "NaN" : s.inf ? "±∞" : fmt(s.min)) + "</div>";
     return div;
   }
+  const mask = h ? maskOf(i, h) : null, hasMask = !!h && (!!mask || codes(h).some((x) => x === 252));
   div.innerHTML = "<h3>" + title + "</h3><div class='stats'>min " + fmt(s.min) + " · max " + fmt(s.max) + " · mean " + fmt(s.mean) +
-    "<br>norm " + fmt(s.norm) + " · NaN " + s.nan + " · inf " + s.inf + " · of " + s.count + " <span class='hint'>(whole tensor)</span></div>";
+    "<br>norm " + fmt(s.norm) + " · NaN " + s.nan + " · inf " + s.inf + " · of " + s.count + " <span class='hint'>(whole tensor" +
+    (hasMask ? ", masked positions included" : "") + ")</span></div>";
   if (!h) return div; // a node outside every picture keeps its statistics alone
-  const heads = h.shape[0], ndim = NODES[i].shape.length;
+  const scale = scaleOf(h, mask);
+  if (mask) div.querySelector(".stats").insertAdjacentHTML("beforeend", "<br>visible cells of the heatmap: min " + fmt(scale.lo) + " · max " + fmt(scale.hi) +
+    (scale.masked ? " <span class='hint'>· masked: " + fmt(scale.masked.lo) + " … " + fmt(scale.masked.hi) + "</span>" : ""));
+  const heads = h.shape[0], ndim = n.shape.length;
   const pick = document.createElement("div");
   pick.className = "hint";
   let html = "showing " + esc(h.index) + (ndim >= 3 ? " (batch row 0)" : "") + ": " + h.shape[1] + " rows × " + h.shape[2] + " columns";
   if (heads > 1) {
-    const isHead = ndim === 4 && NODES[i].shape[1] < NODES[i].shape[2]; // [B, H, T, ·]
-    html += ' · <label>' + (isHead ? "head" : "index on axis " + (ndim - 3)) + ' <select>' +
-      Array.from({ length: heads }, (_, g) => "<option value='" + g + "'>" + g + "</option>").join("") + "</select></label>";
+    const isHead = ndim === 4 && n.shape[1] < n.shape[2]; // [B, H, T, ·]
+    html += ' · <label>' + (isHead ? "head" : "index on axis " + (ndim - 3)) + ' <select class="head">' +
+      Array.from({ length: heads }, (_, g) => "<option value='" + g + "'>" + g + "</option>").join("") + "</select></label> <span class='hint'>(H)</span>";
   }
   const [rowName, colName] = axisNames(i, h);
   html += "<br>" + (rowName ? "rows: <b>" + esc(rowName) + "</b> · " : "") + "columns: <b>" + esc(colName) + "</b>";
   pick.innerHTML = html;
   const canvas = document.createElement("canvas"); canvas.className = "heat";
-  const readout = document.createElement("div"); readout.className = "hint";
-  readout.textContent = "colours (of this slice): " + (h.lo >= 0 ? "white 0 → purple " + fmt(h.hi) : "blue −" + fmt(Math.max(-h.lo, h.hi)) + " · white 0 · red +" + fmt(Math.max(-h.lo, h.hi))) +
-    "; point at a cell to read its value";
-  const mask = maskOf(i, h);
-  const draw = (g) => drawHeat(canvas, h, g, mask, readout, rowName, colName);
+  const readout = document.createElement("div"); readout.className = "hint readout";
+  readout.textContent = "point at a cell to read its value";
+  const key = colourKey(scale);
+  const what = document.createElement("div"); what.className = "hint";
+  what.textContent = (scale.lo >= 0 ? "white 0 → purple: the largest" : "blue negative · white 0 · red positive") +
+    (mask ? "; the colours scale to the visible (unmasked) cells, masked values beyond them take the end colour" : "; the colours scale to this slice");
+  const draw = (g) => drawHeat(canvas, h, g, mask, scale, readout, rowName, colName);
   const sel = pick.querySelector("select");
-  if (sel) sel.addEventListener("change", () => draw(+sel.value));
-  div.append(pick, canvas, readout);
+  if (sel) sel.addEventListener("change", () => { draw(+sel.value); sel.blur(); });
+  div.append(pick, canvas, key, what, readout);
   draw(0);
-  if (mask || codes(h).some((x) => x === 252)) div.append(Object.assign(document.createElement("div"), { className: "hint", textContent: "grey checks: positions the mask blocks (−∞ scores, zero weights)" }));
+  if (hasMask) {
+    let note = mask ? "hatched: positions the mask blocks, drawn in their true colour" : "grey checks: positions the mask blocks (−∞ scores)";
+    if (mask && title === "gradient" && scale.masked && Math.max(-scale.masked.lo, scale.masked.hi) > scale.half) {
+      note += ". ∂L/∂" + (n.role || "y") + " is not zero there (up to " + fmt(Math.max(-scale.masked.lo, scale.masked.hi)) + "): the op after it sends a gradient to every cell." +
+        (n.op === "softmax" ? " It is softmax's backward that cancels it: ∂L/∂s = a ⊙ (∂L/∂a − Σ a ⊙ ∂L/∂a) and a = 0 there, so ∂L/∂S is exactly 0 at the masked cells (its heatmap, the next backward step)." : "");
+    } else if (mask && title === "value" && n.op === "softmax") note += " (zero weights: exp(−∞) = 0)";
+    else if (mask && title === "gradient") note += " (zero there)";
+    div.append(Object.assign(document.createElement("div"), { className: "hint mask-note", textContent: note }));
+  }
   return div;
 }
 function row(k, v) { return "<tr><td>" + k + "</td><td>" + v + "</td></tr>"; }
@@ -146,12 +200,14 @@ function select(i) {
     (n.role ? row("role", esc(n.role)) : "") +
     row("shape", '<span class="shape">' + esc(shape(n.shape)) + "</span>") +
     (n.dtype ? row("dtype", esc(n.dtype)) : "") +
+    (n.op === "pow" && (n.consts || []).length ? row("exponent", "p = " + fmt(n.consts[n.consts.length - 1])) : "") +
+    (n.kind === "const" ? row("requires grad", "no: an input the graph reads, not a weight; backward() sends it nothing") : "") +
     (Object.keys(n.saved).length ? row("saved for backward", Object.entries(n.saved).map(([k, v]) => esc(k) + " " + esc(shape(v))).join(", ")) : "") +
     (n.saved_bytes !== undefined ? row("saved bytes", count(n.saved_bytes, "B")) : "") +
     (n.flops !== undefined ? row("FLOPs", count(n.flops, "FLOP")) : "") +
-    row("step", (i in FWD_RANK ? "<a class='node-link' data-step='" + FWD_RANK[i] + "'>forward " + (FWD_RANK[i] + 1) + "</a>" : "") +
+    (!(i in FWD_RANK || i in BWD_RANK) ? "" : row("step", (i in FWD_RANK ? "<a class='node-link' data-step='" + FWD_RANK[i] + "'>forward " + (FWD_RANK[i] + 1) + "</a>" : "") +
       (i in BWD_RANK ? (i in FWD_RANK ? ", " : "") + "<a class='node-link' data-step='" + (DATA.forward.length + BWD_RANK[i]) + "'>backward " + (BWD_RANK[i] + 1) + "</a>" : "") +
-      (i in FWD_RANK || i in BWD_RANK ? " <span class='hint'>(click: step there)</span>" : "")) +
+      " <span class='hint'>(click: step there)</span>")) +
     "</table>";
   if (f && (f[0] || f[1])) {
     html += "<h3>formulas (from the op's docstring)</h3>" +
@@ -181,7 +237,7 @@ function intro() {
   const p = $("panel");
   p.innerHTML = "<h2>How to read this page</h2><p>Each box is one op the engine ran (white), a weight (green) or a module folded into one box (blue, 3-D). " +
     "Edges are as wide and red as the gradient that flowed back along them.</p><p>The page is a snapshot of one whole step: the ‖g‖ in each box and the edges' width and colour come from the backward pass, and are shown from the start, also while you step through the forward pass.</p><p><b>→</b> steps forward through the ops in the order they ran, then backward in the order backward() reached them. " +
-    "Click a box for its formulas, statistics and heatmaps; click a 3-D module box to open it. Drag to pan, wheel to zoom, <b>F</b> to fit, <b>L</b> for lecture mode, <b>?</b> for all keys.</p>";
+    "Click a box for its formulas, statistics and heatmaps; click a 3-D module box to open it. Drag or wheel to scroll, Ctrl+wheel to zoom, <b>F</b> to fit, <b>/</b> to jump to a node or a step, <b>L</b> for lecture mode, <b>?</b> for all keys and the mouse. The address keeps the step: a reload comes back to it.</p>";
   curves(p);
 }
 
