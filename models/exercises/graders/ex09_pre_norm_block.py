@@ -5,7 +5,7 @@ earlier output), and finite differences through the student's forward."""
 import numpy as np
 
 import nn
-from microtensor import Tensor
+from microtensor import Tensor, writing
 
 from .. import reference
 from ..grading import (
@@ -88,8 +88,8 @@ def check_branches_off_leave_the_identity(student):
     fn = student_function(student, "pre_norm_block")
     block = _block(seed=24)
     for layer in (block.attn.out_proj, block.mlp.proj):
-        layer.weight.data[...] = 0
-        layer.bias.data[...] = 0
+        with writing(layer.weight, layer.bias) as (weight, bias):
+            weight[...], bias[...] = 0, 0
     x = Tensor(np.random.default_rng(25).normal(size=(2, 3, 8)) * 3 + 1)
     y = call(fn, block, x, context="x [2, 3, 8], both branches zero", hint=HINT)
     expect_close(as_array(y, "y"), x.data, "y (both branches zero)", hint=HINT,
