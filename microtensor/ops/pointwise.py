@@ -9,6 +9,9 @@ import math
 import numpy as np
 
 from ..autograd import Function
+from ..parity.arguments import floating_only, tensor
+from ..parity.promotion import category
+from ..tensor import Tensor, apply, tensor_method
 from .erf import erf, normal_pdf
 from .gelu_float32 import gelu_float32
 
@@ -169,3 +172,58 @@ class Cast(Function):
 
     def backward(self, g):
         return g.astype(self.source)
+
+
+# ---- the Tensor methods and functional forms -------------------------------------------------
+
+def _floating(x):
+    """x, or for a bool or integer tensor its float32 copy: exp(int) is float32 in PyTorch
+    (numpy would give float64)."""
+    if category(x.dtype) == 2:
+        return x
+    return Tensor._make(x.data.astype(np.float32))
+
+
+@tensor_method("exp")
+def exp_method(self):
+    return apply(Exp(), _floating(self))
+
+
+@tensor_method("log")
+def log_method(self):
+    return apply(Log(), _floating(self))
+
+
+@tensor_method("sqrt")
+def sqrt_method(self):
+    return apply(Sqrt(), _floating(self))
+
+
+@tensor_method("tanh")
+def tanh_method(self):
+    return apply(Tanh(), _floating(self))
+
+
+@tensor_method("abs", "__abs__")
+def abs_method(self):
+    if self.dtype == np.bool_:
+        raise TypeError("abs() of a bool tensor is not supported (as torch)")
+    return apply(Abs(), self)
+
+
+@tensor_method("relu")
+def _relu_method(self):
+    if self.dtype == np.bool_:
+        raise TypeError("relu of a bool tensor is not supported (as torch)")
+    return apply(ReLU(), self)
+
+
+def relu(x):
+    """max(x, 0) elementwise; TypeError for a bool x (as torch)."""
+    return tensor(x, "x").relu()
+
+
+def gelu(x, approximate="none"):
+    """x·Φ(x) elementwise, Φ the standard normal CDF (Hendrycks & Gimpel 2016);
+    approximate="tanh" for GPT-2's form. ValueError for any other `approximate`."""
+    return apply(GELU(approximate), floating_only(tensor(x, "x"), "gelu"))
