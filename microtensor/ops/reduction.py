@@ -80,14 +80,17 @@ class Max(_Reduce):
                              f"axes {self.axes}): a maximum of nothing has no value")
         z = a.max(axis=self.axes, keepdims=True)
         is_max = a == z
-        if self.axis is None and a.dtype.kind == "f" and np.isnan(z).any():  # torch's max()
+        if self.axis is None and not self.keepdims and np.isnan(z).any():  # torch's x.max()
             is_max |= np.isnan(a)
         self.save(is_max=is_max, count=is_max.sum(axis=self.axes, keepdims=True))
         return z if self.keepdims else np.squeeze(z, axis=self.axes)
 
     def backward(self, g):
         is_max, count = self.saved["is_max"], self.saved["count"]
-        return is_max * (self._spread(g) / count).astype(g.dtype)
+        if self.axis is None and not self.keepdims:  # torch's x.max(): g only where is_max,
+            return np.where(is_max, g / count, 0).astype(g.dtype)  # even a NaN g (index_put)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a NaN row: NaN, as torch.amax
+            return is_max * (self._spread(g) / count).astype(g.dtype)
 
 
 # ---- the Tensor methods: numpy's axis=/keepdims= or torch's dim=/keepdim= (not both) ----------

@@ -45,7 +45,7 @@ def test_each_ops_forward_and_backward_work_on_arrays_alone():
                     names = {n.id for n in ast.walk(method) if isinstance(n, ast.Name)}
                     if names & {"Tensor", "apply", "tensor_method"}:
                         wrong.append(f"{path.name}:{cls.name}.{method.name}")
-    assert not wrong, f"ops' forward/backward take and return numpy arrays; these use Tensor: {wrong}"
+    assert not wrong, f"forward/backward take and return numpy arrays; these use Tensor: {wrong}"
 
 
 def test_importing_microtensor_leaves_the_process_allocator_alone():

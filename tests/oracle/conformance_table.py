@@ -48,8 +48,9 @@ def _reduce(ours_name, torch_name):
     def theirs(x, **f):
         if "dim" in f:
             return getattr(torch, torch_name)(x, dim=f["dim"], keepdim=f["keepdim"])
-        return getattr(torch, torch_name)(x) if not f.get("keepdim") else \
-            getattr(torch, torch_name)(x, dim=tuple(range(x.ndim)), keepdim=True)
+        if not f.get("keepdim"):  # x.max() with no dim is torch's x.max(), not amax
+            return getattr(torch, "max" if torch_name == "amax" else torch_name)(x)
+        return getattr(torch, torch_name)(x, dim=tuple(range(x.ndim)), keepdim=True)
     return ours, theirs
 
 
