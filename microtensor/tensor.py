@@ -128,22 +128,7 @@ class Tensor:
                 or `grad` has the wrong shape.
             TypeError: `grad` does not hold real numbers (strings, complex, objects).
         """
-        if not self.requires_grad:
-            raise RuntimeError(
-                "backward() on a tensor that does not require grad: no input of the ops "
-                "that made it had requires_grad=True (or it was made under no_grad())")
-        if grad is None:
-            if self.data.size != 1:
-                raise ValueError(
-                    f"backward() without `grad` needs a scalar (one-element) tensor; got "
-                    f"shape {self.shape}: pass grad= an array of that shape")
-            grad = np.ones_like(self.data)
-        grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad)
-        if grad.dtype.kind not in "biuf":  # numpy's cast would fail with a message naming no one
-            raise TypeError(f"backward(grad): grad must hold real numbers; got dtype {grad.dtype}")
-        grad = grad.astype(self.dtype, copy=False)
-        if grad.shape != self.shape:
-            raise ValueError(f"backward(grad): grad has shape {grad.shape}; expected {self.shape}")
+        grad = parity.loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
         autograd.backward(self, grad, retain_graph=retain_graph)
 
     def _accumulate_grad(self, g):

@@ -47,3 +47,4 @@ def check_probability(p, who):
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
         raise ValueError(f"{who}: p must be a probability in [0, 1]; got {p!r}")
     return float(p)
+

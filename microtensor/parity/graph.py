@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import hooks
 from ..scope import current_scope
-from .versions import share_if_view
+from .versions import VIEW_OPS, root
 
 
 class NodeRecord:
@@ -68,7 +68,8 @@ class NodeRecord:
 
 def after_op(fn, inputs, out, recorded):
     """After `apply` ran `fn` on `inputs` into `out` (recorded: `fn` is out's grad_fn)."""
-    share_if_view(fn, inputs, out)
+    if fn.op in VIEW_OPS and root(out.data) is root(inputs[0].data):  # a view: one counter
+        out._version = inputs[0]._version_box()  # writes through either count for both
     observed = bool(hooks._forward_hooks)
     if recorded or observed:  # the pictures and the hooks read these
         fn.scope, fn.shape, fn.dtype = current_scope(), out.data.shape, out.data.dtype

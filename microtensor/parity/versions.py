@@ -9,17 +9,11 @@ import contextlib
 
 import numpy as np
 
+# ops whose output may be a numpy view of the input: graph.after_op then shares its counter
 VIEW_OPS = frozenset({"getitem", "reshape", "permute", "transpose"})
 
 
-def share_if_view(fn, inputs, out):
-    """An op output that is a numpy view of its input's array shares the input's counter:
-    writes through either count for both."""
-    if fn.op in VIEW_OPS and _root(out.data) is _root(inputs[0].data):
-        out._version = inputs[0]._version_box()
-
-
-def _root(array):
+def root(array):
     """The array that owns `array`'s memory (numpy views point to it through .base)."""
     while isinstance(array.base, np.ndarray):
         array = array.base
