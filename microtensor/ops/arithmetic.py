@@ -152,44 +152,20 @@ def _binary(op, a, b, self, true_divide=False):
     return apply(op(), lift(a, dtype), lift(b, dtype))
 
 
-@tensor_method("__add__")
-def add(self, other):
-    return _binary(Add, self, other, self)
+def _operators(op, name, true_divide=False):
+    """Tensor.__name__ (self op other) and Tensor.__rname__ (other op self: Python calls it
+    when the left operand is a number or an array)."""
+    def in_order(self, other):
+        return _binary(op, self, other, self, true_divide)
+
+    def reflected(self, other):
+        return _binary(op, other, self, self, true_divide)
+    tensor_method(f"__{name}__")(in_order)
+    tensor_method(f"__r{name}__")(reflected)
 
 
-@tensor_method("__radd__")
-def radd(self, other):
-    return _binary(Add, other, self, self)
-
-
-@tensor_method("__sub__")
-def sub(self, other):
-    return _binary(Sub, self, other, self)
-
-
-@tensor_method("__rsub__")
-def rsub(self, other):
-    return _binary(Sub, other, self, self)
-
-
-@tensor_method("__mul__")
-def mul(self, other):
-    return _binary(Mul, self, other, self)
-
-
-@tensor_method("__rmul__")
-def rmul(self, other):
-    return _binary(Mul, other, self, self)
-
-
-@tensor_method("__truediv__")
-def div(self, other):
-    return _binary(Div, self, other, self, true_divide=True)
-
-
-@tensor_method("__rtruediv__")
-def rdiv(self, other):
-    return _binary(Div, other, self, self, true_divide=True)
+for _op, _name in ((Add, "add"), (Sub, "sub"), (Mul, "mul"), (Div, "truediv")):
+    _operators(_op, _name, true_divide=_op is Div)
 
 
 @tensor_method("__neg__")
