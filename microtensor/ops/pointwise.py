@@ -10,10 +10,10 @@ import numpy as np
 
 from ..autograd import Function
 from ..parity.arguments import floating_only, tensor
+from ..parity.erf import erf, normal_pdf
+from ..parity.gelu_float32 import gelu_float32
 from ..parity.promotion import category
 from ..tensor import Tensor, apply, tensor_method
-from .erf import erf, normal_pdf
-from .gelu_float32 import gelu_float32
 
 
 class Exp(Function):
@@ -112,8 +112,8 @@ class GELU(Function):
 
     approximate="tanh": Φ(x) ≈ ½(1 + tanh(u)), u = √(2/π)(x + 0.044715x³),
     ∂L/∂x = g ⊙ (½(1 + tanh u) + ½x(1 − tanh²u)·√(2/π)(1 + 3·0.044715x²)).
-    The exact form takes Φ from `erf` (erf.py) in float64, exact to machine precision; other
-    dtypes (float32, float16) take the few-pass formula of gelu_float32.py in float32, whose
+    The exact form takes Φ from `erf` (parity/erf.py) in float64, exact to machine precision; other
+    dtypes (float32, float16) take the few-pass formula of parity/gelu_float32.py in float32, whose
     error stays within PyTorch's float32 GELU's.
     """
 

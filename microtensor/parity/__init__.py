@@ -7,7 +7,8 @@ backward hooks, freeing), `loss_gradient` (backward's `grad` argument checked) a
 `generator_without_grad` (`@no_grad` on a generator). The ops call the rest: `promotion`
 (torch's dtype rules), `dims` (the one dims normaliser), `indexing` (torch's indexing order),
 `arguments` (numbers, lists and arrays turned into Tensors). `protocols` gives the Tensor
-Python's data model as torch answers it; `versions` counts writes (`microtensor.writing`).
+Python's data model as torch answers it; `versions` counts writes (`microtensor.writing`);
+`erf` and `gelu_float32` are the numerics of GELU (exact in float64, few-pass in float32).
 """
 from .grad_mode import generator_without_grad
 from .gradient_argument import loss_gradient
