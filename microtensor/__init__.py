@@ -1,23 +1,31 @@
 """microtensor: a reverse-mode tensor autograd engine on numpy, the base of the nn and models
 packages.
 
-Read it in this order: `tensor.py` (the Tensor and `apply`), `promotion.py` (its dtype
-rules, PyTorch's), `autograd.py` (the graph node `Function` and the backward pass), `ops/`
-(each op's forward and backward side by side: arithmetic.py, matmul.py, then any order),
-`functional.py` (the same ops as functions), `factories.py` (`zeros`, `cat`), `random.py`
-(the one seeded generator), `gradcheck.py` (how the tests check every backward), then the
-observers `hooks.py`, `scope.py` and `profiler.py`, and last `memory.py` (an allocator
-setting, not maths).
+Read it in this order: `autograd.py` (the graph node `Function`, un-broadcasting, `backward()`,
+grad mode), `tensor.py` (the Tensor and `apply`), then `ops/` (each op's forward and backward
+side by side, with its Tensor method and functional form: arithmetic.py, matmul.py, then any
+order). Off the reading path: `parity/` (what makes it PyTorch-exact: dtype promotion, the dims
+normaliser, indexing rules, Python's protocols, version counters, the pictures' metadata),
+`functional.py` (the namespace of the functional forms), `factories.py` (`zeros`), `random.py`
+(the one seeded generator), `gradcheck.py` (how the tests check every backward), the observers
+`hooks.py`, `scope.py` and `profiler.py`, and `memory.py` (an allocator setting, not maths).
 Importing it changes no process-wide setting (see `memory.keep_freed_memory`).
 """
-from . import functional, hooks, memory
+from . import (
+    functional,
+    hooks,
+    memory,
+    ops,  # noqa: F401  (attaches each op's Tensor methods)
+)
 from .autograd import Function, is_grad_enabled, no_grad
-from .factories import cat, zeros
+from .factories import zeros
 from .gradcheck import GradcheckError, gradcheck
+from .ops.shape import cat
+from .parity import protocols  # noqa: F401  (attaches Python's protocols to Tensor)
+from .parity.versions import writing
 from .profiler import profile
 from .random import manual_seed, randn
 from .tensor import Tensor, apply
-from .writing import writing
 
 __all__ = [
     "Function",

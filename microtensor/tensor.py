@@ -1,27 +1,22 @@
-"""The `Tensor`: a numpy array plus the bookkeeping reverse-mode autograd needs (notes 3.8).
+"""The `Tensor`: a numpy array plus what reverse-mode autograd needs (notes 3.8), and `apply`,
+which runs one op and records it as the output's `grad_fn`.
 
-Every method that computes (`+`, `@`, `sum`, `softmax`, ...) builds one op from `ops/` and
-runs it through `apply` (right after the class): the op's forward works on numpy arrays,
-and when an input requires grad the op becomes the output's `grad_fn`, the graph node that
-`backward()` (autograd.py) later visits. Those methods, which turn scalars, masks and indices
-into arrays first so the ops never see a Tensor, are in operators.py; Python's protocols
-(==, bool, len, iteration, in, hash, format, ...) in protocols.py.
-
-Names and dtype rules follow PyTorch, where students go next: Python floats become
-float32, Python ints int64, numpy arrays keep their dtype (the rules: promotion.py).
-The few deliberate differences from PyTorch are listed in docs/conformance.md.
+The ops (`+`, `@`, `sum`, `softmax`, ...) are each defined once in a file of ops/, with the
+Tensor method that calls them attached there by `tensor_method`. Names and dtype rules follow
+PyTorch, where students go next: Python floats become float32, Python ints int64, numpy
+arrays keep their dtype (parity/promotion.py); Python's protocols (==, bool, len, in-place
+operators, ...) are parity/protocols.py. The deliberate differences from PyTorch are listed in
+docs/conformance.md.
 """
 import weakref
 
 import numpy as np
 
-from . import autograd, hooks
-from .operators import TensorOperators
-from .promotion import as_array
-from .protocols import TensorProtocols
+from . import autograd, parity
+from .parity.promotion import as_array
 
 
-class Tensor(TensorOperators, TensorProtocols):
+class Tensor:
     """An n-dimensional array that can record the ops applied to it and differentiate them.
 
     Args:
@@ -41,7 +36,7 @@ class Tensor(TensorOperators, TensorProtocols):
     _accumulator = None  # a leaf's AccumulateGrad node, weakly held (autograd.py)
     _requires_grad = False
     # [n]: in-place writes so far, one list shared by the tensors that share this array (views,
-    # detach), as torch's version counter; backward checks it (autograd.py)
+    # detach), as torch's version counter; backward checks it (parity/versions.py)
     _version = None
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
@@ -133,22 +128,7 @@ class Tensor(TensorOperators, TensorProtocols):
                 or `grad` has the wrong shape.
             TypeError: `grad` does not hold real numbers (strings, complex, objects).
         """
-        if not self.requires_grad:
-            raise RuntimeError(
-                "backward() on a tensor that does not require grad: no input of the ops "
-                "that made it had requires_grad=True (or it was made under no_grad())")
-        if grad is None:
-            if self.data.size != 1:
-                raise ValueError(
-                    f"backward() without `grad` needs a scalar (one-element) tensor; got "
-                    f"shape {self.shape}: pass grad= an array of that shape")
-            grad = np.ones_like(self.data)
-        grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad)
-        if grad.dtype.kind not in "biuf":  # numpy's cast would fail with a message naming no one
-            raise TypeError(f"backward(grad): grad must hold real numbers; got dtype {grad.dtype}")
-        grad = grad.astype(self.dtype, copy=False)
-        if grad.shape != self.shape:
-            raise ValueError(f"backward(grad): grad has shape {grad.shape}; expected {self.shape}")
+        grad = parity.loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
         autograd.backward(self, grad, retain_graph=retain_graph)
 
     def _accumulate_grad(self, g):
@@ -177,37 +157,26 @@ def apply(fn, *inputs):
     """Run the op `fn` (a `Function`) on Tensors: forward on their arrays, then, if an input
     requires grad (and grad is enabled), record `fn` as the output's `grad_fn`.
 
-    Every Tensor method and `microtensor.functional` goes through here; a new op is a
-    `Function` subclass called as `apply(MyOp(), x)`: a fresh instance per call, because the
-    instance becomes that call's graph node and holds its saved arrays. `needs_input_grad`
-    is known before forward runs, so that forward saves only what backward will use.
-    Forward hooks see each call.
+    Every op goes through here, as `apply(MyOp(), x)`: a fresh instance per call, because the
+    instance becomes that call's graph node and holds its saved arrays. `needs_input_grad` is
+    known before forward runs, so that forward saves only what backward will use.
     """
-    record = autograd.is_grad_enabled() and any(t._requires_grad for t in inputs)
-    # gradients backward owes
+    record = autograd._grad_enabled and any(t._requires_grad for t in inputs)
     needs = tuple([t._requires_grad for t in inputs]) if record else (False,) * len(inputs)
-    data = fn.run(tuple([t.data for t in inputs]), needs)
-    out = Tensor._make(data)
-    if fn.op in _VIEW_OPS and _root(data) is _root(inputs[0].data):
-        out._version = inputs[0]._version_box()  # a view: writes through it count for both
-    observed = bool(hooks._forward_hooks)
-    if record or observed:
-        fn.describe(data)
+    out = Tensor._make(fn.run(tuple([t.data for t in inputs]), needs))
     if record:
-        fn.connect(inputs)
+        fn.inputs = tuple([autograd.node_of(t) for t in inputs])
+        fn.input_shapes = tuple([t.data.shape for t in inputs])
         out.grad_fn, out._requires_grad = fn, True
-        if fn.saved:
-            fn.watch(inputs + (out,))
-    if observed:
-        hooks.run_forward_hooks(fn, inputs, out)
+    parity.after_op(fn, inputs, out, record)  # views, the pictures' record, hooks
     return out
 
 
-_VIEW_OPS = frozenset({"getitem", "reshape", "permute", "transpose"})
-
-
-def _root(array):
-    """The array that owns `array`'s memory (numpy views point to it through .base)."""
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
+def tensor_method(*names):
+    """Attach the decorated function to Tensor as the methods `names` (its own name if none):
+    the registration beside each op in ops/. A plain attribute: no cost per call."""
+    def attach(function):
+        for name in names or (function.__name__,):
+            setattr(Tensor, name, function)
+        return function
+    return attach

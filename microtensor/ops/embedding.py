@@ -6,6 +6,9 @@ z[..., :] = W[ids[...], :];   ∂L/∂W[i] = Σ of g over every position whose i
 import numpy as np
 
 from ..autograd import Function
+from ..parity.arguments import ids as int_array
+from ..parity.arguments import tensor
+from ..tensor import apply
 
 
 class Embedding(Function):
@@ -42,3 +45,8 @@ def sum_rows_by_id(ids, rows, weight_shape):
     starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
     gw[sorted_ids[starts]] = np.add.reduceat(rows[order], starts, axis=0)
     return gw
+
+
+def embedding(indices, weight):
+    """Rows of `weight` [V, D] picked by integer `indices` [...] -> [..., D]."""
+    return apply(Embedding(int_array(indices, "indices")), tensor(weight, "weight"))

@@ -13,6 +13,8 @@ loss_n = −Σ_c q_c log p_n[c] = (1 − ε)(−log p_n[t_n]) + (ε/C)·Σ_c(−
 import numpy as np
 
 from ..autograd import Function
+from ..parity.arguments import floating_only, ids, tensor
+from ..tensor import apply
 from .rows import row_sum
 
 
@@ -73,3 +75,32 @@ class CrossEntropy(Function):
         weight = np.where(valid, g, 0).astype(probs.dtype, copy=False)
         dz *= weight[:, None]  # in place: dz is this op's own array
         return dz
+
+
+# ---- the functional form ----------------------------------------------------------------------
+
+def cross_entropy(logits, targets, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """Cross-entropy loss of `logits` against integer class `targets` (as torch's).
+
+    Shapes: logits [N, C] with targets [N], [B, T, C] with [B, T] (the class dim last, where
+    torch puts it second: the CONTRACT's layout), or one row [C] with a 0-d target.
+    reduction: "mean" over non-ignored targets (NaN if every target is ignored, as torch),
+    "sum", or "none" (shape of targets; 0 at ignored targets).
+    label_smoothing ε in [0, 1]: the target is (1 − ε)·onehot + ε/C (Szegedy et al. 2016;
+    "Attention Is All You Need" §5.4 uses 0.1); see microtensor/ops/loss.py for the formula.
+    Raises ValueError on mismatched shapes, a target outside [0, C) or ε outside [0, 1].
+    """
+    logits = floating_only(tensor(logits, "logits"), "cross_entropy")
+    targets = ids(targets, "targets")
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer)):
+        raise TypeError(f"cross_entropy: ignore_index must be an int; got "
+                        f"{type(ignore_index).__name__} (torch's third argument is weight=; "
+                        "class weights are not supported here)")
+    if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
+        raise ValueError(f"cross_entropy: logits {logits.shape} need targets of shape "
+                         f"{logits.shape[:-1]}; got {targets.shape}")
+    # one row [C] with a 0-d target, as torch's unbatched input; [B, T, C] as rows [B·T, C]
+    flat = logits.reshape(-1, logits.shape[-1]) if logits.ndim != 2 else logits
+    op = CrossEntropy(targets.reshape(-1), ignore_index, reduction, label_smoothing)
+    out = apply(op, flat)
+    return out.reshape(targets.shape) if reduction == "none" and targets.ndim != 1 else out

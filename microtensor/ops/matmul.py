@@ -14,6 +14,8 @@ import math
 import numpy as np
 
 from ..autograd import Function, unbroadcast
+from ..tensor import apply, tensor_method
+from .arithmetic import lift
 
 
 class MatMul(Function):
@@ -88,3 +90,19 @@ def _matmul(a, b):
     if b.ndim == 2 and a.ndim > 2:
         return (_rows(a) @ b).reshape(*a.shape[:-1], b.shape[-1])
     return a @ b
+
+
+@tensor_method("__matmul__")
+def matmul(self, other):
+    return _tensor_matmul(self, lift(other))
+
+
+@tensor_method("__rmatmul__")
+def rmatmul(self, other):
+    return _tensor_matmul(lift(other), self)
+
+
+def _tensor_matmul(a, b):
+    if "b" in (a.data.dtype.kind, b.data.dtype.kind):  # bool
+        raise TypeError("@ of bool tensors is not supported (as torch); cast to int first")
+    return apply(MatMul(), a, b)

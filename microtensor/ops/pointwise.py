@@ -9,8 +9,11 @@ import math
 import numpy as np
 
 from ..autograd import Function
-from .erf import erf, normal_pdf
-from .gelu_float32 import gelu_float32
+from ..parity.arguments import floating_only, tensor
+from ..parity.erf import erf, normal_pdf
+from ..parity.gelu_float32 import gelu_float32
+from ..parity.promotion import category
+from ..tensor import Tensor, apply, tensor_method
 
 
 class Exp(Function):
@@ -109,8 +112,8 @@ class GELU(Function):
 
     approximate="tanh": Φ(x) ≈ ½(1 + tanh(u)), u = √(2/π)(x + 0.044715x³),
     ∂L/∂x = g ⊙ (½(1 + tanh u) + ½x(1 − tanh²u)·√(2/π)(1 + 3·0.044715x²)).
-    The exact form takes Φ from `erf` (erf.py) in float64, exact to machine precision; other
-    dtypes (float32, float16) take the few-pass formula of gelu_float32.py in float32, whose
+    The exact form takes Φ from `erf` (parity/erf.py) in float64, exact to machine precision; other
+    dtypes (float32, float16) take the few-pass formula of parity/gelu_float32.py in float32, whose
     error stays within PyTorch's float32 GELU's.
     """
 
@@ -169,3 +172,58 @@ class Cast(Function):
 
     def backward(self, g):
         return g.astype(self.source)
+
+
+# ---- the Tensor methods and functional forms -------------------------------------------------
+
+def _floating(x):
+    """x, or for a bool or integer tensor its float32 copy: exp(int) is float32 in PyTorch
+    (numpy would give float64)."""
+    if category(x.dtype) == 2:
+        return x
+    return Tensor._make(x.data.astype(np.float32))
+
+
+@tensor_method("exp")
+def exp_method(self):
+    return apply(Exp(), _floating(self))
+
+
+@tensor_method("log")
+def log_method(self):
+    return apply(Log(), _floating(self))
+
+
+@tensor_method("sqrt")
+def sqrt_method(self):
+    return apply(Sqrt(), _floating(self))
+
+
+@tensor_method("tanh")
+def tanh_method(self):
+    return apply(Tanh(), _floating(self))
+
+
+@tensor_method("abs", "__abs__")
+def abs_method(self):
+    if self.dtype == np.bool_:
+        raise TypeError("abs() of a bool tensor is not supported (as torch)")
+    return apply(Abs(), self)
+
+
+@tensor_method("relu")
+def _relu_method(self):
+    if self.dtype == np.bool_:
+        raise TypeError("relu of a bool tensor is not supported (as torch)")
+    return apply(ReLU(), self)
+
+
+def relu(x):
+    """max(x, 0) elementwise; TypeError for a bool x (as torch)."""
+    return tensor(x, "x").relu()
+
+
+def gelu(x, approximate="none"):
+    """x·Φ(x) elementwise, Φ the standard normal CDF (Hendrycks & Gimpel 2016);
+    approximate="tanh" for GPT-2's form. ValueError for any other `approximate`."""
+    return apply(GELU(approximate), floating_only(tensor(x, "x"), "gelu"))

@@ -22,11 +22,20 @@ def row_sum(x, axis=-1):
     return (x @ np.ones(x.shape[-1], dtype=x.dtype))[..., None]
 
 
+def vecdot_numpy1(x, y):
+    """Σ x ⊙ y over the last axis, in one pass as np.vecdot, for numpy 1.x (which lacks it)."""
+    return np.einsum("...i,...i->...", x, y)
+
+
+# np.vecdot is numpy >= 2.0; on numpy 1.x the einsum above computes the same sums
+_vecdot = getattr(np, "vecdot", vecdot_numpy1)
+
+
 def row_dot(x, y, axis=-1):
     """Σ x ⊙ y along `axis`, keeping the axis."""
     if not _is_last(x, axis):
         return (x * y).sum(axis=axis, keepdims=True)
-    return np.vecdot(x, y)[..., None]
+    return _vecdot(x, y)[..., None]
 
 
 def row_max(x, axis=-1):

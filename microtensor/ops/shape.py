@@ -7,6 +7,11 @@ inverse permutation, or scatter it to the positions that were read.
 import numpy as np
 
 from ..autograd import Function
+from ..parity import dims
+from ..parity.indexing import is_basic, plain_index, torch_steps
+from ..parity.promotion import result_type
+from ..tensor import Tensor, apply, tensor_method
+from .arithmetic import lift
 
 
 class Reshape(Function):
@@ -53,10 +58,10 @@ class Permute(Function):
         self.dims, self.op = tuple(dims), op
 
     def forward(self, a):
-        if sorted(d % max(a.ndim, 1) for d in self.dims) != list(range(a.ndim)):
+        if len(self.dims) != a.ndim:
             raise ValueError(f"{self.op}: dims {self.dims} are not a permutation of "
                              f"the {a.ndim} axes of a tensor of shape {a.shape}")
-        return a.transpose(self.dims)
+        return a.transpose(dims.permutation(self.dims, a.ndim, self.op))
 
     def backward(self, g):
         return g.transpose(np.argsort([d % g.ndim for d in self.dims]))
@@ -79,7 +84,7 @@ class GetItem(Function):
         parts = self.index if isinstance(self.index, tuple) else (self.index,)
         # anything but ints, slices, None and ... reads by arrays (lists, arrays, a tuple in
         # the tuple): positions may repeat, so backward must add, not assign
-        self.advanced = not all(map(_is_basic, parts))
+        self.advanced = not all(map(is_basic, parts))
 
     def forward(self, a):
         try:
@@ -107,6 +112,7 @@ class Cat(Function):
         self.axis = axis
 
     def forward(self, *arrays):
+        self.axis = dims.dim(self.axis, arrays[0].ndim, self.op)
         return np.concatenate(arrays, axis=self.axis)
 
     def backward(self, g):
@@ -114,35 +120,68 @@ class Cat(Function):
         return tuple(np.split(g, np.cumsum(sizes)[:-1], axis=self.axis))
 
 
-# ---- PyTorch's order of indexing, which GetItem follows ------------------------------------
+# ---- the Tensor methods, and cat --------------------------------------------------------------
 
-def _is_basic(p):
-    return isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis
+@tensor_method("reshape")
+def reshape_method(self, *new_shape):
+    if not new_shape:
+        raise TypeError("reshape() needs a shape, e.g. reshape(-1) or reshape(())")
+    if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list, np.ndarray)):
+        new_shape = tuple(new_shape[0])
+    return apply(Reshape(new_shape), self)
 
 
-def torch_steps(index):
-    """`index` as (basic, advanced): a[index] in PyTorch is a[basic][advanced].
+@tensor_method("view")
+def view_method(self, *shape):
+    return self.reshape(*shape)
 
-    PyTorch applies ints, slices, None and ... first, then the arrays; numpy counts an int
-    next to an array as an array, which moves the dims: x[0, :, [3, 1]] is [2, 3] in torch
-    and the transpose in numpy. One step (basic = ()) unless both kinds are present.
-    """
-    parts = index if isinstance(index, tuple) else (index,)
-    if all(map(_is_basic, parts)) or not any(
-            isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in parts):
-        return (), index
-    basic, advanced = [], []
-    for p in parts:
-        if isinstance(p, (int, np.integer)) and not isinstance(p, bool):
-            basic.append(p)  # its dim is gone after the first step
-        elif p is Ellipsis:
-            basic.append(p)
-            advanced.append(p)
-        elif _is_basic(p):  # a slice or None: applied first, kept whole in the second
-            basic.append(p)
-            advanced.append(slice(None))
-        else:  # an array; a bool mask spans as many dims as it has
-            array = np.asarray(p)
-            basic += [slice(None)] * (array.ndim if array.dtype == np.bool_ else 1)
-            advanced.append(p)
-    return tuple(basic), tuple(advanced)
+
+@tensor_method("transpose")
+def transpose_method(self, dim0, dim1):
+    n = self.data.ndim
+    if n == 0 and dim0 in (0, -1) and dim1 in (0, -1):  # a 0-d tensor has dim 0, as torch
+        return self.reshape(())
+    if not (-n <= dim0 < n and -n <= dim1 < n):
+        raise IndexError(f"transpose: dims ({dim0}, {dim1}) are out of range for a tensor "
+                         f"of shape {self.shape}")
+    axes = list(range(n))
+    dim0, dim1 = dims.dim(dim0, n, "transpose"), dims.dim(dim1, n, "transpose")
+    axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
+    return apply(Permute(axes, op="transpose"), self)
+
+
+@tensor_method("permute")
+def permute_method(self, *order):
+    if not order:
+        raise TypeError("permute() needs dims, e.g. permute(1, 0)")
+    if len(order) == 1 and isinstance(order[0], (tuple, list)):
+        order = tuple(order[0])
+    return apply(Permute(order), self)
+
+
+@tensor_method("_transpose_2d")
+def transpose_2d_method(self):
+    if self.ndim != 2:
+        raise ValueError(f".T is for 2-D tensors; got shape {self.shape}: use transpose()")
+    return self.transpose(0, 1)
+
+
+@tensor_method("__getitem__")
+def getitem(self, index):
+    return apply(GetItem(plain_index(index)), self)
+
+
+def cat(tensors, axis=None, *, dim=None):
+    """Join tensors along an existing axis (or torch's dim=; 0 by default), as `torch.cat`:
+    the result's dtype is torch's promotion of theirs (int64 with float32 is float32); the
+    gradient is split back to each. ValueError for no tensors, or tensors of 0 dims."""
+    axis = dims.pick(axis, dim, "cat", default=0)
+    if isinstance(tensors, (Tensor, np.ndarray)):  # iterating it would join its own rows
+        raise TypeError("cat takes a sequence of tensors, e.g. cat([a, b]); got one "
+                        f"{type(tensors).__name__}")
+    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    if not tensors or any(t.ndim == 0 for t in tensors):
+        raise ValueError(f"cat: needs one or more tensors with at least 1 dim; got shapes "
+                         f"{[t.shape for t in tensors]}")
+    dtype = result_type(*[t.data for t in tensors])
+    return apply(Cat(axis), *[lift(t, dtype) for t in tensors])  # a cast stays on the graph

@@ -9,16 +9,10 @@ back against the row.
 import numpy as np
 
 from ..autograd import Function
+from ..parity import dims
+from ..parity.arguments import floating_only, tensor
+from ..tensor import apply, tensor_method
 from .rows import row_dot, row_max, row_sum
-
-
-def check_axis(x, axis, op):
-    """IndexError unless `axis` names an axis of x (a 0-d x has axis 0 and −1, as PyTorch)."""
-    n = max(x.ndim, 1)
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{op}: axis must be an int; got {axis!r}")
-    if not -n <= axis < n:
-        raise IndexError(f"{op}: axis {axis} is out of range for a tensor with {x.ndim} dims")
 
 
 def _stable_exp(x, axis):
@@ -44,7 +38,7 @@ class Softmax(Function):
         self.axis = axis
 
     def forward(self, s):
-        check_axis(s, self.axis, self.op)
+        dims.dim(self.axis, s.ndim, self.op)  # TypeError, IndexError
         a, _ = _stable_exp(s.reshape(s.shape or (1,)), self.axis)  # 0-d: a row of one
         total = row_sum(a, self.axis)
         total[total == 0] = 1  # an all −inf row has e = 0: 0/1 gives zero weights, not 0/0
@@ -74,7 +68,7 @@ class LogSoftmax(Function):
         self.axis = axis
 
     def forward(self, s):
-        check_axis(s, self.axis, self.op)
+        dims.dim(self.axis, s.ndim, self.op)  # TypeError, IndexError
         s_rows = s.reshape(s.shape or (1,))  # 0-d: a row of one
         e, m = _stable_exp(s_rows, self.axis)
         with np.errstate(divide="ignore", invalid="ignore"):  # all −inf: log 0, NaN (as torch)
@@ -86,3 +80,27 @@ class LogSoftmax(Function):
         y = self.saved["y"]
         dy = dy.reshape(y.shape)
         return (dy - np.exp(y) * row_sum(dy, self.axis)).reshape(self.input_shapes[0])
+
+
+@tensor_method("softmax")
+def _softmax_method(self, axis=None, *, dim=None):
+    return apply(Softmax(dims.pick(axis, dim, "softmax", default=-1)),
+                 floating_only(self, "softmax"))
+
+
+@tensor_method("log_softmax")
+def _log_softmax_method(self, axis=None, *, dim=None):
+    return apply(LogSoftmax(dims.pick(axis, dim, "log_softmax", default=-1)),
+                 floating_only(self, "log_softmax"))
+
+
+def softmax(x, axis=None, *, dim=None):
+    """exp(x)/Σexp(x) along `axis` (or torch's dim=; the last by default); an all −inf row
+    gives zeros (notes 3.1–3.3). TypeError for a bool or integer x, IndexError for an axis
+    out of range."""
+    return tensor(x, "x").softmax(axis, dim=dim)
+
+
+def log_softmax(x, axis=None, *, dim=None):
+    """x − logsumexp(x) along `axis` (or torch's dim=; the last by default), computed stably."""
+    return tensor(x, "x").log_softmax(axis, dim=dim)

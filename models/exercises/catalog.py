@@ -118,7 +118,7 @@ EXERCISES = (
 # README.md's "The reading path", in its order, with the files the exercises' pieces live in
 # (nn/kv_cache.py, nn/optim/adamw.py): what the workspace copies under reading/.
 READING_PATH = (
-    "microtensor/tensor.py", "microtensor/operators.py", "microtensor/autograd.py",
+    "microtensor/autograd.py", "microtensor/tensor.py",
     "microtensor/ops/arithmetic.py", "microtensor/ops/matmul.py",
     "microtensor/ops/reduction.py", "microtensor/ops/shape.py",
     "microtensor/ops/pointwise.py", "microtensor/ops/softmax.py", "microtensor/ops/masking.py",

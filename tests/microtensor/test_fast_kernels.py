@@ -9,7 +9,7 @@ import pytest
 
 import microtensor as mt
 import microtensor.functional as F
-from microtensor.ops.rows import row_dot, row_max, row_sum
+from microtensor.ops.rows import row_dot, row_max, row_sum, vecdot_numpy1
 
 _erf = np.vectorize(math.erf)
 
@@ -60,3 +60,15 @@ def test_reductions_along_another_axis_fall_back_to_numpy():
     for axis in (0, 1):
         assert np.array_equal(row_max(x, axis), x.max(axis, keepdims=True)), f"max axis {axis}"
         np.testing.assert_allclose(row_sum(x, axis), x.sum(axis, keepdims=True), rtol=1e-12)
+
+
+def test_numpy1_fallback_of_vecdot_gives_the_row_dot_products():
+    # numpy 1.x has no np.vecdot: row_dot then uses this einsum; held against float64 sums
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((4, 3, 7)), rng.standard_normal((4, 3, 7))
+    expected = (x * y).sum(axis=-1)
+    got = vecdot_numpy1(x, y)
+    assert got.shape == expected.shape and np.allclose(got, expected, rtol=1e-12, atol=1e-12), \
+        f"expected {expected}, got {got}"
+    got_b = vecdot_numpy1(x, y[0])  # the batch dims broadcast, as np.vecdot's
+    assert np.allclose(got_b, (x * y[0]).sum(axis=-1), rtol=1e-12, atol=1e-12)

@@ -32,13 +32,20 @@ def test_a_package_imports_nothing_above_it(package):
         f"{package} may not import {sorted(FORBIDDEN[package])}; got (file, import): {wrong}")
 
 
-def test_ops_never_import_the_tensor_module():
+def test_each_ops_forward_and_backward_work_on_arrays_alone():
+    # the Tensor methods beside an op (issue 24: an op defined once) may use Tensor and apply;
+    # the op's forward and backward see numpy arrays only
     wrong = []
     for path in (ROOT / "microtensor" / "ops").glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and "tensor" in (node.module or "").split("."):
-                wrong.append(path.name)
-    assert not wrong, f"ops take and return numpy arrays; these import tensor.py: {wrong}"
+        for cls in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for method in cls.body:
+                if isinstance(method, ast.FunctionDef) and method.name in ("forward", "backward"):
+                    names = {n.id for n in ast.walk(method) if isinstance(n, ast.Name)}
+                    if names & {"Tensor", "apply", "tensor_method"}:
+                        wrong.append(f"{path.name}:{cls.name}.{method.name}")
+    assert not wrong, f"forward/backward take and return numpy arrays; these use Tensor: {wrong}"
 
 
 def test_importing_microtensor_leaves_the_process_allocator_alone():

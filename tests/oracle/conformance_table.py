@@ -30,9 +30,11 @@ class Entry:
 
 
 def _dims(ndim_max=3):
-    """dim forms: none, ints, negatives, tuples, an empty tuple, out of range, repeated."""
+    """dim forms: none, ints, negatives, tuples, lists, empty ones, out of range, repeated."""
     forms = [{}, {"dim": 0}, {"dim": -1}, {"dim": 1}, {"dim": (0, 1)}, {"dim": (-1, 0)},
-             {"dim": ()}, {"dim": 3}, {"dim": -4}, {"dim": (0, 0)}]
+             {"dim": ()}, {"dim": 3}, {"dim": -4}, {"dim": (0, 0)},
+             # dims as lists, as torch takes them (issue 25: [] reduces every dim)
+             {"dim": []}, {"dim": [0]}, {"dim": [-1, 0]}, {"dim": [1, 1]}]
     return [dict(f, keepdim=k) if f else {"keepdim": k} for f in forms for k in (False, True)]
 
 
@@ -48,13 +50,20 @@ def _reduce(ours_name, torch_name):
     def theirs(x, **f):
         if "dim" in f:
             return getattr(torch, torch_name)(x, dim=f["dim"], keepdim=f["keepdim"])
-        return getattr(torch, torch_name)(x) if not f.get("keepdim") else \
-            getattr(torch, torch_name)(x, dim=tuple(range(x.ndim)), keepdim=True)
+        if not f.get("keepdim"):  # x.max() with no dim is torch's x.max(), not amax
+            return getattr(torch, "max" if torch_name == "amax" else torch_name)(x)
+        return getattr(torch, torch_name)(x, dim=tuple(range(x.ndim)), keepdim=True)
     return ours, theirs
 
 
 def _torch_f(name):
     return lambda x, **f: getattr(torch.nn.functional, name)(x, **f)
+
+
+def _ones_like(x, dtype, side):
+    """ones of x's shape in `dtype`: a second operand of another dtype (cat's promotion)."""
+    ones = np.ones(tuple(x.shape), dtype=dtype)
+    return mt.Tensor(ones) if side == "mt" else torch.from_numpy(ones)
 
 
 def _other_array(x, side):  # a second operand of x's dtype that broadcasts: x's last column
@@ -261,9 +270,10 @@ def entries():
         ours, theirs = _reduce(ours_name, torch_name)
         out.append(E(ours_name, ours, theirs, _dims()))
     out.append(E("max(dim=)", lambda x, **f: tuple(x.max(**f)), lambda x, **f: tuple(x.max(**f)),
-                 [{"dim": d, "keepdim": k} for d in (0, -1, 1, 3) for k in (False, True)]))
+                 [{"dim": d, "keepdim": k} for d in (0, -1, 1, 3, [0]) for k in (False, True)]))
+    out.append(E("max()", lambda x: x.max(), lambda x: x.max()))  # torch's x.max(), not amax
     for name in ("softmax", "log_softmax"):
-        dims = [{"dim": d} for d in (0, -1, 1, 2, -3)]
+        dims = [{"dim": d} for d in (0, -1, 1, 2, -3, [1], (0,))]
         out.append(E(name, lambda x, dim, n=name: getattr(x, n)(dim),
                      lambda x, dim, n=name: getattr(x, n)(dim), dims))
         out.append(E(f"F.{name}", lambda x, dim, n=name: getattr(F, n)(x, dim=dim),
@@ -278,13 +288,19 @@ def entries():
             E("transpose", lambda x, d: x.transpose(*d), lambda x, d: x.transpose(*d),
               [{"d": d} for d in ((0, 1), (-1, 0), (0, 0), (0, 5), (-1, -2))]),
             E("permute", lambda x, d: x.permute(*d), lambda x, d: x.permute(*d),
-              [{"d": d} for d in ((1, 0), (0,), (0, 0), (), (2, 1, 0), (-1, 0))]),
+              [{"d": d} for d in ((1, 0), (0,), (0, 0), (), (2, 1, 0), (-1, 0), ([1, 0],),
+                                  ([-1, 0],), ((0,),))]),
             E("T", lambda x: x.T, lambda x: x.T, inputs=lambda k: len(k.shape) == 2),
             E("__getitem__", _getitem("mt"), _getitem("torch"), _index_forms()),
             E("masked_fill", lambda x, v: x.masked_fill(x > 0, v),
               lambda x, v: x.masked_fill(x > 0, v), [{"v": 0.0}, {"v": float("-inf")}]),
             E("cat", lambda x, dim: mt.cat([x, x], axis=dim),
               lambda x, dim: torch.cat([x, x], dim=dim), [{"dim": 0}, {"dim": -1}]),
+            E("cat (promotion)",
+              lambda x, dtype, dim: mt.cat([x, _ones_like(x, dtype, "mt")], dim=dim),
+              lambda x, dtype, dim: torch.cat([x, _ones_like(x, dtype, "torch")], dim=dim),
+              [{"dtype": d, "dim": k} for d in ("bool", "int64", "float32", "float64")
+               for k in (0, -1, [0])]),
             ]
     # ---- one element and containers -----------------------------------------------------
     out += [E(n, f, g, grad=False) for n, f, g in (

@@ -198,7 +198,10 @@ OPS = {
     "mean": (lambda x, axis, keepdims: x.mean(axis=axis, keepdims=keepdims),
              lambda x, axis, keepdims: x.mean(dim=_dims(x, axis), keepdim=keepdims)),
     "max": (lambda x, axis, keepdims: x.max(axis=axis, keepdims=keepdims),
-            lambda x, axis, keepdims: _t().amax(x, dim=_dims(x, axis), keepdim=keepdims)),
+            # x.max() with no axis is torch's x.max() (a NaN's gradient goes to the NaNs);
+            # with one, torch's amax
+            lambda x, axis, keepdims: x.max() if axis is None and not keepdims
+            else _t().amax(x, dim=_dims(x, axis), keepdim=keepdims)),
     "reshape": (lambda x, shape: x.reshape(*shape), lambda x, shape: x.reshape(shape)),
     "view": (lambda x, shape: x.view(shape), lambda x, shape: x.reshape(shape)),
     "transpose": (lambda x, d0, d1: x.transpose(d0, d1), lambda x, d0, d1: x.transpose(d0, d1)),

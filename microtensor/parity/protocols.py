@@ -15,9 +15,9 @@ import operator
 
 import numpy as np
 
-from . import autograd
-from . import tensor as _tensor  # circular on purpose: Tensor is looked up at call time
-from .ops.shape import torch_steps
+from .. import autograd
+from ..tensor import Tensor
+from .indexing import plain_index, torch_steps
 from .promotion import category, result_type
 
 _SCALARS = (numbers.Number, np.generic)
@@ -25,7 +25,7 @@ _SCALARS = (numbers.Number, np.generic)
 
 def _operand(other):
     """other's array, or None for what no elementwise operator takes (None, str, objects)."""
-    if isinstance(other, _tensor.Tensor):
+    if isinstance(other, Tensor):
         return other.data
     if isinstance(other, _SCALARS):
         return other  # a scalar stays one: it never widens the result (promotion.py)
@@ -36,7 +36,7 @@ def _operand(other):
 
 
 class TensorProtocols:
-    """Mixed into Tensor: every name here answers one of Python's protocols."""
+    """Every name here answers one of Python's protocols; `install` puts them on Tensor."""
 
     __array_priority__ = 1000  # numpy's older paths defer to Tensor's reflected operators
     __hash__ = object.__hash__  # by identity, as torch (defining __eq__ would unset it)
@@ -62,7 +62,7 @@ class TensorProtocols:
         dtype = result_type(a, b)
         if integers_only and category(dtype) == 2:
             raise TypeError(f"{integers_only}: only bool and integer tensors; got dtype {dtype}")
-        return _tensor.Tensor._make(np.asarray(fn(np.asarray(a, dtype), np.asarray(b, dtype))))
+        return Tensor._make(np.asarray(fn(np.asarray(a, dtype), np.asarray(b, dtype))))
 
     def __eq__(self, other):
         return self._elementwise(other, np.equal)
@@ -104,7 +104,7 @@ class TensorProtocols:
     def __invert__(self):
         if category(self.dtype) == 2:
             raise TypeError(f"~: only bool and integer tensors; got dtype {self.dtype}")
-        return _tensor.Tensor._make(np.invert(self.data))  # logical not on bool, as torch
+        return Tensor._make(np.invert(self.data))  # logical not on bool, as torch
 
     # `//`, `%`, `<<`, `>>` and `other ** t` are not ops of this engine: refused in one line
     def _refuse(self, *_, symbol):
@@ -191,7 +191,7 @@ class TensorProtocols:
 
     def __contains__(self, element):
         """`x in t`: does any element equal x (torch's (element == t).any())."""
-        if not isinstance(element, (_tensor.Tensor, *_SCALARS)):
+        if not isinstance(element, (Tensor, *_SCALARS)):
             raise TypeError(f"`in` on a Tensor takes a Tensor or a number; got "
                             f"{type(element).__name__}")
         return bool(np.any((self == element).data))
@@ -208,7 +208,7 @@ class TensorProtocols:
     def _in_place(self, symbol, method, other):
         self._check_writable(f"{symbol}=", other)
         with autograd.no_grad():
-            result = getattr(_tensor.Tensor, method)(self, other).data
+            result = getattr(Tensor, method)(self, other).data
         if category(result.dtype) > category(self.dtype):
             raise RuntimeError(f"{symbol}=: result type {result.dtype} can't be cast to the "
                                f"tensor's dtype {self.dtype}")
@@ -216,7 +216,7 @@ class TensorProtocols:
             raise RuntimeError(f"{symbol}=: the result's shape {result.shape} is not the "
                                f"tensor's shape {self.shape}")
         self.data[...] = result  # the same array: views, detach() and numpy() see it, as torch
-        self._version_box()[0] += 1  # and a graph that saved it refuses backward (autograd.py)
+        self._version_box()[0] += 1  # and a graph that saved it refuses backward (parity/graph.py)
         return self
 
     def __iadd__(self, other):
@@ -246,10 +246,10 @@ class TensorProtocols:
     def __setitem__(self, index, value):
         """t[index] = value, cast to t's dtype (as torch); same rule as the in-place operators."""
         self._check_writable("item assignment", value)
-        array = value.data if isinstance(value, _tensor.Tensor) else np.asarray(value)
+        array = value.data if isinstance(value, Tensor) else np.asarray(value)
         if array.dtype.kind not in "biuf":
             raise TypeError(f"t[...] = value: value must be numbers; got {type(value).__name__}")
-        basic, advanced = torch_steps(self._index(index))
+        basic, advanced = torch_steps(plain_index(index))
         target = self.data[basic] if basic else self.data  # a view: the write reaches self
         target[advanced] = array
         self._version_box()[0] += 1  # as in _in_place
@@ -275,3 +275,14 @@ class TensorProtocols:
     def __setstate__(self, state):
         self.data, self.grad, self.name = state["data"], state["grad"], state["name"]
         self._requires_grad = state["requires_grad"]
+
+
+def install(cls):
+    """Put each protocol of TensorProtocols on `cls` (Tensor): one attribute each, as if
+    written in its class body."""
+    for name, value in vars(TensorProtocols).items():
+        if name not in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"):
+            setattr(cls, name, value)
+
+
+install(Tensor)

@@ -1,0 +1,104 @@
+"""What a graph node keeps beyond its gradient, and the checks around it: the pictures'
+metadata (module scope, role, shapes, constants), version checks on saved arrays, retained
+gradients, hooks, and freeing the saved arrays after backward (as torch).
+
+The core calls `after_op` once per op in `apply`, and `check_node`/`after_node` around each
+node in `backward`; `Function` inherits `NodeRecord`.
+"""
+import numpy as np
+
+from .. import hooks
+from ..scope import current_scope
+from .versions import VIEW_OPS, root
+
+
+class NodeRecord:
+    """A node's record for the pictures and the checks (mixed into `Function`).
+
+        scope, module: the nn.Module calls it ran inside, ((path, class), ...), and the
+            innermost path ("blocks.0.attn"; "" outside any module).
+        role: None, or a step's name, set by the code that computes it (attention's "QKᵀ",
+            "S", "A", "Z"; a block's "residual" adds).
+        shape, dtype: of the output.
+        constants: {input index: value} of each one-element constant input (the 1/√d_k of
+            attention's scaling); constant_names: {input index: name} of each named
+            constant input (a Tensor made with name=, such as a fixed position table).
+        saved_shapes(): {name: shape} of what was saved, still known after it is freed.
+    """
+
+    role = None
+    _retained = None  # weakref to the output tensor, set by `Tensor.retain_grad()`
+    # starting values, as class attributes: replaced (never changed in place) when known
+    scope = shape = ()
+    dtype = None
+    constants = constant_names = {}
+    _saved_shapes = None
+    _watched = ()
+
+    @property
+    def module(self):
+        return self.scope[-1][0] if self.scope else ""
+
+    def saved_shapes(self):
+        if self.saved:
+            return {k: np.shape(v) for k, v in self.saved.items()}
+        return self._saved_shapes or {}
+
+    def release(self):
+        """Free the saved arrays once backward has used them (the graph's shape stays)."""
+        if self.saved:
+            self._saved_shapes = self.saved_shapes()
+            self.saved = {}
+
+    def watch(self, tensors):
+        """Note the version of each tensor whose array this node saved, so that backward can
+        refuse to run on values changed in place since (torch's version counter check)."""
+        arrays = list(self.saved.values())
+        self._watched = [(t._version_box(), t._version_box()[0]) for t in tensors
+                         if any(np.may_share_memory(a, t.data) for a in arrays)]
+
+    def check_versions(self):
+        for box, version in self._watched:
+            if box[0] != version:
+                raise RuntimeError(
+                    f"backward through '{self.op}': a tensor it saved for backward was "
+                    "modified in place since (x += ..., x[i] = ...); write x = x + ... "
+                    "instead, or run backward before the change (as torch)")
+
+
+def after_op(fn, inputs, out, recorded):
+    """After `apply` ran `fn` on `inputs` into `out` (recorded: `fn` is out's grad_fn)."""
+    if fn.op in VIEW_OPS and root(out.data) is root(inputs[0].data):  # a view: one counter
+        out._version = inputs[0]._version_box()  # writes through either count for both
+    observed = bool(hooks._forward_hooks)
+    if recorded or observed:  # the pictures and the hooks read these
+        fn.scope, fn.shape, fn.dtype = current_scope(), out.data.shape, out.data.dtype
+    if recorded:
+        fn.constants = {i: t.data.item() for i, t in enumerate(inputs)
+                        if not t._requires_grad and t.data.size == 1}
+        fn.constant_names = {i: t.name for i, (t, node) in enumerate(zip(inputs, fn.inputs))
+                             if node is None and t.name}
+        if fn.saved:
+            fn.watch(inputs + (out,))
+    if observed:
+        hooks.run_forward_hooks(fn, inputs, out)
+
+
+def check_node(node, g):
+    """Before `node.backward(g)`: its retained output gets g; refuse freed or changed arrays."""
+    retained = node._retained() if node._retained is not None else None
+    if retained is not None:
+        retained._accumulate_grad(g)
+    if node._saved_shapes is not None and not node.saved:
+        raise RuntimeError(
+            f"backward through '{node.op}' a second time: its saved arrays were freed "
+            "by the first backward(); call backward(retain_graph=True) the first time")
+    node.check_versions()
+
+
+def after_node(node, grad_inputs, g, retain_graph):
+    """After a node's backward: the backward hooks see it; its saved arrays are freed."""
+    if hooks._backward_hooks:
+        hooks.run_backward_hooks(node, grad_inputs, g)
+    if not retain_graph and hasattr(node, "release"):
+        node.release()
