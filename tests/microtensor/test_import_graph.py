@@ -81,9 +81,6 @@ def test_microtensor_modules_import_each_other_in_no_circle():
     assert found == [], f"expected no import circle in microtensor; got {found}"
 
 
-def test_no_import_circle_in_the_four_packages_outside_attention():
-    # nn/attention*, nn/kv_cache and nn/tiled_attention are being untangled in their own change
-    found = [c for c in cycles(import_graph())
-             if not all(m.startswith(("nn.attention", "nn.kv_cache", "nn.tiled_attention",
-                                      "microtensor.ops.tiled_attention")) for m in c)]
+def test_no_import_circle_in_the_four_packages():
+    found = cycles(import_graph())
     assert found == [], f"expected no import circle in microtensor, nn, models, viz; got {found}"
