@@ -21,6 +21,7 @@ import microtensor
 import microtensor.functional as F
 import nn
 from microtensor import Tensor
+from microtensor.writing import writing
 
 from .config import Config
 from .last_position import last_position_logits
@@ -208,12 +209,15 @@ def init_gpt2_weights(model, n_layer, std=0.02):
     rng = microtensor.random.generator()
     for _, module in model.named_modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
-            module.weight.data[...] = rng.normal(0.0, std, size=module.weight.shape)
+            with writing(module.weight) as data:  # counted, as every library write (writing.py)
+                data[...] = rng.normal(0.0, std, size=module.weight.shape)
         if isinstance(module, nn.Linear) and module.bias is not None:
-            module.bias.data[...] = 0.0
+            with writing(module.bias) as data:
+                data[...] = 0.0
     for name, param in model.named_parameters():  # drawn again after the rest, as nanoGPT does
         if name.endswith(("attn.out_proj.weight", "mlp.proj.weight")):
-            param.data[...] = rng.normal(0.0, std / math.sqrt(2 * n_layer), size=param.shape)
+            with writing(param) as data:
+                data[...] = rng.normal(0.0, std / math.sqrt(2 * n_layer), size=param.shape)
 
 
 def _check_generate(idx, max_new_tokens, temperature, top_k):

@@ -20,6 +20,7 @@ import microtensor
 import microtensor.functional as F
 import nn
 from microtensor import Tensor
+from microtensor.writing import writing
 
 from .config import Config
 from .gpt import sample_next
@@ -139,7 +140,8 @@ class Seq2SeqTransformer(nn.Module):
         for _, p in self.named_parameters():
             if p.ndim > 1:  # Xavier/Glorot uniform: U(±√(6 / (fan_in + fan_out)))
                 bound = math.sqrt(6.0 / sum(p.shape))
-                p.data[...] = rng.uniform(-bound, bound, size=p.shape)
+                with writing(p) as data:  # counted, as every library write (writing.py)
+                    data[...] = rng.uniform(-bound, bound, size=p.shape)
 
     def _embed(self, embedding, ids, start=0):
         """Token embeddings × √d_model plus the sinusoid of each position (§3.4, §3.5)."""

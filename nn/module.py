@@ -16,6 +16,7 @@ import numpy as np
 
 from microtensor import Tensor
 from microtensor.scope import enter_scope, restore_scope
+from microtensor.writing import writing
 
 
 class Parameter(Tensor):
@@ -55,8 +56,8 @@ class Module:
         if isinstance(vars(self).get(name), Parameter) and not (
                 value is None or isinstance(value, Parameter)):
             raise TypeError(f"cannot assign a {type(value).__name__} as parameter '{name}' "
-                            "(nn.Parameter or None expected); to load values write "
-                            f"{name}.data[...] = values, or use load_state_dict")
+                            "(nn.Parameter or None expected); to load values use "
+                            "load_state_dict")
         # a module this tree already holds keeps its first path, as named_modules lists it
         # (a shared module, like a shared parameter, is named where it was first assigned)
         known = isinstance(value, Module) and any(m is value for m in self.modules())
@@ -123,7 +124,10 @@ class Module:
                 p.grad[...] = 0
 
     def train(self, mode=True):
-        """Set `training = mode` here and in every sub-module (True: dropout on); returns self."""
+        """Set `training = mode` here and in every sub-module (True: dropout on); returns self.
+        Raises ValueError for a mode that is not a bool ("False" is truthy), as torch."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"training mode is expected to be boolean; got {mode!r}")
         for m in self.modules():
             m.training = mode
         return self
@@ -164,7 +168,10 @@ class Module:
             if array.dtype.kind != "f":  # numpy would cast ints, strings or objects quietly
                 raise TypeError(f"load_state_dict: '{name}' has dtype {array.dtype}; expected "
                                 "floating-point values")
-            params[name].data[...] = array
+            # in place, as torch's copy_ under no_grad, and counted: a graph that saved the
+            # old values refuses backward instead of using the new ones (writing.py)
+            with writing(params[name]) as data:
+                data[...] = array
 
     def extra_repr(self):
         return ""

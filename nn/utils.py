@@ -52,16 +52,27 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def _norm(g, p):
-    """‖g‖_p without overflow or underflow: float32 squares past 3.4e38 would give inf."""
+    """‖g‖_p as torch.linalg.vector_norm, without overflow or underflow (float32 squares past
+    3.4e38 would give inf). p = 0 counts the non-zeros and ±inf take max/min |g|: neither is
+    homogeneous in g's scale, so only p > 0 is computed on g scaled by its largest |g|."""
     if p == 2:  # the common case, fast: one dot product in g's dtype when nothing overflows
         squares = np.vdot(g, g)
         if np.isfinite(squares) and squares > 1e-30:
             return math.sqrt(float(squares))
-    g = np.abs(g.reshape(-1).astype(np.float64))
-    s = g.max(initial=0.0)
+    g = np.abs(np.asarray(g).reshape(-1).astype(np.float64))
+    if g.size == 0:
+        return 0.0
+    if p == 0:  # ‖g‖₀: how many entries are not 0 (NaN counts, as torch's g != 0)
+        return float(np.count_nonzero(g))
+    if p == math.inf or p == -math.inf:
+        return float(g.max() if p > 0 else g.min())  # a NaN propagates through both
+    if p < 0:  # (Σ|g|ᵖ)^(1/p): ruled by the smallest entries, 0 gives 0, inf adds 0
+        with np.errstate(divide="ignore", over="ignore"):
+            return float(np.sum(g ** p) ** (1 / p))
+    s = g.max()
     if s == 0 or not np.isfinite(s):  # all zeros, or an inf or NaN: the norm is that
-        return float(s) if not np.isnan(g).any() else math.nan
-    return float(s * np.linalg.norm(g / s, ord=p))  # scaled by the largest: no overflow
+        return float(s)
+    return float(s * np.sum((g / s) ** p) ** (1 / p))  # scaled by the largest: no overflow
 
 
 def grad_norms_by_module(module):

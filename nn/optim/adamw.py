@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from microtensor.writing import writing
+
 from .optimizer import Optimizer, require_real
 
 
@@ -45,7 +47,8 @@ class AdamW(Optimizer):
                 state["step"] += 1
                 t, m, v, g = state["step"], state["exp_avg"], state["exp_avg_sq"], p.grad
                 if wd:
-                    p.data *= 1 - lr * wd
+                    with writing(p) as data:  # each write counts a version (writing.py)
+                        data *= 1 - lr * wd
                 # the formulas above, with PyTorch's order where float32 can overflow:
                 # (1 − β₂)·g before ·g, so g = 2e19 gives v = 4e35, as torch, not g² = inf;
                 # each term written into scratch arrays, not fresh temporaries
@@ -61,7 +64,8 @@ class AdamW(Optimizer):
                 tmp += eps                                      # denom = √v / √(1 − β₂ᵗ) + ε
                 np.multiply(m, -lr / (1 - beta1 ** t), out=tmp2)
                 tmp2 /= tmp
-                p.data += tmp2
+                with writing(p) as data:
+                    data += tmp2
 
     def _scratch(self, like, slot):
         """An uninitialised array shaped and typed as `like`: a view of one buffer per dtype

@@ -1,4 +1,8 @@
 """Stochastic gradient descent with momentum and L2 weight decay, PyTorch's update rule."""
+import numpy as np
+
+from microtensor.writing import writing
+
 from .optimizer import Optimizer, require_real
 
 
@@ -29,10 +33,12 @@ class SGD(Optimizer):
                 g = p.grad + wd * p.data if wd else p.grad
                 if mu:
                     state = self.state.setdefault(id(p), {})
-                    if "momentum_buffer" in state:
-                        state["momentum_buffer"] = (mu * state["momentum_buffer"]
-                                                    + (1 - dampening) * g)
-                    else:
-                        state["momentum_buffer"] = g.copy()
-                    g = g + mu * state["momentum_buffer"] if nesterov else state["momentum_buffer"]
-                p.data -= lr * g
+                    buf = state.get("momentum_buffer")
+                    if buf is None:  # an array of p's shape, 0-d too (never a Python float)
+                        buf = state["momentum_buffer"] = np.array(g, dtype=p.dtype, copy=True)
+                    else:  # in place, as torch's mul_/add_: the state keeps its array
+                        buf *= mu
+                        buf += (1 - dampening) * g
+                    g = g + mu * buf if nesterov else buf
+                with writing(p) as data:  # counts a version: a graph that saved p refuses
+                    data -= lr * g

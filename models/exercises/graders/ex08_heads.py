@@ -113,7 +113,7 @@ def check_multi_head_attention(student):
     merge = student_function(student, "merge_heads")
     mha = nn.MultiHeadAttention(12, 3)
     for p in mha.parameters():
-        p.data = np.random.default_rng(p.data.size).normal(size=p.shape) * 0.5
+        p.data = np.random.default_rng(p.data.size).normal(size=p.shape) * 0.5  # rebinds: fresh
     x = Tensor(np.random.default_rng(21).normal(size=(2, 4, 12)), requires_grad=True)
     out = call(lambda: _mha(split, merge, mha, x), what="attention with your split and merge",
                context="MultiHeadAttention(12, 3), X [2, 4, 12]", hint=HINT)

@@ -6,6 +6,7 @@ import numpy as np
 
 import nn
 from microtensor import Tensor
+from microtensor.writing import writing
 
 from .. import reference
 from ..grading import (
@@ -67,7 +68,7 @@ def _block(d_model=8, seed=22):
     rng = np.random.default_rng(seed)
     for name, p in block.named_parameters():
         base = 1.0 if name.endswith("ln_1.weight") or name.endswith("ln_2.weight") else 0.0
-        p.data = base + rng.normal(size=p.shape) * 0.4
+        p.data = base + rng.normal(size=p.shape) * 0.4  # rebinds: fresh float64 weights
     return block
 
 
@@ -88,8 +89,9 @@ def check_branches_off_leave_the_identity(student):
     fn = student_function(student, "pre_norm_block")
     block = _block(seed=24)
     for layer in (block.attn.out_proj, block.mlp.proj):
-        layer.weight.data[...] = 0
-        layer.bias.data[...] = 0
+        with writing(layer.weight, layer.bias) as (weight, bias):  # counted (writing.py)
+            weight[...] = 0
+            bias[...] = 0
     x = Tensor(np.random.default_rng(25).normal(size=(2, 3, 8)) * 3 + 1)
     y = call(fn, block, x, context="x [2, 3, 8], both branches zero", hint=HINT)
     expect_close(as_array(y, "y"), x.data, "y (both branches zero)", hint=HINT,
