@@ -135,6 +135,16 @@ class Module:
     def eval(self):
         return self.train(False)
 
+    def requires_grad_(self, requires_grad=True):
+        """Set `requires_grad` of every parameter (False freezes them); returns self. TypeError
+        for a flag that is not a bool ("False" is truthy), as torch."""
+        if not isinstance(requires_grad, bool):
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' must be bool, not "
+                            f"{type(requires_grad).__name__}")
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
     # ---- saving and loading -----------------------------------------------------------
     def state_dict(self):
         """{parameter name: numpy array copy}, in `named_parameters()` order."""

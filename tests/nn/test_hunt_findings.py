@@ -242,3 +242,19 @@ def test_issue25_12a_train_with_a_mode_that_is_not_a_bool_is_refused_as_torch(mo
     with pytest.raises(ValueError, match="training mode is expected to be boolean"):
         m.train(mode)  # before the fix: "False" kept dropout on
     assert m.training is True, "a refused train() must leave the mode as it was"
+
+
+@pytest.mark.parametrize("flag", ["False", 0, None])
+def test_issue25_12a_module_requires_grad_with_a_flag_that_is_not_a_bool_is_refused(flag):
+    m = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="must be bool"):
+        m.requires_grad_(flag)
+    assert m.weight.requires_grad, "a refused requires_grad_ must leave the parameters as they were"
+
+
+def test_module_requires_grad_false_freezes_every_parameter_and_returns_the_module():
+    m = nn.Linear(2, 2)
+    assert m.requires_grad_(False) is m
+    assert not any(p.requires_grad for p in m.parameters()), "expected every parameter frozen"
+    m.requires_grad_()
+    assert all(p.requires_grad for p in m.parameters()), "expected every parameter trainable"
