@@ -152,6 +152,7 @@ class Module:
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy arrays (or Tensors) into the parameters in place (optimizers keep their references).
+        Each copy counts a version, as torch's: a graph built before refuses backward.
 
         Raises TypeError for a state_dict that is not a mapping or a value that is not
         floating-point (ints, strings, objects), KeyError for missing or unexpected names

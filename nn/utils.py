@@ -14,13 +14,13 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     gradient are skipped. The norm is taken over every gradient at once, not per
     parameter, so the update keeps its direction: the `norm_type` norm of the per-tensor
     norms, each computed in float64, so float32 gradients near 1e19 do not overflow (torch
-    takes the same norm of norms). Every gradient is multiplied by min(1, max_norm /
-    (total + 1e-6)); a non-finite total makes the gradients NaN (inf·0), as torch, unless
-    `error_if_nonfinite`, which raises RuntimeError instead.
-    Returns the total norm before clipping (a float).
+    takes the same norm of norms). norm_type is any real p, as torch.linalg.vector_norm's
+    ord: 0 counts the non-zero entries, ±inf takes the largest/smallest |g|. Every gradient
+    is multiplied by min(1, max_norm / (total + 1e-6)); a non-finite total makes the
+    gradients NaN (inf·0), as torch, unless `error_if_nonfinite`, which raises RuntimeError
+    instead. Returns the total norm before clipping (a float).
     Raises ValueError for a max_norm that is not a number >= 0 (inf: measure only, as
-    torch's idiom), TypeError for an
-    entry that is not a Tensor.
+    torch's idiom), TypeError for an entry that is not a Tensor.
     """
     if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not (
             max_norm >= 0):  # a negative one would flip the update; inf only measures, as torch
