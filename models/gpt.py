@@ -20,7 +20,7 @@ import numpy as np
 import microtensor
 import microtensor.functional as F
 import nn
-from microtensor import Tensor
+from microtensor import Tensor, writing
 
 from .config import Config
 from .last_position import last_position_logits
@@ -114,7 +114,7 @@ class GPT(nn.Module):
         if idx.ndim != 2:
             raise ValueError(f"GPT: idx must be [B, T] token ids; got shape {idx.shape}")
         if kv_caches is not None:
-            nn.check_kv_caches(kv_caches, len(self.blocks), "GPT: kv_caches")
+            nn.attention.check_kv_caches(kv_caches, len(self.blocks), "GPT: kv_caches")
         start = len(kv_caches[0]) if kv_caches else 0
         end, block_size = start + idx.shape[1], self.config.block_size
         if end > block_size:
@@ -208,15 +208,15 @@ def init_gpt2_weights(model, n_layer, std=0.02):
     rng = microtensor.random.generator()
     for _, module in model.named_modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
-            with microtensor.writing(module.weight) as weight:
-                weight[...] = rng.normal(0.0, std, size=weight.shape)
+            with writing(module.weight) as data:  # counted, as every library write (writing.py)
+                data[...] = rng.normal(0.0, std, size=module.weight.shape)
         if isinstance(module, nn.Linear) and module.bias is not None:
-            with microtensor.writing(module.bias) as bias:
-                bias[...] = 0.0
+            with writing(module.bias) as data:
+                data[...] = 0.0
     for name, param in model.named_parameters():  # drawn again after the rest, as nanoGPT does
         if name.endswith(("attn.out_proj.weight", "mlp.proj.weight")):
-            with microtensor.writing(param) as data:
-                data[...] = rng.normal(0.0, std / math.sqrt(2 * n_layer), size=data.shape)
+            with writing(param) as data:
+                data[...] = rng.normal(0.0, std / math.sqrt(2 * n_layer), size=param.shape)
 
 
 def _check_generate(idx, max_new_tokens, temperature, top_k):

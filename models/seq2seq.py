@@ -19,7 +19,7 @@ import numpy as np
 import microtensor
 import microtensor.functional as F
 import nn
-from microtensor import Tensor
+from microtensor import Tensor, writing
 
 from .config import Config
 from .gpt import sample_next
@@ -139,8 +139,8 @@ class Seq2SeqTransformer(nn.Module):
         for _, p in self.named_parameters():
             if p.ndim > 1:  # Xavier/Glorot uniform: U(±√(6 / (fan_in + fan_out)))
                 bound = math.sqrt(6.0 / sum(p.shape))
-                with microtensor.writing(p) as data:
-                    data[...] = rng.uniform(-bound, bound, size=data.shape)
+                with writing(p) as data:  # counted, as every library write (writing.py)
+                    data[...] = rng.uniform(-bound, bound, size=p.shape)
 
     def _embed(self, embedding, ids, start=0):
         """Token embeddings × √d_model plus the sinusoid of each position (§3.4, §3.5)."""
@@ -184,7 +184,7 @@ class Seq2SeqTransformer(nn.Module):
         for decoding: tgt_in then holds only the new tokens, at positions start onwards.
         """
         if caches is not None:
-            nn.check_kv_caches(caches, len(self.decoder), "Seq2Seq.decode: caches",
+            nn.attention.check_kv_caches(caches, len(self.decoder), "Seq2Seq.decode: caches",
                                          pairs=True)
         start = len(caches[0][0]) if caches else 0
         x = self._embed(self.tgt_embed, tgt_in, start)              # [B, T_tgt, D]

@@ -55,8 +55,8 @@ class Module:
         if isinstance(vars(self).get(name), Parameter) and not (
                 value is None or isinstance(value, Parameter)):
             raise TypeError(f"cannot assign a {type(value).__name__} as parameter '{name}' "
-                            "(nn.Parameter or None expected); to load values write "
-                            f"{name}.data[...] = values, or use load_state_dict")
+                            "(nn.Parameter or None expected); to load values use "
+                            "load_state_dict")
         # a module this tree already holds keeps its first path, as named_modules lists it
         # (a shared module, like a shared parameter, is named where it was first assigned)
         known = isinstance(value, Module) and any(m is value for m in self.modules())
@@ -123,15 +123,26 @@ class Module:
                 p.grad[...] = 0
 
     def train(self, mode=True):
-        """Set `training = mode` here and in every sub-module (True: dropout on); returns self."""
-        if not isinstance(mode, bool):  # "False" is truthy: dropout would stay on (torch refuses)
-            raise ValueError(f"train(mode): mode must be True or False; got {mode!r}")
+        """Set `training = mode` here and in every sub-module (True: dropout on); returns self.
+        Raises ValueError for a mode that is not a bool ("False" is truthy), as torch."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"training mode is expected to be boolean; got {mode!r}")
         for m in self.modules():
             m.training = mode
         return self
 
     def eval(self):
         return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set `requires_grad` of every parameter (False freezes them); returns self. TypeError
+        for a flag that is not a bool ("False" is truthy), as torch."""
+        if not isinstance(requires_grad, bool):
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' must be bool, not "
+                            f"{type(requires_grad).__name__}")
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
 
     # ---- saving and loading -----------------------------------------------------------
     def state_dict(self):
@@ -140,6 +151,7 @@ class Module:
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy arrays (or Tensors) into the parameters in place (optimizers keep their references).
+        Each copy counts a version, as torch's: a graph built before refuses backward.
 
         Raises TypeError for a state_dict that is not a mapping or a value that is not
         floating-point (ints, strings, objects), KeyError for missing or unexpected names
@@ -154,7 +166,6 @@ class Module:
         unexpected = [n for n in state_dict if n not in params]
         if strict and (missing or unexpected):
             raise KeyError(f"load_state_dict: missing {missing}, unexpected {unexpected}")
-        checked = {}
         for name, array in state_dict.items():
             if name not in params:
                 continue
@@ -167,9 +178,9 @@ class Module:
             if array.dtype.kind != "f":  # numpy would cast ints, strings or objects quietly
                 raise TypeError(f"load_state_dict: '{name}' has dtype {array.dtype}; expected "
                                 "floating-point values")
-            checked[name] = array
-        for name, array in checked.items():  # every value checked before the first write
-            with writing(params[name]) as data:  # counts a version, as torch's copy_()
+            # in place, as torch's copy_ under no_grad, and counted: a graph that saved the
+            # old values refuses backward instead of using the new ones (writing.py)
+            with writing(params[name]) as data:
                 data[...] = array
 
     def extra_repr(self):

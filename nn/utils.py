@@ -14,13 +14,13 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     gradient are skipped. The norm is taken over every gradient at once, not per
     parameter, so the update keeps its direction: the `norm_type` norm of the per-tensor
     norms, each computed in float64, so float32 gradients near 1e19 do not overflow (torch
-    takes the same norm of norms). Every gradient is multiplied by min(1, max_norm /
-    (total + 1e-6)); a non-finite total makes the gradients NaN (inf·0), as torch, unless
-    `error_if_nonfinite`, which raises RuntimeError instead.
-    Returns the total norm before clipping (a float).
+    takes the same norm of norms). norm_type is any real p, as torch.linalg.vector_norm's
+    ord: 0 counts the non-zero entries, ±inf takes the largest/smallest |g|. Every gradient
+    is multiplied by min(1, max_norm / (total + 1e-6)); a non-finite total makes the
+    gradients NaN (inf·0), as torch, unless `error_if_nonfinite`, which raises RuntimeError
+    instead. Returns the total norm before clipping (a float).
     Raises ValueError for a max_norm that is not a number >= 0 (inf: measure only, as
-    torch's idiom), TypeError for an
-    entry that is not a Tensor.
+    torch's idiom), TypeError for an entry that is not a Tensor.
     """
     if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not (
             max_norm >= 0):  # a negative one would flip the update; inf only measures, as torch
@@ -36,9 +36,6 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
-    if math.isinf(norm_type) and any(g.size == 0 for g in grads):  # max or min of nothing
-        raise RuntimeError(f"clip_grad_norm_: the {norm_type} norm of an empty gradient has no "
-                           "value (as torch); leave zero-size parameters out")
     for g in grads:
         if g.dtype.kind != "f":
             raise TypeError(f"clip_grad_norm_: gradients must be floating-point; got {g.dtype}")
@@ -55,22 +52,27 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def _norm(g, p):
-    """‖g‖_p without overflow or underflow: float32 squares past 3.4e38 would give inf.
-
-    p = 0 counts the non-zero entries (torch's vector_norm): it is not homogeneous, so it
-    takes no rescaling by the largest |g|, which holds only for p ≠ 0.
-    """
-    if p == 0:
-        return float(np.count_nonzero(g)) if not np.isnan(g).any() else math.nan
+    """‖g‖_p as torch.linalg.vector_norm, without overflow or underflow (float32 squares past
+    3.4e38 would give inf). p = 0 counts the non-zeros and ±inf take max/min |g|: neither is
+    homogeneous in g's scale, so only p > 0 is computed on g scaled by its largest |g|."""
     if p == 2:  # the common case, fast: one dot product in g's dtype when nothing overflows
         squares = np.vdot(g, g)
         if np.isfinite(squares) and squares > 1e-30:
             return math.sqrt(float(squares))
-    g = np.abs(g.reshape(-1).astype(np.float64))
-    s = g.max(initial=0.0)
+    g = np.abs(np.asarray(g).reshape(-1).astype(np.float64))
+    if g.size == 0:
+        return 0.0
+    if p == 0:  # ‖g‖₀: how many entries are not 0 (NaN counts, as torch's g != 0)
+        return float(np.count_nonzero(g))
+    if p == math.inf or p == -math.inf:
+        return float(g.max() if p > 0 else g.min())  # a NaN propagates through both
+    if p < 0:  # (Σ|g|ᵖ)^(1/p): ruled by the smallest entries, 0 gives 0, inf adds 0
+        with np.errstate(divide="ignore", over="ignore"):
+            return float(np.sum(g ** p) ** (1 / p))
+    s = g.max()
     if s == 0 or not np.isfinite(s):  # all zeros, or an inf or NaN: the norm is that
-        return float(s) if not np.isnan(g).any() else math.nan
-    return float(s * np.linalg.norm(g / s, ord=p))  # scaled by the largest: no overflow
+        return float(s)
+    return float(s * np.sum((g / s) ** p) ** (1 / p))  # scaled by the largest: no overflow
 
 
 def grad_norms_by_module(module):

@@ -82,8 +82,8 @@ class CrossEntropy(Function):
 def cross_entropy(logits, targets, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """Cross-entropy loss of `logits` against integer class `targets` (as torch's).
 
-    Shapes: logits [N, C] with targets [N], [B, T, C] with [B, T] (the class dim last, where
-    torch puts it second: the CONTRACT's layout), or one row [C] with a 0-d target.
+    Shapes: logits [N, C] with targets [N], [B, T, C] with [B, T] (the class dim last, the
+    course's layout; torch puts it second), or one row [C] with a 0-d target.
     reduction: "mean" over non-ignored targets (NaN if every target is ignored, as torch),
     "sum", or "none" (shape of targets; 0 at ignored targets).
     label_smoothing ε in [0, 1]: the target is (1 − ε)·onehot + ε/C (Szegedy et al. 2016;

@@ -21,6 +21,8 @@ class _Reduce(Function):
         self.axis, self.keepdims = axis, keepdims
 
     def _axes(self, a):
+        # the reduced axes as a sorted tuple of non-negative ints, every axis for None
+        # (parity/dims.py turns each form torch accepts, int, list, negative, into this)
         self.axes = _dims.dims(self.axis, a.ndim, self.op)
         return self.axes
 

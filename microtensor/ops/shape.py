@@ -80,6 +80,8 @@ class GetItem(Function):
     def __init__(self, index):
         """index: what numpy indexing takes (slices, ints, integer arrays; no Tensors)."""
         super().__init__()
+        # a[index] as PyTorch reads it, in two steps: a[basic] (ints, slices: a view), then
+        # [index] (the arrays); basic is () when one step does (parity/indexing.py)
         self.basic, self.index = torch_steps(index)
         parts = self.index if isinstance(self.index, tuple) else (self.index,)
         # anything but ints, slices, None and ... reads by arrays (lists, arrays, a tuple in
@@ -141,9 +143,6 @@ def transpose_method(self, dim0, dim1):
     n = self.data.ndim
     if n == 0 and dim0 in (0, -1) and dim1 in (0, -1):  # a 0-d tensor has dim 0, as torch
         return self.reshape(())
-    if not (-n <= dim0 < n and -n <= dim1 < n):
-        raise IndexError(f"transpose: dims ({dim0}, {dim1}) are out of range for a tensor "
-                         f"of shape {self.shape}")
     axes = list(range(n))
     dim0, dim1 = dims.dim(dim0, n, "transpose"), dims.dim(dim1, n, "transpose")
     axes[dim0], axes[dim1] = axes[dim1], axes[dim0]

@@ -35,8 +35,8 @@ def torch_steps(index):
     """`index` as (basic, advanced): a[index] in PyTorch is a[basic][advanced].
 
     PyTorch applies ints, slices, None and ... first, then the arrays; numpy counts an int
-    next to an array as an array, which moves the dims: x[0, :, [3, 1]] is [2, 3] in torch
-    and the transpose in numpy. One step (basic = ()) unless both kinds are present.
+    next to an array as an array, which moves the dims: for x [4, 3, 5], x[0, :, [3, 1]] is
+    [3, 2] in torch and [2, 3] in numpy. One step (basic = ()) unless both kinds are present.
     """
     parts = index if isinstance(index, tuple) else (index,)
     if all(map(is_basic, parts)) or not any(

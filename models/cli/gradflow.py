@@ -114,7 +114,7 @@ def _stream_gradients(n_layer, n_embd, n_head, block_size, batch_size, steps, le
                             block_size=block_size, bias=False, norm_first=norm_first)
         model = GPT(shape.model_config(tokenizer.vocab_size))
         for param in model.parameters():
-            param.data = param.data.astype(dtype)
+            param.data = param.data.astype(dtype)  # rebinds: a fresh array of the dtype
         stage = "at initialisation"
         norms.setdefault(stage, {})[label], losses.setdefault(stage, {})[label] = \
             _measure(model, x, y)

@@ -130,7 +130,7 @@ class DataParallel:
             shared = shared_arrays([(p.shape, p.dtype) for p in self.params])
             for p, array in zip(self.params, shared):
                 array[...] = p.data
-                p.data = array
+                p.data = array  # rebinds: the same values, now in shared memory
             for n in self.sizes[1:]:
                 self._start_worker(n)
             # Entered without `with` (benchmarks/train_speed.py) and alive at exit: close the

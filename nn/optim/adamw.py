@@ -46,6 +46,9 @@ class AdamW(Optimizer):
                         "exp_avg_sq": np.zeros_like(p.data)}
                 state["step"] += 1
                 t, m, v, g = state["step"], state["exp_avg"], state["exp_avg_sq"], p.grad
+                if wd:
+                    with writing(p) as data:  # each write counts a version (writing.py)
+                        data *= 1 - lr * wd
                 # the formulas above, with PyTorch's order where float32 can overflow:
                 # (1 − β₂)·g before ·g, so g = 2e19 gives v = 4e35, as torch, not g² = inf;
                 # each term written into scratch arrays, not fresh temporaries
@@ -61,9 +64,7 @@ class AdamW(Optimizer):
                 tmp += eps                                      # denom = √v / √(1 − β₂ᵗ) + ε
                 np.multiply(m, -lr / (1 - beta1 ** t), out=tmp2)
                 tmp2 /= tmp
-                with writing(p) as data:  # counts a version, as torch's in-place step
-                    if wd:
-                        data *= 1 - lr * wd                     # p ← p − lr·λ·p
+                with writing(p) as data:
                     data += tmp2
 
     def _scratch(self, like, slot):

@@ -127,15 +127,16 @@ class Optimizer:
                                  f"{', '.join(map(repr, self.state_keys))}")
             state[id(p)] = {}
             for key, value in buffers.items():
-                if key == "step":  # a count, kept as a Python int
-                    value = int(value.item() if isinstance(value, np.ndarray) else value)
-                else:  # a buffer keeps its array type for every shape, 0-d included:
-                    # a Python float would make `m *= beta1` rebind a name, not update the state
-                    value = np.array(value, dtype=p.dtype, copy=True)
+                if key == "step":  # a count, kept a Python int (a file may hold a 0-d array)
+                    value = int(np.asarray(value).item())
+                else:  # a buffer: an array of p's shape and dtype, 0-d too, never a float
+                    # (a float would make `m *= beta1` rebind a local and freeze the state)
+                    value = np.asarray(value.data if isinstance(value, Tensor) else value)
                     if value.shape != p.shape:
                         raise ValueError(f"{name}.load_state_dict: '{key}' of parameter "
                                          f"{index} has shape {value.shape}, the parameter "
                                          f"{p.shape}")
+                    value = value.astype(p.dtype, copy=True)
                 state[id(p)][key] = value
         for saved, group in zip(saved_groups, self.param_groups):
             for key, value in saved.items():

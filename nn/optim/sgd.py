@@ -33,12 +33,12 @@ class SGD(Optimizer):
                 g = p.grad + wd * p.data if wd else p.grad
                 if mu:
                     state = self.state.setdefault(id(p), {})
-                    if "momentum_buffer" in state:  # in place: a 0-d buffer stays an array
-                        buffer = state["momentum_buffer"]
-                        buffer *= mu
-                        buffer += (1 - dampening) * g
-                    else:
-                        state["momentum_buffer"] = np.array(g, dtype=p.dtype)  # a copy
-                    g = g + mu * state["momentum_buffer"] if nesterov else state["momentum_buffer"]
-                with writing(p) as data:  # counts a version, as torch's p.add_()
+                    buf = state.get("momentum_buffer")
+                    if buf is None:  # an array of p's shape, 0-d too (never a Python float)
+                        buf = state["momentum_buffer"] = np.array(g, dtype=p.dtype, copy=True)
+                    else:  # in place, as torch's mul_/add_: the state keeps its array
+                        buf *= mu
+                        buf += (1 - dampening) * g
+                    g = g + mu * buf if nesterov else buf
+                with writing(p) as data:  # counts a version: a graph that saved p refuses
                     data -= lr * g

@@ -1,6 +1,7 @@
 """Silent wrong results a careful user found in nn (issue 16's hunt), each pinned by a test
 against torch or a hand calculation."""
 import copy
+import math
 import pickle
 
 import numpy as np
@@ -167,3 +168,93 @@ def test_zero_grad_takes_torchs_set_to_none():
     assert (lin.weight.grad == 0).all(), "expected zeros kept"
     lin.zero_grad()
     assert lin.weight.grad is None
+
+
+# ---- issue 25, the optimizer and module findings -------------------------------------------
+def test_issue25_1_sgd_step_between_forward_and_backward_refuses_instead_of_using_the_new_w():
+    w = nn.Parameter([1.0, 2.0])
+    loss = (w * w).sum()
+    w.grad = np.array([1.0, 1.0])
+    nn.optim.SGD([w], lr=0.5).step()
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()  # before the fix: [1, 3], twice the updated w
+
+
+def test_issue25_1_load_state_dict_between_forward_and_backward_refuses():
+    m = nn.Linear(2, 1)
+    x = mt.Tensor(np.ones((1, 2), np.float32), requires_grad=True)
+    loss = m(x).sum()
+    m.load_state_dict({"weight": np.zeros((2, 1)), "bias": np.zeros(1)})
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
+
+
+def test_issue25_2_adamw_on_a_0_dim_parameter_keeps_moving_after_a_state_round_trip():
+    # g = 1 every step, lr 0.1, no decay: after 4 steps m = 1 − 0.9⁴ = 0.3439 and
+    # v = 1 − 0.999⁴ = 0.003994 (hand calculation; torch gives the same)
+    p = nn.Parameter(np.array(1.0))
+    opt = nn.optim.AdamW([p], lr=0.1, weight_decay=0.0)
+    p.grad = np.array(1.0)
+    opt.step()
+    opt.load_state_dict(opt.state_dict())
+    for _ in range(3):
+        p.grad = np.array(1.0)
+        opt.step()
+    state = opt.state[id(p)]
+    assert isinstance(state["exp_avg"], np.ndarray) and state["exp_avg"].shape == (), (
+        f"expected a 0-d array exp_avg, got {type(state['exp_avg']).__name__}")
+    assert math.isclose(state["exp_avg"], 1 - 0.9 ** 4, rel_tol=1e-12), (
+        f"expected exp_avg 0.3439, got {state['exp_avg']}")  # before the fix: 0.1
+    assert math.isclose(state["exp_avg_sq"], 1 - 0.999 ** 4, rel_tol=1e-12), (
+        f"expected exp_avg_sq 0.003994, got {state['exp_avg_sq']}")
+
+
+def test_issue25_2_sgd_momentum_buffer_of_a_0_dim_parameter_is_an_array_after_loading():
+    p = nn.Parameter(np.array(1.0))
+    opt = nn.optim.SGD([p], lr=0.1, momentum=0.5)
+    p.grad = np.array(2.0)
+    opt.step()  # b = 2, p = 0.8
+    fresh = nn.optim.SGD([p], lr=0.1, momentum=0.5)
+    fresh.load_state_dict(opt.state_dict())
+    p.grad = np.array(2.0)
+    fresh.step()  # b = 0.5·2 + 2 = 3, p = 0.8 − 0.3 = 0.5
+    buf = fresh.state[id(p)]["momentum_buffer"]
+    assert isinstance(buf, np.ndarray) and buf.shape == () and buf == 3.0, (
+        f"expected a 0-d array buffer 3.0, got {buf!r}")
+    assert math.isclose(float(p.data), 0.5), f"expected p = 0.5, got {p.data}"
+
+
+def test_issue25_4_clip_grad_norm_0_counts_the_non_zero_norms_and_scales_by_its_inverse():
+    # torch: the 0-"norm" of each gradient counts its non-zeros (4, 2); the total is the
+    # 0-norm of those, 2 (neither is zero); the gradients are scaled by 1 / (2 + 1e-6)
+    a, b = nn.Parameter(np.zeros((2, 3))), nn.Parameter(np.zeros(2))
+    a.grad = np.array([[0.0, 1, -2], [3, 0, 4]])
+    b.grad = np.array([5.0, -6])
+    total = nn.utils.clip_grad_norm_([a, b], max_norm=1.0, norm_type=0)
+    assert total == 2.0, f"expected 2 (torch), got {total}"  # before the fix: 32
+    np.testing.assert_allclose(b.grad, np.array([5.0, -6]) / (2 + 1e-6), rtol=1e-12,
+                               err_msg="expected the gradients scaled by 1 / 2")
+
+
+@pytest.mark.parametrize("mode", ["False", 0, 1, None, 1.0, np.bool_(True)])
+def test_issue25_12a_train_with_a_mode_that_is_not_a_bool_is_refused_as_torch(mode):
+    m = nn.Dropout(0.5)
+    with pytest.raises(ValueError, match="training mode is expected to be boolean"):
+        m.train(mode)  # before the fix: "False" kept dropout on
+    assert m.training is True, "a refused train() must leave the mode as it was"
+
+
+@pytest.mark.parametrize("flag", ["False", 0, None])
+def test_issue25_12a_module_requires_grad_with_a_flag_that_is_not_a_bool_is_refused(flag):
+    m = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="must be bool"):
+        m.requires_grad_(flag)
+    assert m.weight.requires_grad, "a refused requires_grad_ must leave the parameters as they were"
+
+
+def test_module_requires_grad_false_freezes_every_parameter_and_returns_the_module():
+    m = nn.Linear(2, 2)
+    assert m.requires_grad_(False) is m
+    assert not any(p.requires_grad for p in m.parameters()), "expected every parameter frozen"
+    m.requires_grad_()
+    assert all(p.requires_grad for p in m.parameters()), "expected every parameter trainable"

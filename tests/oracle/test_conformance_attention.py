@@ -3,8 +3,9 @@ bool and float masks of every broadcast shape, is_causal, all-blocked rows, d_k 
 T; outputs and the gradients of q, k and v.
 
 A kept difference (docs/conformance.md): a boolean attn_mask here is True where a key is
-*blocked* (the course's sense, CONTRACT.md); torch's is True where a query *may attend*, so the
-grid hands torch the inverted mask. `test_conformance_attention_size` prints the grid's size.
+*blocked* (the course's sense and this project's API); torch's is True where a
+query *may attend*, so the grid hands torch the inverted mask.
+`test_conformance_attention_size` prints the grid's size.
 """
 import itertools
 

@@ -36,18 +36,23 @@ def test_float64_gelu_gradient_equals_phi_plus_x_times_pdf_to_machine_precision(
     assert error <= 4 * np.finfo(np.float64).eps, f"expected error <= 8.9e-16, got {error:.3g}"
 
 
-def test_float32_gelu_is_within_a_fixed_bound_of_the_float64_truth():
-    """Held against float64 truth, never against torch's error on the machine at hand (torch's
-    float32 error depends on the SIMD path it takes: 3.75e-07 on an AVX2 EPYC, less on
-    AVX-512). Ours measured 4.59e-07 on both (issue 25; Intel Xeon with AVX-512 here): under
-    half a float32 ulp of gelu(10) = 10 (4.77e-07). The bound 5e-07 keeps that margin."""
+# Measured max |ours − float64 truth| over these 200,001 points: 4.59e-07 on an Intel Xeon
+# with AVX-512 (numpy 2.4.6) and on an AMD EPYC family 23 (AVX2, issue 25), both at x ≈ 10
+# where half a float32 ulp is 4.77e-07. The bound 6e-07 leaves 30% margin and still fails a
+# gelu off by one ulp of its largest outputs (9.5e-07). Torch's own error on the machine at
+# hand (3.75e-07 on AVX2, 1.07e-06 on AVX-512) is no bound: it depends on its SIMD path.
+FLOAT32_GELU_MAX_ERROR = 6e-07
+
+
+def test_float32_gelu_is_within_6e_7_of_the_float64_truth_over_minus_10_to_10():
     x = np.linspace(-10, 10, 200001, dtype=np.float32)
     exact = _exact_gelu(x.astype(np.float64))
     ours = F.gelu(mt.Tensor(x)).data
     assert ours.dtype == np.float32, f"expected float32, got {ours.dtype}"
-    error = np.abs(ours - exact).max()
-    assert error <= 5e-7, (
-        f"float32 gelu max error over [-10, 10]: expected <= 5e-07, got {error:.3g}")
+    our_error = np.abs(ours - exact).max()
+    assert our_error <= FLOAT32_GELU_MAX_ERROR, (
+        f"float32 gelu max error over [-10, 10]: expected <= {FLOAT32_GELU_MAX_ERROR:.3g}, "
+        f"got {our_error:.3g}")
 
 
 def test_gelu_at_plus_and_minus_inf_is_what_torch_gives():

@@ -120,7 +120,7 @@ def check_multi_head_attention(student):
     student_function(student, "merge_heads")
     mha = nn.MultiHeadAttention(12, 3)
     for p in mha.parameters():
-        p.data = np.random.default_rng(p.data.size).normal(size=p.shape) * 0.5
+        p.data = np.random.default_rng(p.data.size).normal(size=p.shape) * 0.5  # rebinds: fresh
     x = Tensor(np.random.default_rng(21).normal(size=(2, 4, 12)), requires_grad=True)
     context = "MultiHeadAttention(12, 3), X [2, 4, 12], causal"
     out = call(run_task, student, "attention_with_heads", _weights(mha), 3, x.data,
