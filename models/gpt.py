@@ -114,7 +114,7 @@ class GPT(nn.Module):
         if idx.ndim != 2:
             raise ValueError(f"GPT: idx must be [B, T] token ids; got shape {idx.shape}")
         if kv_caches is not None:
-            nn.attention.check_kv_caches(kv_caches, len(self.blocks), "GPT: kv_caches")
+            nn.check_kv_caches(kv_caches, len(self.blocks), "GPT: kv_caches")
         start = len(kv_caches[0]) if kv_caches else 0
         end, block_size = start + idx.shape[1], self.config.block_size
         if end > block_size:

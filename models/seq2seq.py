@@ -184,7 +184,7 @@ class Seq2SeqTransformer(nn.Module):
         for decoding: tgt_in then holds only the new tokens, at positions start onwards.
         """
         if caches is not None:
-            nn.attention.check_kv_caches(caches, len(self.decoder), "Seq2Seq.decode: caches",
+            nn.check_kv_caches(caches, len(self.decoder), "Seq2Seq.decode: caches",
                                          pairs=True)
         start = len(caches[0][0]) if caches else 0
         x = self._embed(self.tgt_embed, tgt_in, start)              # [B, T_tgt, D]
