@@ -27,6 +27,11 @@ SMALL_HELPERS = ("numpy", "math", "functools", "itertools", "collections", "data
 ENGINE = ("microtensor", "microtensor.functional", "nn")
 BANNED_BUILTINS = ("eval", "exec", "compile", "__import__", "globals", "locals", "vars",
                    "getattr", "setattr", "delattr", "breakpoint", "open", "input", "memoryview")
+# numpy's file readers and writers: np.load(..., allow_pickle=True) runs whatever a pickle
+# names (the reference, say), and a file read or written is a channel the grader cannot see
+FILE_ATTRIBUTES = ("load", "loadtxt", "genfromtxt", "fromfile", "fromregex", "memmap", "save",
+                   "savez", "savez_compressed", "savetxt", "tofile", "DataSource", "lib",
+                   "ctypeslib")
 # frames, code objects and module tables: the ways one function reaches another's data
 BANNED_ATTRIBUTES = ("f_back", "f_locals", "f_globals", "f_code", "gi_frame", "cr_frame",
                      "tb_frame", "tb_next", "_getframe", "modules", "co_code", "func_globals")
@@ -65,6 +70,9 @@ def import_refusal(name, number, engine):
     elif root in ("microtensor", "nn"):
         why = ("this exercise is written in numpy: the engine would compute the piece (its own "
                "backward) for you")
+    elif root.startswith("ex") and root[2:4].isdigit():
+        why = ("each exercise stands alone (its own process): copy the function you need "
+               "into this file")
     else:
         why = "it is not needed here and could reach the grader's code"
     return f"exercise {number} may import {allowed} only; your file imports {name}: {why}"
@@ -130,6 +138,9 @@ def static_check(source, filename, number, engine, refused=(), calls_param=None)
                 return (f"{where}{line}: `.{attr}` reaches into Python's machinery (code "
                         "objects, globals, classes), where the grader's own code is; it is "
                         "refused in an exercise")
+            if attr in FILE_ATTRIBUTES:
+                return (f"{where}{line}: `.{attr}` reads or writes files (np.load can run "
+                        "code a pickle names); an exercise works on the arrays it is given")
             if attr in BANNED_ATTRIBUTES:
                 return (f"{where}{line}: `.{attr}` reads another function's frame or the "
                         "table of loaded modules; it is refused in an exercise")
@@ -142,6 +153,9 @@ def static_check(source, filename, number, engine, refused=(), calls_param=None)
                     return (f"{where}{line}: {package}.{attr} is the engine's inside, where "
                             "the project's own version of the piece lives; use the public "
                             "names (microtensor.Tensor, microtensor.cat, nn.causal_mask, ...)")
+        elif isinstance(node, ast.keyword) and node.arg == "allow_pickle":
+            return (f"{where}{line}: allow_pickle runs code a file names; it is refused in an "
+                    "exercise")
         elif isinstance(node, ast.Name):
             if node.id in BANNED_BUILTINS or node.id in ("__builtins__", "__loader__",
                                                          "__spec__"):

@@ -90,6 +90,20 @@ ATTACKS = {
     "a class's __dict__": (6, "import numpy as np\ndef masked_fill(x, mask, value):\n"
                               "    return np.__dict__\ndef masked_fill_backward(g, mask):\n"
                               "    return g\n", "`.__dict__` reaches into Python's machinery"),
+    "np.load of a pickle naming the reference": (
+        3, "import numpy as np\ndef softmax_backward(a, da, axis=-1):\n"
+           "    f = np.load('answer.pkl', allow_pickle=True)\n    return f(a, da, axis)\n",
+        "`.load` reads or writes files"),
+    "allow_pickle through another reader": (
+        11, "import numpy\nread = numpy\ndef adamw_step(*args):\n"
+            "    return read.asarray([1], allow_pickle=True)\n",
+        "allow_pickle runs code a file names"),
+    "np.loadtxt of the reference's source": (
+        5, "import numpy as np\ndef cross_entropy_backward(logits, targets):\n"
+           "    return np.loadtxt('reference.py')\n", "`.loadtxt` reads or writes files"),
+    "an earlier exercise's module": (
+        2, "from ex01_unbroadcast import unbroadcast  # noqa\n",
+        "each exercise stands alone (its own process): copy the function"),
     "nn.sublayer": (9, "import nn\ndef pre_norm_block(block, x):\n"
                        "    return nn.sublayer(x, block.ln_1, block.attn, True)\n",
                     "nn.sublayer is the piece exercise 9 asks you to write"),
