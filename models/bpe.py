@@ -221,5 +221,19 @@ class BPETokenizer:
         """ids -> str; bytes that are not UTF-8 (a sample may cut a character) become U+FFFD."""
         return self.decode_bytes(ids).decode("utf-8", errors="replace")
 
+    # --- the interface every tokenizer shares (models/tokenizer.py's CharTokenizer too) -------
+
+    def to_info(self):
+        """What a checkpoint's config.json keeps of it (info.bpe: bpe.json's object)."""
+        return {"bpe": {"format": "microtensor-bpe", "version": 1, "pattern": "gpt2",
+                        "merges": [list(pair) for pair in self.merges]}}
+
+    def fingerprint(self):
+        """The text hashed into the corpus fingerprint a resume compares."""
+        return "bpe:" + ",".join(f"{a} {b}" for a, b in self.merges)
+
+    def default_prompt(self):
+        return "\n"
+
     def __repr__(self):
         return f"BPETokenizer(vocab_size={self.vocab_size})"

@@ -44,12 +44,19 @@ def load_bpe(path):
     """The BPETokenizer in the file at `path`. Raises FileNotFoundError, or FileError naming
     the file and the first thing wrong (type, range, an unknown id, a repeated merge, size)."""
     value = read_json(path, SPEC, max_bytes=MAX_BPE_BYTES)
+    return BPETokenizer(check_merges(value["merges"], path))
+
+
+def check_merges(merges, where):
+    """merges (already type-checked by SPEC), or FileError naming `where` for an id that is
+    not a byte or an earlier merge, or a repeated merge."""
     seen = {}
-    for k, (a, b) in enumerate(value["merges"]):
+    for k, (a, b) in enumerate(merges):
         if a >= 256 + k or b >= 256 + k:
-            raise FileError(f"{path}: merges[{k}] is {[a, b]}; expected ids below {256 + k} "
+            raise FileError(f"{where}: merges[{k}] is {[a, b]}; expected ids below {256 + k} "
                             f"(the bytes and the merges before it)")
         if (a, b) in seen:
-            raise FileError(f"{path}: merges[{k}] is {[a, b]}, which repeats merges[{seen[a, b]}]")
+            raise FileError(f"{where}: merges[{k}] is {[a, b]}, which repeats "
+                            f"merges[{seen[a, b]}]")
         seen[a, b] = k
-    return BPETokenizer(value["merges"])
+    return merges
