@@ -72,3 +72,96 @@ def from_vocab_and_merges(vocab, merges, source="the tokenizer"):
                              f"expected both parts known and id {256 + k}")
         pairs.append((a, b))
     return BPETokenizer(pairs)
+
+
+# --- reading a GPT-2-style byte-level BPE back (plain JSON and text: no `tokenizers` needed) ---
+
+MAX_MERGES = 1 << 20
+MERGES_TXT_MAX_BYTES = 64 << 20
+
+
+def bpe_tokenizer_json(tokenizer):
+    """The `tokenizer.json` text of `tokenizer` (a BPETokenizer)."""
+    return hf_tokenizer(tokenizer).to_str(pretty=True)
+
+
+def read_bpe_tokenizer_json(path):
+    """BPETokenizer from a `tokenizer.json` holding a byte-level BPE in our layout. Raises
+    FileError naming the file and what is not so (another model, normalizer, pre-tokenizer,
+    decoder, added tokens, merges of the wrong form, bytes out of order)."""
+    from ..schema import (
+        Array,
+        FileError,
+        Int,
+        Leaf,
+        Map,
+        Nullable,
+        Object,
+        Optional,
+        Str,
+        read_json,
+    )
+    any_object = Object({})
+    merge = Leaf("'left right' or a pair of strings",
+                 lambda v: type(v) is str or (type(v) is list and len(v) == 2
+                                              and all(type(x) is str for x in v)))
+    spec = read_json(path, Object({
+        "model": Object({"type": Str(), "vocab": Map(Str(), Int(0, 256 + MAX_MERGES),
+                                                     max_items=256 + MAX_MERGES),
+                         "merges": Array(merge, max_items=MAX_MERGES)}),
+        "normalizer": Optional(Nullable(any_object)),
+        "added_tokens": Optional(Nullable(Array(any_object)), []),
+        "pre_tokenizer": Optional(Nullable(any_object)),
+        "decoder": Optional(Nullable(any_object)),
+    }))
+
+    def refuse(why):
+        raise FileError(f"{path} is not a byte-level BPE tokenizer microtensor reads ({why})")
+
+    model, pre = spec["model"], spec["pre_tokenizer"] or {}
+    if model["type"] != "BPE":
+        refuse(f"its model is {model['type']!r}, not 'BPE'")
+    if spec["normalizer"] is not None:
+        refuse("it rewrites the text with a normalizer")
+    if spec["added_tokens"]:
+        refuse(f"it has {len(spec['added_tokens'])} added or special tokens")
+    if (pre.get("type"), pre.get("add_prefix_space"), pre.get("use_regex", True)) != \
+            ("ByteLevel", False, True):
+        refuse("its pre-tokenizer is not ByteLevel(add_prefix_space=False, use_regex=True)")
+    if (spec["decoder"] or {}).get("type") != "ByteLevel":
+        refuse("its decoder is not ByteLevel")
+    merges = [m.split(" ") if isinstance(m, str) else m for m in model["merges"]]
+    if any(len(m) != 2 for m in merges):
+        refuse("a merge is not two tokens")
+    try:
+        return from_vocab_and_merges(model["vocab"], merges, path)
+    except ValueError as error:
+        refuse(str(error).removeprefix(f"{path}: "))
+
+
+def read_vocab_and_merges_files(vocab_path, merges_path):
+    """BPETokenizer from GPT-2's vocab.json and merges.txt (first line '#version: ...', then
+    'left right' a line). FileError naming the file otherwise."""
+    import os
+
+    from ..schema import FileError, Int, Map, Str, read_json
+    vocab = read_json(vocab_path, Map(Str(), Int(0, 256 + MAX_MERGES),
+                                      max_items=256 + MAX_MERGES))
+    size = os.path.getsize(merges_path)
+    if size > MERGES_TXT_MAX_BYTES:
+        raise FileError(f"{merges_path} is {size:,} bytes; at most {MERGES_TXT_MAX_BYTES:,}")
+    try:
+        with open(merges_path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+    except UnicodeDecodeError:
+        raise FileError(f"{merges_path} is not UTF-8 text") from None
+    lines = [line for line in lines if line and not line.startswith("#version")]
+    merges = [line.split(" ") for line in lines]
+    for k, m in enumerate(merges):
+        if len(m) != 2:
+            raise FileError(f"{merges_path}: line {k + 1} is {lines[k][:40]!r}; expected two "
+                            "tokens separated by one space")
+    try:
+        return from_vocab_and_merges(vocab, merges, merges_path)
+    except ValueError as error:
+        raise FileError(str(error)) from None

@@ -95,3 +95,82 @@ def test_a_vocabulary_in_another_byte_order_is_refused(pair):
     vocab = {**vocab, "A": 0, "!": ord("A")}
     with pytest.raises(ValueError, match=r"the byte 33 .* has id 65; expected 33"):
         from_vocab_and_merges(vocab, merges, "vocab.json")
+
+
+# --- a GPT with a BPE tokenizer, exported to transformers and imported back ------------------
+
+def bpe_gpt(tmp_path):
+    import numpy as np
+
+    import microtensor
+    from models import GPT, GPTConfig
+    microtensor.manual_seed(0)
+    tok = BPETokenizer.train(shipped_text()[:40_000], 300)
+    model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=24, n_layer=2, n_head=2,
+                          n_embd=16))
+    rng = np.random.default_rng(0)
+    for p in model.parameters():
+        p.data[...] = rng.normal(0.0, 0.3, p.shape)
+    return model.eval(), tok
+
+
+def test_exported_bpe_gpt_gives_the_same_ids_and_greedy_text_in_transformers(tmp_path):
+    import numpy as np
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from models.interop import export_hf
+    model, tok = bpe_gpt(tmp_path)
+    export_hf(model, tok, tmp_path)
+    hf_tok = transformers.AutoTokenizer.from_pretrained(tmp_path)
+    for text in HOSTILE.values():
+        assert hf_tok(text)["input_ids"] == tok.encode(text), f"ids differ on {text!r}"
+    ids = tok.encode("The function returns")
+    hf_model = transformers.AutoModelForCausalLM.from_pretrained(tmp_path).eval()
+    prompt = torch.tensor([ids])
+    with torch.no_grad():
+        hf_out = hf_model.generate(prompt, attention_mask=torch.ones_like(prompt),
+                                   max_new_tokens=8, do_sample=False)
+    ours = model.generate(np.array([ids]), 8, top_k=1)[0].tolist()
+    assert hf_out[0].tolist() == ours, f"expected our ids {ours}, got {hf_out[0].tolist()}"
+
+
+def test_bpe_gpt_comes_back_from_tokenizer_json_and_from_vocab_and_merges(tmp_path):
+    import json
+    pytest.importorskip("safetensors")
+    from models.interop import export_hf, import_hf
+    model, tok = bpe_gpt(tmp_path)
+    export_hf(model, tok, tmp_path)
+    _, back, _ = import_hf(tmp_path)
+    assert back.merges == tok.merges
+    vocab, merges = vocab_and_merges(tok)  # GPT-2's two files instead of tokenizer.json
+    (tmp_path / "tokenizer.json").unlink()
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab))
+    (tmp_path / "merges.txt").write_text("#version: 0.2\n" + "".join(f"{a} {b}\n"
+                                                                    for a, b in merges))
+    _, back, _ = import_hf(tmp_path)
+    assert back.merges == tok.merges
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda s: s["model"].update(type="Unigram"), "its model is 'Unigram', not 'BPE'"),
+    (lambda s: s.update(normalizer={"type": "NFC"}), "normalizer"),
+    (lambda s: s["pre_tokenizer"].update(add_prefix_space=True), "pre-tokenizer is not"),
+    (lambda s: s.update(added_tokens=[{"content": "<|endoftext|>"}]), "1 added or special"),
+    (lambda s: s["model"]["merges"].append("Ġ t h"), r"merges\[44\] is 'Ġ t h'|not two tokens"),
+    (lambda s: s["model"]["merges"].__setitem__(0, 7), r"merges\[0\] is 7"),
+    (lambda s: s["model"]["vocab"].update({"x": 5}), r"the byte 120 .* has id 5"),
+    (lambda s: s["model"]["merges"].pop(), "tokens for"),
+])
+def test_hostile_bpe_tokenizer_json_is_refused_in_one_line(tmp_path, change, why):
+    import json
+
+    from models.interop.bpe_tokenizer_json import bpe_tokenizer_json, read_bpe_tokenizer_json
+    from models.schema import FileError
+    tok = BPETokenizer.train("the cat sat on the mat " * 20, 300)
+    spec = json.loads(bpe_tokenizer_json(tok))
+    change(spec)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(spec))
+    with pytest.raises(FileError, match=why) as info:
+        read_bpe_tokenizer_json(path)
+    assert "\n" not in str(info.value)
