@@ -148,3 +148,25 @@ def test_an_oversized_bpe_file_is_refused_unread(tmp_path, monkeypatch):
     path.write_text(json.dumps({**GOOD, "merges": [[97, 97]] + [[97, 256 + k] for k in range(50)]}))
     with pytest.raises(FileError, match="at most 100"):
         load_bpe(path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda b: b["merges"].append([97, 99999]), r"info\.bpe: merges\[\d+\] is \[97, 99999\]"),
+    (lambda b: b["merges"].__setitem__(1, b["merges"][0]), r"merges\[1\] .* repeats merges\[0\]"),
+    (lambda b: b["merges"].__setitem__(0, ["a", 97]), r"info\.bpe\.merges\[0\]\[0\] is 'a'"),
+    (lambda b: b["merges"].pop(), r"info\.bpe has \d+ tokens but model_config\.vocab_size"),
+])
+def test_a_checkpoint_with_a_hostile_bpe_is_refused_in_one_line(tmp_path, change, message):
+    from models import GPT, GPTConfig
+    from models.training.checkpoint import load_checkpoint, save_model
+    tok = BPETokenizer.train("the cat sat on the mat " * 20, 270)
+    model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=8, n_layer=1, n_head=1,
+                          n_embd=8))
+    save_model(tmp_path, model, tok)
+    assert load_checkpoint(tmp_path)[1].merges == tok.merges  # untouched, it loads
+    config = json.loads((tmp_path / "config.json").read_text())
+    change(config["info"]["bpe"])
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=message) as info:
+        load_checkpoint(tmp_path)
+    assert "\n" not in str(info.value)
