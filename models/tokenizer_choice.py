@@ -47,7 +47,11 @@ def choose_tokenizer(corpus, name, vocab_size, run):
         return encode_corpus(corpus, BPETokenizer(merges))
     if name != "bpe":
         return corpus
-    return bpe_corpus(corpus, 1024 if vocab_size is None else vocab_size)
+    vocab_size = 1024 if vocab_size is None else vocab_size
+    if not 256 <= vocab_size <= 1 << 16:
+        raise ValueError(f"--vocab-size is {vocab_size}; expected 256 (the bytes alone) to "
+                         f"{1 << 16}")
+    return bpe_corpus(corpus, vocab_size)
 
 
 def encode_corpus(corpus, tokenizer):
