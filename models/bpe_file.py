@@ -1,13 +1,13 @@
-"""A BPETokenizer as a plain JSON file (bpe.json), written atomically and read back checked.
+"""A BPETokenizer as a plain JSON file (bpe.json): its text, and reading it back checked.
 
     {"format": "microtensor-bpe", "version": 1, "pattern": "gpt2", "merges": [[a, b], ...]}
 
-Merge k makes id 256 + k, so the merges alone are the vocabulary. Loading never unpickles, is
-bounded (file size, number of merges) and refuses in one line a file whose fields have the
-wrong types, whose ids are out of range or refer to a later merge, or that repeats a merge.
+Merge k makes id 256 + k, so the merges alone are the vocabulary (the atomic write is
+models/interop/bpe_tokenizer_json.py's save_bpe). Loading never unpickles, is bounded (file
+size, number of merges) and refuses in one line a file whose fields have the wrong types, whose
+ids are out of range or refer to a later merge, or that repeats a merge.
 """
 import json
-import os
 
 from .bpe import BPETokenizer
 from .schema import Array, Const, FileError, Int, Object, Str, read_json
@@ -31,13 +31,6 @@ def bpe_json(tokenizer):
     lines = ",\n  ".join(json.dumps(list(pair)) for pair in tokenizer.merges)
     return (f'{{"format": "{FORMAT}", "version": {VERSION}, "pattern": "gpt2",\n'
             f' "merges": [\n  {lines}\n ]}}\n')
-
-
-def save_bpe(tokenizer, path):
-    """Write `tokenizer` to `path` atomically (a temporary file renamed onto it)."""
-    from .training.out_dir import atomic_write  # the project's one atomic write
-    data = bpe_json(tokenizer).encode("utf-8")
-    atomic_write(os.fspath(path), lambda f: f.write(data))
 
 
 def load_bpe(path):

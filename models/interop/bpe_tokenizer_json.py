@@ -80,6 +80,16 @@ MAX_MERGES = 1 << 20
 MERGES_TXT_MAX_BYTES = 64 << 20
 
 
+def save_bpe(tokenizer, path):
+    """Write `tokenizer` as bpe.json (models/bpe_file.py's format) to `path`, atomically."""
+    import os
+
+    from ..bpe_file import bpe_json
+    from ..training.out_dir import atomic_write  # the project's one atomic write
+    data = bpe_json(tokenizer).encode("utf-8")
+    atomic_write(os.fspath(path), lambda f: f.write(data))
+
+
 def bpe_tokenizer_json(tokenizer):
     """The `tokenizer.json` text of `tokenizer` (a BPETokenizer)."""
     return hf_tokenizer(tokenizer).to_str(pretty=True)

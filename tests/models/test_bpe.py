@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.bpe import BPETokenizer, chunks, merge, merge_step, train_merges
-from models.bpe_file import load_bpe, save_bpe
+from models.bpe_file import load_bpe
+from models.interop.bpe_tokenizer_json import save_bpe
 from models.schema import FileError
 
 
