@@ -30,7 +30,7 @@ def test_bpe_is_learned_on_the_training_split_and_kept_in_the_checkpoint(bpe_run
     model, tok, _ = load_checkpoint(out)
     assert tok.vocab_size == model.config.vocab_size == 280
     assert tok.encode(VAL_WORD) == list(VAL_WORD.encode()), "a merge was learned from val text"
-    assert b" the" in tok.vocab[256:], "the training text's frequent word was not merged"
+    assert len(tok.encode(" Achilles")) < len(" Achilles"), "the training text was not merged"
 
 
 def test_sample_takes_any_prompt(bpe_run, capsys):
