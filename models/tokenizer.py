@@ -60,5 +60,19 @@ class CharTokenizer:
                 raise ValueError(f"token id {i} is outside the vocabulary [0, {self.vocab_size})")
         return "".join(self.chars[i] for i in ids)
 
+    # --- the interface every tokenizer shares (models/bpe.py's BPETokenizer too) -------------
+
+    def to_info(self):
+        """What a checkpoint's config.json keeps of it (info.vocab: the characters)."""
+        return {"vocab": self.chars}
+
+    def fingerprint(self):
+        """The text hashed into the corpus fingerprint a resume compares."""
+        return "".join(self.chars)
+
+    def default_prompt(self):
+        """A newline if the vocabulary has one, else its first character."""
+        return "\n" if "\n" in self.stoi else self.chars[0]
+
     def __repr__(self):
         return f"CharTokenizer(vocab_size={self.vocab_size})"

@@ -37,7 +37,7 @@ def run(args):
     model, tokenizer, _ = load_checkpoint(args.out)
     prompt = args.prompt
     if prompt is None:
-        prompt = "\n" if "\n" in tokenizer.stoi else tokenizer.chars[0]
+        prompt = tokenizer.default_prompt()
     if not prompt:
         raise ValueError("--prompt must not be empty")
     try:

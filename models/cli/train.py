@@ -41,6 +41,7 @@ HELP = {
 
 
 def add_parser(subparsers):
+    from models.tokenizer_choice import add_tokenizer_flags
     from models.training.settings import PRESETS, TrainConfig
 
     p = subparsers.add_parser(
@@ -66,6 +67,7 @@ def add_parser(subparsers):
                    help="rewrite this page at every evaluation: one step's graph with the "
                         "current weights and the per-module gradient-norm curves so far, "
                         "to watch in a browser (reload it); implies --log-grad-norms")
+    add_tokenizer_flags(p)
     settings = p.add_argument_group("settings (defaults from the preset)")
     help = {name: text + " (" + ", ".join(f"{k}: {getattr(v, name)}"
                                           for k, v in sorted(PRESETS.items())) + ")"
@@ -87,6 +89,7 @@ def check_processes(processes, threads, batch_size):
 
 def run(args):
     from microtensor.memory import keep_freed_memory
+    from models.tokenizer_choice import choose_tokenizer
     from models.training.data import DEFAULT_CORPUS_NAME, load_corpus
     from models.training.run import Interrupted, TrainingRun
     from models.training.settings import TrainConfig, get_preset
@@ -115,6 +118,7 @@ def run(args):
         raise
     check_processes(args.processes, args.threads, config.batch_size)
     corpus = load_corpus(data_path)  # (tokenizer, ids), ids read from the prepared id file
+    corpus = choose_tokenizer(corpus, args.tokenizer, args.vocab_size, run)  # char or BPE
     source = f"data file {data_path!r}" if data_path else DEFAULT_CORPUS_NAME
     explore = (training_explorer(args.explore, args.out, corpus[1], config.block_size)
                if args.explore else None)

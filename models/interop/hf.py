@@ -21,9 +21,15 @@ import os
 
 import numpy as np
 
+from ..bpe import BPETokenizer
 from ..gpt import GPTConfig
 from ..schema import Bool, FileError, Int, Nullable, Number, Object, Optional, Str, read_json
 from ..training.out_dir import atomic_write
+from .bpe_tokenizer_json import (
+    bpe_tokenizer_json,
+    read_bpe_tokenizer_json,
+    read_vocab_and_merges_files,
+)
 from .char_tokenizer_json import (
     MAX_VOCAB,
     TOKENIZER_CONFIG_FILE,
@@ -88,7 +94,8 @@ def export_hf(model, tokenizer, export_dir):
     state = to_gpt2(model.state_dict(), c.n_layer, zero_biases=True)
     weights = {PREFIX + name: array.astype(np.float32) for name, array in state.items()}
     texts = {CONFIG_FILE: json.dumps(config, indent=2) + "\n",
-             TOKENIZER_FILE: tokenizer_json(tokenizer),
+             TOKENIZER_FILE: (bpe_tokenizer_json(tokenizer) if isinstance(tokenizer, BPETokenizer)
+                              else tokenizer_json(tokenizer)),
              TOKENIZER_CONFIG_FILE: json.dumps(tokenizer_config(c.block_size), indent=2) + "\n"}
     blob = st.save(weights, metadata={"format": "pt"})  # "pt": transformers expects it
     os.makedirs(export_dir, exist_ok=True)
@@ -176,8 +183,16 @@ def _read_weights(path):
     return state
 
 
+def _model_type(path):
+    """tokenizer.json's model.type ('BPE', 'WordLevel', ...), None if it has none."""
+    spec = read_json(path)
+    model = spec.get("model") if isinstance(spec, dict) else None
+    return model.get("type") if isinstance(model, dict) else None
+
+
 def import_hf(directory):
-    """(model, tokenizer, notes) from a Hugging Face GPT-2 directory with a character tokenizer.
+    """(model, tokenizer, notes) from a Hugging Face GPT-2 directory with a character tokenizer
+    or a byte-level BPE in our layout (tokenizer.json, or GPT-2's vocab.json + merges.txt).
 
     Reads config.json, model.safetensors and tokenizer.json. Raises FileNotFoundError for a
     missing file (and for a pytorch_model.bin alone: a pickle, never opened), FileError (a
@@ -192,14 +207,19 @@ def import_hf(directory):
                 f"opens (it can run code); save the model as {WEIGHTS_FILE} first, e.g. "
                 "model.save_pretrained(dir) in transformers")
         raise FileNotFoundError(f"{directory!r} has no {WEIGHTS_FILE}")
-    for name in (CONFIG_FILE, TOKENIZER_FILE):
+    gpt2_files = [os.path.join(directory, n) for n in ("vocab.json", "merges.txt")]
+    byte_level = not os.path.isfile(paths[TOKENIZER_FILE]) and all(map(os.path.isfile, gpt2_files))
+    for name in (CONFIG_FILE,) + (() if byte_level else (TOKENIZER_FILE,)):
         if not os.path.isfile(paths[name]):
             raise FileNotFoundError(f"{directory!r} has no {name}; a GPT-2 directory for "
                                     "microtensor holds config.json, model.safetensors and a "
                                     "character-level tokenizer.json")
     hf = read_json(paths[CONFIG_FILE], HF_CONFIG)
     config = _gpt_config_from_hf(hf, paths[CONFIG_FILE])
-    tokenizer = read_char_tokenizer(paths[TOKENIZER_FILE])
+    tokenizer = (read_vocab_and_merges_files(*gpt2_files) if byte_level
+                 else read_bpe_tokenizer_json(paths[TOKENIZER_FILE])
+                 if _model_type(paths[TOKENIZER_FILE]) == "BPE"
+                 else read_char_tokenizer(paths[TOKENIZER_FILE]))
     if tokenizer.vocab_size != config.vocab_size:
         raise FileError(f"{paths[TOKENIZER_FILE]}: the tokenizer has {tokenizer.vocab_size} "
                         f"characters but the model {config.vocab_size} token ids; every id "

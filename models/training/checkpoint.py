@@ -17,6 +17,7 @@ from ..gpt import GPT
 from ..schema import FileError, Object, check, shown
 from ..seq2seq import Seq2SeqTransformer
 from ..tokenizer import CharTokenizer
+from ..tokenizer_choice import load_tokenizer
 from .out_dir import (
     CONFIG_FILE,
     FORMAT,
@@ -125,7 +126,7 @@ def save_model(out_dir, model, tokenizer, iter=0, info=None):
     state (an imported model): `sample`, `graph` and `export` read it, `train --resume` cannot.
     Replaces a checkpoint in out_dir."""
     snapshot = Snapshot(iter, None, model_arrays(model))
-    return save_checkpoint(out_dir, model, {"vocab": tokenizer.chars, **(info or {})},
+    return save_checkpoint(out_dir, model, {**tokenizer.to_info(), **(info or {})},
                            best=snapshot, latest=snapshot, replace=True)
 
 
@@ -275,5 +276,6 @@ def load_vocabularies(out_dir, model, manifest, tokenizer_class, **sizes):
 def load_checkpoint(out_dir, which="best"):
     """(GPT, CharTokenizer, manifest) of a GPT checkpoint (by default its best model)."""
     model, manifest = load_model(out_dir, which, kind="gpt")
-    vocab = load_vocabularies(out_dir, model, manifest, CharTokenizer, vocab="vocab_size")
-    return model, vocab["vocab"], manifest
+    tokenizer = load_tokenizer(out_dir, model, manifest, lambda: load_vocabularies(
+        out_dir, model, manifest, CharTokenizer, vocab="vocab_size")["vocab"])
+    return model, tokenizer, manifest

@@ -35,7 +35,7 @@ def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, bat
 
 def _corpus_sha256(tokenizer, ids):
     """A fingerprint of the corpus as the model sees it: its vocabulary and every id."""
-    digest = hashlib.sha256("".join(tokenizer.chars).encode("utf-8"))
+    digest = hashlib.sha256(tokenizer.fingerprint().encode("utf-8"))
     for start in range(0, len(ids), 1 << 20):  # a million ids at a time: never the whole file
         digest.update(np.ascontiguousarray(ids[start:start + (1 << 20)]))
     return digest.hexdigest()
@@ -80,7 +80,7 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
     model = GPT(config.model_config(tokenizer.vocab_size))
     parallel = DataParallel(model, lambda x, y: model(x, y)[1], processes,
                             (config.batch_size, config.block_size), reseed=config.dropout > 0)
-    info = {"vocab": tokenizer.chars, "train_config": config.to_dict(), "data": data,
+    info = {**tokenizer.to_info(), "train_config": config.to_dict(), "data": data,
             "processes": processes}
     about = (f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val characters, "
              f"vocabulary {tokenizer.vocab_size})")
