@@ -12,6 +12,8 @@ from microtensor.ops.masking import MaskedFill
 from microtensor.ops.matmul import MatMul
 from microtensor.ops.softmax import Softmax
 
+from .. import bpe
+
 __all__ = ["unbroadcast", "matmul_backward", "softmax_backward", "layer_norm_backward",
            "cross_entropy_backward", "masked_fill", "masked_fill_backward",
            "scaled_dot_product_attention", "split_heads", "merge_heads", "pre_norm_block",
@@ -137,27 +139,12 @@ def backward(inputs, local, root):
 
 
 def count_pairs(chunks):
-    counts = {}
-    for chunk in chunks:
-        for pair in zip(chunk, chunk[1:]):
-            counts[pair] = counts.get(pair, 0) + 1
-    return counts
+    return dict(bpe.pair_counts(chunks))  # exercise 13: models/bpe.py's own step
 
 
 def most_frequent_pair(counts):
-    return min(counts, key=lambda pair: (-counts[pair], pair))
+    return bpe.best_pair(counts)
 
 
 def merge(chunks, pair, new_id):
-    merged = []
-    for chunk in chunks:
-        out, i = [], 0
-        while i < len(chunk):
-            if i + 1 < len(chunk) and (chunk[i], chunk[i + 1]) == tuple(pair):
-                out.append(new_id)
-                i += 2
-            else:
-                out.append(chunk[i])
-                i += 1
-        merged.append(out)
-    return merged
+    return [bpe.merge(chunk, tuple(pair), new_id) for chunk in chunks]
