@@ -91,12 +91,12 @@ def run(args):
     from models.training.run import Interrupted, TrainingRun
     from models.training.settings import TrainConfig, get_preset
     from models.training.train import train
-    from viz.explore import check_page_path
-
-    from .explore import training_explorer
 
     given = given_settings(args, TrainConfig)
-    if args.explore:
+    if args.explore:  # viz (and graphviz) only when a picture is asked for
+        from viz.explore import check_page_path
+
+        from .explore import training_explorer
         check_page_path(args.explore)  # a file the explorer did not write is refused first
     # Refuse (or find what to resume) before the data is read: nothing in --out changes.
     run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite)
