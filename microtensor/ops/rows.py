@@ -10,6 +10,9 @@ Every result keeps the reduced axis (keepdims), to broadcast back.
 """
 import numpy as np
 
+# np.vecdot is numpy >= 2.0; before it, einsum makes the same single pass
+_vecdot = getattr(np, "vecdot", None) or (lambda x, y: np.einsum("...i,...i->...", x, y))
+
 
 def _is_last(x, axis):
     return axis in (-1, x.ndim - 1)
@@ -26,7 +29,7 @@ def row_dot(x, y, axis=-1):
     """Σ x ⊙ y along `axis`, keeping the axis."""
     if not _is_last(x, axis):
         return (x * y).sum(axis=axis, keepdims=True)
-    return np.vecdot(x, y)[..., None]
+    return _vecdot(x, y)[..., None]
 
 
 def row_max(x, axis=-1):

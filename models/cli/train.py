@@ -108,7 +108,7 @@ def run(args):
         config = dataclasses.replace(asked, max_iters=given.get("max_iters", saved.max_iters))
         data_path = data_path or run.manifest["info"]["data"].get("path")  # checked: a str
     try:
-        config = run.settings(config)
+        config = run.settings(config)  # resolved here, once: train() reads run.config
     except ValueError as error:
         if args.resume and args.preset is not None:
             raise ValueError(f"--preset {args.preset}: {error}") from None
@@ -120,7 +120,7 @@ def run(args):
                if args.explore else None)
     keep_freed_memory()  # a training step frees and reallocates the same large buffers
     try:
-        result = train(config, corpus, run, source=source, progress=not args.quiet,
+        result = train(run, corpus, source=source, progress=not args.quiet,
                        data_path=os.path.abspath(data_path) if data_path else None,
                        log_grad_norms=args.log_grad_norms or bool(explore),
                        processes=args.processes, on_evaluation=explore)
