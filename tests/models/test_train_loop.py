@@ -120,3 +120,21 @@ def test_every_evaluation_uses_the_same_batches(tmp_path):
     first = train_module.estimate_loss(model, {"val": ids}, 3, 4, 8, seed=5)
     again = train_module.estimate_loss(model, {"val": ids}, 3, 4, 8, seed=5)
     assert first == again, f"expected identical losses for the same seed; got {first} and {again}"
+
+
+def test_train_refuses_a_run_whose_settings_were_not_resolved(tmp_path):
+    from models.training.data import encode_text
+    from models.training.run import TrainingRun
+
+    with pytest.raises(ValueError, match=r"settings are not resolved; call run.settings"):
+        train_module.train(TrainingRun(tmp_path / "out"), encode_text(TEXT), progress=False)
+    assert not (tmp_path / "out").exists(), "expected nothing written for a refused run"
+
+
+def test_one_process_trains_without_building_data_parallel(tmp_path, monkeypatch):
+    """processes=1 runs the loop's own forward and loss.backward(); DataParallel is for > 1."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("expected no DataParallel for processes=1")
+    monkeypatch.setattr(train_module, "DataParallel", refuse)
+    result = train_on_text(small(), TEXT, tmp_path / "alone", progress=False)
+    assert result["iter"] == 7, f"expected 7 iterations trained, got {result['iter']}"
