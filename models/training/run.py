@@ -110,8 +110,6 @@ class TrainingRun:
         """The validated settings of this run: `config`, or on resume the saved ones with its
         max_iters (TrainSettings.resumed). Raises ValueError for a setting out of range or
         changed, or a --max-iters the checkpoint has reached."""
-        if config is self.config:  # asked again (the command line, then train): known
-            return config
         if self.resuming:
             config = config.resumed(self.saved_settings(type(config)),
                                     self.manifest["latest"]["iter"],
