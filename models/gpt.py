@@ -141,7 +141,8 @@ class GPT(nn.Module):
         Runs under no_grad in the current train/eval mode (call model.eval() first). Returns
         a Tensor for a Tensor idx, else an int64 array. TypeError for idx not of integers,
         ValueError for idx not [B, T] with T >= 1, max_new_tokens not an int >= 0,
-        temperature not a finite number > 0, or top_k not an int >= 1.
+        temperature not a finite number >= TEMPERATURE_MIN (float32's smallest normal, 1.2e-38),
+        or top_k not an int >= 1.
         """
         was_tensor = isinstance(idx, Tensor)
         idx = _check_generate(idx.data if was_tensor else idx, max_new_tokens, temperature, top_k)
@@ -167,6 +168,9 @@ class GPT(nn.Module):
         """Number of learnable scalars (the tied wte counted once); non_embedding leaves out wpe."""
         n = super().num_parameters()
         return n - self.wpe.weight.size if non_embedding else n
+
+
+TEMPERATURE_MIN = float(np.finfo(np.float32).tiny)  # see _check_generate
 
 
 def sample_next(logits, temperature=1.0, top_k=None):
@@ -228,9 +232,13 @@ def _check_generate(idx, max_new_tokens, temperature, top_k):
         raise ValueError(f"generate: idx must be [B, T] with T >= 1; got shape {idx.shape}")
     if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
         raise ValueError(f"generate: max_new_tokens must be an int >= 0; got {max_new_tokens!r}")
-    if not (math.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"generate: temperature must be a finite number > 0; got "
-                         f"{temperature} (use top_k=1 for greedy decoding)")
-    if top_k is not None and (not isinstance(top_k, (int, np.integer)) or top_k < 1):
+    # >= float32's smallest normal number, so float32 logits / temperature stay finite in
+    # float64 (a subnormal such as 1e-310 overflows them to inf, and softmax to NaN: token 0)
+    if not (math.isfinite(temperature) and temperature >= TEMPERATURE_MIN):
+        raise ValueError(f"generate: temperature must be a finite number >= {TEMPERATURE_MIN:.4g} "
+                         f"(float32's smallest normal); got {temperature} (use top_k=1 for "
+                         "greedy decoding)")
+    if top_k is not None and (not isinstance(top_k, (int, np.integer)) or isinstance(top_k, bool)
+                              or top_k < 1):
         raise ValueError(f"generate: top_k must be an int >= 1 or None; got {top_k!r}")
     return idx.astype(np.int64)

@@ -39,7 +39,10 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes") and _missing:
+    # .ci/run's second run (the oldest numpy, the test extra only) sets
+    # MICROTENSOR_SKIPS_ALLOWED=1: there the optional packages are missing on purpose
+    if (os.environ.get("CI", "").lower() in ("1", "true", "yes") and _missing
+            and os.environ.get("MICROTENSOR_SKIPS_ALLOWED") != "1"):
         print("\nCI=true, but tests were skipped for a missing optional package or program "
               "(pip install -e '.[test,torch,interop,notebooks,browser]'; "
               "apt-get install graphviz chromium):")

@@ -32,6 +32,7 @@ def run(args):
 
     from models.interop import hf, nanogpt
     from models.training.checkpoint import load_checkpoint
+    from models.training.id_file import read_text
 
     if args.format == "hf" and (args.data or args.dataset):
         raise ValueError("--data and --dataset go with --format nanogpt")
@@ -51,10 +52,8 @@ def run(args):
         what = f"the best model (iter {manifest['best']['iter']})"
     else:  # the latest training state, what a resumed run continues
         model, tokenizer, train_state, optimizer = nanogpt.training_state(args.out)
-        text = None
-        if args.data:
-            with open(args.data, encoding="utf-8") as f:
-                text = f.read()
+        # the characters training read from the file (a text-mode open would turn CRLF into LF)
+        text = read_text(args.data) if args.data else None
         paths = nanogpt.export_nanogpt(model, tokenizer, args.to, train_state, optimizer,
                                        dataset=args.dataset or "microtensor_char", text=text)
         what = (f"the latest state (iter {train_state['iter']}, "

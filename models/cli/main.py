@@ -41,32 +41,39 @@ def _version():
         return "unknown"
 
 
+class CommandParser(argparse.ArgumentParser):
+    """An ArgumentParser that knows whether it branches into subcommands. add_subparsers makes
+    its children of the parent's class (argparse's documented default for parser_class), so
+    every parser below the top one is a CommandParser too, and `made` lists them all."""
+
+    def __init__(self, *args, made, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.made, self.branches = made, False
+        made.append(self)
+
+    def add_subparsers(self, **kwargs):
+        self.branches = True
+        kwargs.setdefault("parser_class", lambda *a, **k: CommandParser(*a, made=self.made, **k))
+        return super().add_subparsers(**kwargs)
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
-        prog="microtensor",
+    made = []
+    parser = CommandParser(
+        prog="microtensor", made=made,
         description="Train and sample a character-level GPT built on the microtensor "
                     "autograd engine.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         command.add_parser(subparsers)
-    for command_parser in _commands(parser):
+    for command_parser in made:  # the parsers that run something: the leaves (`translate train`)
+        if command_parser.branches:
+            continue
         command_parser.set_defaults(command_parser=command_parser)
         if command_parser.get_default("threads") is None:
             add_threads_flag(command_parser)
     return parser
-
-
-def _commands(parser):
-    """The parsers that run something: the leaves below `parser` (`translate train` too).
-
-    argparse has no public way to list a parser's subparsers, hence `_actions`.
-    """
-    subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    if not subcommands:
-        return [parser]
-    return [leaf for action in subcommands for child in action.choices.values()
-            for leaf in _commands(child)]
 
 
 def main(argv=None):

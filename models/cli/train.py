@@ -94,12 +94,12 @@ def run(args):
     from models.training.run import Interrupted, TrainingRun
     from models.training.settings import TrainConfig, get_preset
     from models.training.train import train
-    from viz.explore import check_page_path
-
-    from .explore import training_explorer
 
     given = given_settings(args, TrainConfig)
-    if args.explore:
+    if args.explore:  # viz (and graphviz) only when a picture is asked for
+        from viz.explore import check_page_path
+
+        from .explore import training_explorer
         check_page_path(args.explore)  # a file the explorer did not write is refused first
     # Refuse (or find what to resume) before the data is read: nothing in --out changes.
     run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite)
@@ -111,7 +111,7 @@ def run(args):
         config = dataclasses.replace(asked, max_iters=given.get("max_iters", saved.max_iters))
         data_path = data_path or run.manifest["info"]["data"].get("path")  # checked: a str
     try:
-        config = run.settings(config)
+        config = run.settings(config)  # resolved here, once: train() reads run.config
     except ValueError as error:
         if args.resume and args.preset is not None:
             raise ValueError(f"--preset {args.preset}: {error}") from None
@@ -124,7 +124,7 @@ def run(args):
                if args.explore else None)
     keep_freed_memory()  # a training step frees and reallocates the same large buffers
     try:
-        result = train(config, corpus, run, source=source, progress=not args.quiet,
+        result = train(run, corpus, source=source, progress=not args.quiet,
                        data_path=os.path.abspath(data_path) if data_path else None,
                        log_grad_norms=args.log_grad_norms or bool(explore),
                        processes=args.processes, on_evaluation=explore)

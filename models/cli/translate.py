@@ -101,9 +101,9 @@ def run_train(args):
         config = dataclasses.replace(run.saved_settings(TranslateConfig), **given)
     else:
         config = TranslateConfig(**given)
-    config = run.settings(config)
+    config = run.settings(config)  # resolved here, once: train_translation reads run.config
     try:
-        result = train_translation(config, run, progress=not args.quiet)
+        result = train_translation(run, progress=not args.quiet)
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return stop.exit_status

@@ -79,6 +79,14 @@ def read_text_chunks(path, chunk_size=CHUNK_SIZE):
             offset += len(block)
 
 
+def read_text(path):
+    """The whole text of the UTF-8 file at `path`, exactly the characters training reads from it
+    (read_text_chunks: bytes decoded as they are, so CRLF, a lone CR, a BOM and NUL are kept; no
+    newline translation). Every file written from a corpus reads it here. ValueError as
+    read_text_chunks."""
+    return "".join(read_text_chunks(path))
+
+
 # --- the id file -------------------------------------------------------------------------------
 
 def source_key(path):

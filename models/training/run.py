@@ -5,10 +5,13 @@ warmup + cosine learning rate (nanoGPT's `train.py`; Loshchilov & Hutter 2019; n
 A trainer (train.py, translate.py) gives what is its model's:
 
     run = TrainingRun(out_dir, resume=..., overwrite=...)   # refuses before anything changes
-    config = run.settings(config)                          # on resume: the saved settings
+    config = run.settings(config)             # resolved once; on resume: the saved settings
     it = run.start(model, configure_optimizer(model, config), info, "…")  # 0, or the saved iter
     def evaluate(it): ... run.record_evaluation(it, train_loss, val_loss)  # log, then save
-    return run.loop(it, get_batch, forward_backward, evaluate, "train")
+    return run.loop(it, get_batch, forward_backward, evaluate, "translate")
+
+train.py writes the same loop out, step by step, from run's pieces (`running`,
+`evaluation_due`, `stop_if_asked`, `set_learning_rate`, `stepped`, `result`).
 
 SIGINT/SIGTERM only set `stop_signal`: the loop stops at the next step boundary and saves, so
 resuming gives the same weights as never stopping. A second Ctrl-C quits without saving.
@@ -107,8 +110,6 @@ class TrainingRun:
         """The validated settings of this run: `config`, or on resume the saved ones with its
         max_iters (TrainSettings.resumed). Raises ValueError for a setting out of range or
         changed, or a --max-iters the checkpoint has reached."""
-        if config is self.config:  # asked again (the command line, then train): known
-            return config
         if self.resuming:
             config = config.resumed(self.saved_settings(type(config)),
                                     self.manifest["latest"]["iter"],
@@ -143,55 +144,81 @@ class TrainingRun:
 
     # --- the loop ---------------------------------------------------------------------------
 
-    def loop(self, it, get_batch, forward_backward, evaluate, desc, after_backward=None):
-        """Train from iteration `it` to max_iters, then return the last evaluation's record
-        with "best_val_loss" and the total "elapsed_s"; the lock on --out is released however
-        it ends.
-
-        forward_backward(*get_batch()) computes a batch's gradients and returns its loss (a
-        float); after_backward() sees the gradients before clipping. evaluate(it) runs at
-        iteration 0, every eval_interval and at the end (not again for a resumed state) and
-        calls record_evaluation. Raises NonFiniteLoss before a step spoils the weights, and
-        Interrupted after a signal, once saved.
-        """
+    def loop(self, it, get_batch, forward_backward, evaluate, desc):
+        """The loop of a trainer that needs nothing of its own in a step (translate.py; the
+        GPT's, train.py, writes it out with the same pieces): from iteration `it` to max_iters,
+        evaluate(it) when due, forward_backward(*get_batch()) -> the batch's loss (a float,
+        its gradients computed), clip, step. Returns `result()`."""
         config = self.config
-        bar = tqdm(total=config.max_iters, initial=it, desc=desc, unit="it",
-                   disable=not self.progress, dynamic_ncols=True)
-        evaluated = it if self.resuming else None
+        with self.running(it, desc):
+            while True:
+                if self.evaluation_due(it):
+                    evaluate(it)
+                if it == config.max_iters:
+                    break
+                self.stop_if_asked(it)
+                lr = self.set_learning_rate(it)
+                self.optimizer.zero_grad()
+                loss = forward_backward(*get_batch())         # batch -> forward -> backward
+                self.check_finite(loss, it, "training loss")
+                if config.grad_clip > 0:                       # clip
+                    nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_clip)
+                self.optimizer.step()                          # step
+                it += 1
+                self.stepped(loss, lr)
+        return self.result()
+
+    @contextmanager
+    def running(self, it, desc):
+        """While the loop runs from iteration `it`: a progress bar (`desc`), SIGINT/SIGTERM
+        only ask it to stop (`signals`), and the lock on --out is released however it ends."""
+        self._bar = tqdm(total=self.config.max_iters, initial=it, desc=desc, unit="it",
+                         disable=not self.progress, dynamic_ncols=True)
+        self._evaluated = it if self.resuming else None  # a resumed state was evaluated
         try:
             with self.signals():
-                while True:
-                    if (it % config.eval_interval == 0 or it == config.max_iters) \
-                            and it != evaluated:
-                        evaluate(it)
-                        evaluated = it
-                    if it == config.max_iters:
-                        break
-                    if self.stop_signal is not None:  # a step boundary: what a resume needs
-                        if self.saved_iter != it:
-                            self.save_state(it)
-                        raise Interrupted(self.stop_signal, f"{SIGNALS[self.stop_signal]} at "
-                                          f"iter {it}: latest state saved in {self.out_dir}; "
-                                          "continue with --resume")
-                    lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
-                                                   config.warmup_iters,
-                                                   config.lr_decay_iters or config.max_iters)
-                    for group in self.optimizer.param_groups:
-                        group["lr"] = lr
-                    self.optimizer.zero_grad()
-                    loss = forward_backward(*get_batch())         # batch -> forward -> backward
-                    self.check_finite(loss, it, "training loss")
-                    if after_backward is not None:
-                        after_backward()
-                    if config.grad_clip > 0:                       # clip
-                        nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_clip)
-                    self.optimizer.step()                          # step
-                    it += 1
-                    bar.update(1)
-                    bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.2e}", refresh=False)
+                yield
         finally:
-            bar.close()
+            self._bar.close()
             self.release()
+
+    def evaluation_due(self, it):
+        """Whether to evaluate at iteration `it`: at 0, every eval_interval and at max_iters,
+        once each (not again for the iteration a resumed state was saved at)."""
+        config = self.config
+        due = (it % config.eval_interval == 0 or it == config.max_iters) and it != self._evaluated
+        if due:
+            self._evaluated = it
+        return due
+
+    def stop_if_asked(self, it):
+        """At a step boundary after SIGINT/SIGTERM: save the latest state (what a resume
+        needs) and raise Interrupted."""
+        if self.stop_signal is None:
+            return
+        if self.saved_iter != it:
+            self.save_state(it)
+        raise Interrupted(self.stop_signal, f"{SIGNALS[self.stop_signal]} at iter {it}: latest "
+                          f"state saved in {self.out_dir}; continue with --resume")
+
+    def set_learning_rate(self, it):
+        """Set and return the learning rate of iteration `it`: linear warmup, then cosine decay
+        to min_lr (nn.optim.warmup_cosine_lr)."""
+        config = self.config
+        lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
+                                       config.warmup_iters,
+                                       config.lr_decay_iters or config.max_iters)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        return lr
+
+    def stepped(self, loss, lr):
+        """One step done: the progress bar moves and shows its loss and learning rate."""
+        self._bar.update(1)
+        self._bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.2e}", refresh=False)
+
+    def result(self):
+        """The last evaluation's record with "best_val_loss" and the total "elapsed_s"."""
         return dict(self.last_eval, best_val_loss=self.best_val_loss, elapsed_s=self.elapsed())
 
     @contextmanager

@@ -1,7 +1,10 @@
-"""Training the character-level GPT: `train` joins its text (data.py), model and evaluation
-(`estimate_loss`) to a run (run.py: the loop, checkpoints, resume). References: Karpathy,
-nanoGPT `train.py` (the same recipe, written from scratch); Radford et al. 2019 (GPT-2).
+"""Training the character-level GPT, read top to bottom: settings -> data -> model -> the loop
+(batch, forward, loss.backward(), clip, step, evaluate, save). run.py keeps the --out
+directory, checkpoints, resume and signals; data_parallel.py joins only for processes > 1.
+References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch); Radford et
+al. 2019 (GPT-2).
 """
+import contextlib
 import hashlib
 
 import numpy as np
@@ -41,32 +44,34 @@ def _corpus_sha256(tokenizer, ids):
     return digest.hexdigest()
 
 
-def train(config, text, out_dir, source="the text", progress=True, resume=False,
-          overwrite=False, data_path=None, log_grad_norms=False, processes=1,
-          on_evaluation=None):
-    """Train a GPT on `text` (a str, or the (tokenizer, ids) of data.load_corpus) as `config`
-    (a TrainConfig) says; checkpoints go to out_dir (a path, or the TrainingRun the command
-    line made on it). Returns the last evaluation {"iter", "train_loss", "val_loss",
-    "best_val_loss", "elapsed_s"}.
+def train(run, corpus, source="the text", progress=True, data_path=None, log_grad_norms=False,
+          processes=1, on_evaluation=None):
+    """Train a GPT on `corpus`, the (tokenizer, ids [N]) of data.load_corpus or
+    id_file.encode_text, as `run` (a TrainingRun whose settings are resolved:
+    `run.settings(config)`) says; its checkpoints go to run's --out. Returns the last
+    evaluation {"iter", "train_loss", "val_loss", "best_val_loss", "elapsed_s"}.
 
     Each evaluation (iteration 0, every eval_interval, the end) is printed, logged to
     metrics.jsonl (log_grad_norms adds "grad_norms": {module: ‖∂L/∂θ‖} of the step before,
     before clipping) and saved. `source` names the text in messages; `data_path` is recorded
     for a resume to find it again. processes > 1 splits each batch's rows over processes
     (data_parallel.py): the same steps up to rounding (with dropout, other masks and batches),
-    so a resume may use another count. resume continues the latest state in out_dir (the same
-    settings but max_iters, the same text); overwrite starts afresh over our checkpoint.
-    `on_evaluation(model, it)` runs after each evaluation (`train --explore` writes its page
-    there); it must leave the model, its gradients and the random state as it found them.
+    so a resume may use another count. `on_evaluation(model, it)` runs after each evaluation
+    (`train --explore` writes its page there); it must leave the model, its gradients and the
+    random state as it found them.
 
-    Raises ValueError for invalid settings, a text too short for block_size, a resume with
-    other settings or text, processes outside [1, batch_size]; what TrainingRun raises;
-    run.Interrupted after SIGINT/SIGTERM (saved); run.NonFiniteLoss for a NaN or infinite loss.
+    Raises ValueError for settings not resolved by run.settings, a text too short for
+    block_size, a resume with other text, processes outside [1, batch_size]; what TrainingRun
+    raises; run.Interrupted after SIGINT/SIGTERM (saved); run.NonFiniteLoss for a NaN or
+    infinite loss.
     """
-    run = (out_dir if isinstance(out_dir, TrainingRun)
-           else TrainingRun(out_dir, resume=resume, overwrite=overwrite))
-    config = run.settings(config)
-    tokenizer, ids = encode_text(text) if isinstance(text, str) else text  # ids [N] uint8/16
+    # --- settings: resolved once, before (run.settings: on resume, the checkpoint's) ---------
+    config = run.config
+    if config is None:
+        raise ValueError("train: the run's settings are not resolved; call run.settings(config)")
+
+    # --- data: the text's ids, split 90/10 ---------------------------------------------------
+    tokenizer, ids = corpus                                            # ids [N] uint8/16
     data = {"source": source, "path": data_path, "sha256": _corpus_sha256(tokenizer, ids),
             "characters": len(ids)}
     if run.resuming and run.manifest["info"]["data"].get("sha256") != data["sha256"]:
@@ -77,31 +82,65 @@ def train(config, text, out_dir, source="the text", progress=True, resume=False,
         raise ValueError(f"{what}; a resumed run needs the same data (--data)")
     microtensor.manual_seed(config.seed)
     train_ids, val_ids = split_ids(ids, config.block_size, source)
+
+    # --- model and optimizer (on resume: the latest state loaded into them) ------------------
     model = GPT(config.model_config(tokenizer.vocab_size))
-    parallel = DataParallel(model, lambda x, y: model(x, y)[1], processes,
-                            (config.batch_size, config.block_size), reseed=config.dropout > 0)
+    optimizer = configure_optimizer(model, config)
+    # several processes only when asked: each computes forward and backward on its rows
+    parallel = (DataParallel(model, lambda x, y: model(x, y)[1], processes,
+                             (config.batch_size, config.block_size), reseed=config.dropout > 0)
+                if processes != 1 else None)  # DataParallel refuses a count out of range
     info = {**tokenizer.to_info(), "train_config": config.to_dict(), "data": data,
             "processes": processes}
     about = (f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val characters, "
              f"vocabulary {tokenizer.vocab_size})")
-    # a resumed state is loaded here, before `with parallel` forks the workers
-    it = run.start(model, configure_optimizer(model, config), info, about, progress)
+    it = run.start(model, optimizer, info, about, progress)  # before `parallel` forks workers
     grad_norms = None  # of the latest step, when log_grad_norms
 
-    def keep_grad_norms():
-        nonlocal grad_norms
-        grad_norms = nn.utils.grad_norms_by_module(model)
-
     def evaluate(it):
+        """Mean loss of each split, logged to metrics.jsonl, then the checkpoint saved."""
         losses = estimate_loss(model, {"train": train_ids, "val": val_ids}, config.eval_iters,
                                config.batch_size, config.block_size, seed=config.seed + 1,
-                               batch_loss=parallel.loss)
+                               batch_loss=parallel.loss if parallel else None)
         run.record_evaluation(it, losses["train"], losses["val"],
                               logged={"grad_norms": grad_norms} if grad_norms else None)
         if on_evaluation is not None:
             on_evaluation(model, it)
 
-    with parallel:  # workers (if any) live until the loop ends, however it ends
-        return run.loop(it, lambda: get_batch(train_ids, config.batch_size, config.block_size),
-                        parallel.forward_backward, evaluate, "train",
-                        after_backward=keep_grad_norms if log_grad_norms else None)
+    # --- the loop ------------------------------------------------------------------------------
+    # `running`: a progress bar, Ctrl-C stops at a step boundary, --out unlocked at the end;
+    # `parallel`: its workers (if any) live until the loop ends, however it ends
+    with parallel or contextlib.nullcontext(), run.running(it, "train"):
+        while True:
+            if run.evaluation_due(it):          # at 0, every eval_interval, at the end
+                evaluate(it)
+            if it == config.max_iters:
+                break
+            run.stop_if_asked(it)               # after Ctrl-C: save, raise Interrupted
+            lr = run.set_learning_rate(it)      # warmup, then cosine decay
+            x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T] each
+            optimizer.zero_grad()
+            if parallel is None:
+                _, loss = model(x, y)           # forward: the mean cross-entropy
+                loss.backward()                 # backward: every parameter's .grad
+                loss = loss.item()
+            else:                               # the same, the rows split over processes
+                loss = parallel.forward_backward(x, y)
+            run.check_finite(loss, it, "training loss")  # before a step spoils the weights
+            if log_grad_norms:
+                grad_norms = nn.utils.grad_norms_by_module(model)
+            if config.grad_clip > 0:
+                nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)  # clip
+            optimizer.step()                    # AdamW step
+            it += 1
+            run.stepped(loss, lr)
+    return run.result()
+
+
+def train_on_text(config, text, out_dir, resume=False, overwrite=False, **options):
+    """train() in one call for a script or a test: a TrainingRun on out_dir (resume or
+    overwrite it), the settings `config` resolved by it, the str `text` encoded
+    (id_file.encode_text); `options` are train()'s. Returns what train() returns."""
+    run = TrainingRun(out_dir, resume=resume, overwrite=overwrite)
+    run.settings(config)
+    return train(run, encode_text(text), **options)

@@ -10,7 +10,7 @@ import microtensor
 from ..seq2seq import Seq2SeqTransformer
 from ..tasks import dates as task
 from .checkpoint import load_model, load_vocabularies
-from .run import TrainingRun, configure_optimizer
+from .run import configure_optimizer
 
 KIND = Seq2SeqTransformer.kind
 
@@ -48,17 +48,19 @@ def load_translator(out_dir, which="best"):
     return model, src_tok, tgt_tok, manifest
 
 
-def train_translation(config, out_dir, progress=True, resume=False, overwrite=False):
-    """Train a Seq2SeqTransformer on the dates task as `config` (a TranslateConfig) says, with
-    the checkpoints and rules of `microtensor train` (train.train; out_dir a path or a
-    TrainingRun). Each evaluation measures the teacher-forced loss on the first n_test
-    training pairs and on the held-out pairs, and the exact match of the held-out pairs'
-    greedy translations. Returns the last {"iter", "train_loss", "val_loss", "exact_match",
-    "elapsed_s"} plus "best_val_loss".
+def train_translation(run, progress=True):
+    """Train a Seq2SeqTransformer on the dates task as `run` (a TrainingRun of kind KIND whose
+    settings, a TranslateConfig, are resolved: `run.settings(config)`) says, with the
+    checkpoints and rules of `microtensor train` (train.train). Each evaluation measures the
+    teacher-forced loss on the first n_test training pairs and on the held-out pairs, and the
+    exact match of the held-out pairs' greedy translations. Returns the last {"iter",
+    "train_loss", "val_loss", "exact_match", "elapsed_s"} plus "best_val_loss". ValueError
+    for settings not resolved.
     """
-    run = (out_dir if isinstance(out_dir, TrainingRun)
-           else TrainingRun(out_dir, resume=resume, overwrite=overwrite, kind=KIND))
-    config = run.settings(config)
+    config = run.config
+    if config is None:
+        raise ValueError("train_translation: the run's settings are not resolved; call "
+                         "run.settings(config)")
     microtensor.manual_seed(config.seed)
     src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
     train_pairs, test_pairs = task.date_pairs(config.n_train, config.n_test, seed=config.seed)

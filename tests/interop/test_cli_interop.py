@@ -112,3 +112,23 @@ def test_a_nanogpt_export_of_a_hand_edited_training_state_is_one_line(trained, c
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err, f"expected {message!r}, got {err!r}"
     assert not (trained / f"to_{key}").exists()
+
+
+def test_nanogpt_bins_hold_every_byte_training_read_crlf_lone_cr_bom_nul(tmp_path):
+    """train.bin + val.bin decode to exactly the file's characters, \\r of CRLF and lone CR, a
+    BOM and NUL included (issue 25 #5: a text-mode read dropped every \\r of a CRLF corpus)."""
+    corpus = tmp_path / "crlf.txt"
+    text = "\ufeffO Romeo,\r\nRomeo!\rwherefore\x00 art thou\r\n" * 20
+    corpus.write_bytes(text.encode("utf-8"))
+    out, exported = tmp_path / "out", tmp_path / "nano"
+    assert main(["train", "--data", str(corpus), "--out", str(out)] + FAST) == 0
+    assert main(["export", "--out", str(out), "--to", str(exported), "--format", "nanogpt",
+                 "--data", str(corpus)]) == 0
+    _, tokenizer, _ = load_checkpoint(str(out))
+    train = np.fromfile(exported / "train.bin", dtype=np.uint16)
+    val = np.fromfile(exported / "val.bin", dtype=np.uint16)
+    assert len(train) + len(val) == len(text), \
+        f"expected {len(text)} ids, got {len(train)} + {len(val)}"
+    assert len(train) == int(0.9 * len(text)), f"expected a 90% split, got {len(train)} ids"
+    got = tokenizer.decode(np.concatenate([train, val]).astype(np.int64))
+    assert got == text, f"expected the file's characters back, got {got[:40]!r}..."

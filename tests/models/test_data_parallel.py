@@ -23,7 +23,7 @@ from models.training import train as train_module
 from models.training.data_parallel import DataParallel, share_sizes
 from models.training.run import Interrupted, NonFiniteLoss
 from models.training.settings import TrainConfig
-from models.training.train import train
+from models.training.train import train_on_text
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40
@@ -111,8 +111,8 @@ def test_an_evaluation_split_over_processes_gives_the_batch_loss_in_eval_mode():
 
 
 def test_training_on_two_processes_follows_training_on_one(tmp_path):
-    one = train(config(), TEXT, tmp_path / "one", progress=False)
-    two = train(config(), TEXT, tmp_path / "two", progress=False, processes=2)
+    one = train_on_text(config(), TEXT, tmp_path / "one", progress=False)
+    two = train_on_text(config(), TEXT, tmp_path / "two", progress=False, processes=2)
     for key in ("train_loss", "val_loss"):  # the same batches; sums in another float32 order
         assert two[key] == pytest.approx(one[key], rel=1e-4), f"{key}: {one[key]} vs {two[key]}"
     manifest = json.loads((tmp_path / "two" / "config.json").read_text())
@@ -122,7 +122,7 @@ def test_training_on_two_processes_follows_training_on_one(tmp_path):
 def test_a_resumed_two_process_run_with_dropout_ends_bit_identical(tmp_path, monkeypatch,
                                                                    worker_pids):
     settings = config(dropout=0.1)  # each worker's masks come from a seed the parent draws
-    train(settings, TEXT, tmp_path / "ref", progress=False, processes=2)
+    train_on_text(settings, TEXT, tmp_path / "ref", progress=False, processes=2)
     calls, real_get_batch = [], train_module.get_batch
 
     def get_batch(ids, batch_size, block_size, generator=None):
@@ -134,10 +134,10 @@ def test_a_resumed_two_process_run_with_dropout_ends_bit_identical(tmp_path, mon
 
     monkeypatch.setattr(train_module, "get_batch", get_batch)
     with pytest.raises(Interrupted):
-        train(settings, TEXT, tmp_path / "run", progress=False, processes=2)
+        train_on_text(settings, TEXT, tmp_path / "run", progress=False, processes=2)
     assert_gone(worker_pids)
     monkeypatch.setattr(train_module, "get_batch", real_get_batch)
-    train(settings, TEXT, tmp_path / "run", progress=False, resume=True, processes=2)
+    train_on_text(settings, TEXT, tmp_path / "run", progress=False, resume=True, processes=2)
     for which in ("best", "latest"):
         with snapshot(tmp_path / "run", which) as ours, snapshot(tmp_path / "ref", which) as theirs:
             assert sorted(ours.files) == sorted(theirs.files)
@@ -146,7 +146,7 @@ def test_a_resumed_two_process_run_with_dropout_ends_bit_identical(tmp_path, mon
 
 
 def test_no_worker_outlives_a_run_that_ends(tmp_path, worker_pids):
-    train(config(max_iters=2), TEXT, tmp_path, progress=False, processes=3)
+    train_on_text(config(max_iters=2), TEXT, tmp_path, progress=False, processes=3)
     assert len(worker_pids) == 2
     assert_gone(worker_pids)
 
@@ -162,7 +162,7 @@ def test_no_worker_outlives_a_nan_stop(tmp_path, monkeypatch, worker_pids):
 
     monkeypatch.setattr(nn.optim.AdamW, "step", step_then_poison)
     with pytest.raises(NonFiniteLoss, match="training loss is nan at iter 1"):
-        train(config(), TEXT, tmp_path, progress=False, processes=2)
+        train_on_text(config(), TEXT, tmp_path, progress=False, processes=2)
     assert_gone(worker_pids)
 
 

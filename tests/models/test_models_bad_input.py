@@ -23,8 +23,10 @@ def model():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(max_new_tokens=-1), "max_new_tokens must be an int >= 0; got -1"),
     (dict(max_new_tokens=2.5), "max_new_tokens must be an int >= 0; got 2.5"),
-    (dict(max_new_tokens=2, temperature=float("nan")), "temperature must be a finite number > 0"),
-    (dict(max_new_tokens=2, temperature=float("inf")), "temperature must be a finite number > 0"),
+    (dict(max_new_tokens=2, temperature=float("nan")),
+     "temperature must be a finite number >= 1.175e-38"),
+    (dict(max_new_tokens=2, temperature=float("inf")),
+     "temperature must be a finite number >= 1.175e-38"),
     (dict(max_new_tokens=2, top_k=1.5), "top_k must be an int >= 1 or None; got 1.5"),
 ])
 def test_generate_refuses_odd_arguments(model, kwargs, message):

@@ -12,7 +12,7 @@ from models.training import train as train_module
 from models.training.checkpoint import load_checkpoint
 from models.training.run import configure_optimizer
 from models.training.settings import PRESETS, TrainConfig, get_preset
-from models.training.train import train
+from models.training.train import train_on_text
 
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40
 
@@ -25,7 +25,7 @@ def small(**overrides):
 
 
 def test_metrics_checkpoint_and_result(tmp_path, capsys):
-    result = train(small(), TEXT, tmp_path, progress=False)
+    result = train_on_text(small(), TEXT, tmp_path, progress=False)
     records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["iter"] for r in records] == [0, 3, 6, 7]
     for r in records:
@@ -41,14 +41,14 @@ def test_metrics_checkpoint_and_result(tmp_path, capsys):
 
 
 def test_overwrite_starts_a_fresh_metrics_file(tmp_path):
-    train(small(), TEXT, tmp_path, progress=False)
-    train(small(max_iters=3), TEXT, tmp_path, progress=False, overwrite=True)
+    train_on_text(small(), TEXT, tmp_path, progress=False)
+    train_on_text(small(max_iters=3), TEXT, tmp_path, progress=False, overwrite=True)
     assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 2
     assert load_checkpoint(tmp_path)[2]["latest"]["iter"] == 3
 
 
 def test_training_lowers_the_loss(tmp_path):
-    result = train(small(max_iters=60, eval_interval=60, eval_iters=4, learning_rate=1e-2),
+    result = train_on_text(small(max_iters=60, eval_interval=60, eval_iters=4, learning_rate=1e-2),
                    TEXT, tmp_path, progress=False)
     first = json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[0])
     assert result["train_loss"] < first["train_loss"] - 0.5
@@ -106,8 +106,8 @@ def test_gpt_config_is_built_in_one_place():
 
 
 def test_evaluating_more_often_does_not_change_what_is_trained(tmp_path):
-    train(small(eval_interval=2), TEXT, tmp_path / "often", progress=False)
-    train(small(eval_interval=7), TEXT, tmp_path / "rarely", progress=False)
+    train_on_text(small(eval_interval=2), TEXT, tmp_path / "often", progress=False)
+    train_on_text(small(eval_interval=7), TEXT, tmp_path / "rarely", progress=False)
     often, _, _ = load_checkpoint(tmp_path / "often", which="latest")
     rarely, _, _ = load_checkpoint(tmp_path / "rarely", which="latest")
     for (name, a), b in zip(often.state_dict().items(), rarely.state_dict().values()):
@@ -120,3 +120,21 @@ def test_every_evaluation_uses_the_same_batches(tmp_path):
     first = train_module.estimate_loss(model, {"val": ids}, 3, 4, 8, seed=5)
     again = train_module.estimate_loss(model, {"val": ids}, 3, 4, 8, seed=5)
     assert first == again, f"expected identical losses for the same seed; got {first} and {again}"
+
+
+def test_train_refuses_a_run_whose_settings_were_not_resolved(tmp_path):
+    from models.training.data import encode_text
+    from models.training.run import TrainingRun
+
+    with pytest.raises(ValueError, match=r"settings are not resolved; call run.settings"):
+        train_module.train(TrainingRun(tmp_path / "out"), encode_text(TEXT), progress=False)
+    assert not (tmp_path / "out").exists(), "expected nothing written for a refused run"
+
+
+def test_one_process_trains_without_building_data_parallel(tmp_path, monkeypatch):
+    """processes=1 runs the loop's own forward and loss.backward(); DataParallel is for > 1."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("expected no DataParallel for processes=1")
+    monkeypatch.setattr(train_module, "DataParallel", refuse)
+    result = train_on_text(small(), TEXT, tmp_path / "alone", progress=False)
+    assert result["iter"] == 7, f"expected 7 iterations trained, got {result['iter']}"

@@ -20,7 +20,7 @@ from models.training.checkpoint import load_checkpoint
 from models.training.out_dir import CONFIG_FILE
 from models.training.run import Interrupted, NonFiniteLoss
 from models.training.settings import TrainConfig
-from models.training.train import train
+from models.training.train import train_on_text
 
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ def assert_same_run(out, reference):
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     out = tmp_path_factory.mktemp("reference")
-    train(config(), TEXT, out, progress=False)
+    train_on_text(config(), TEXT, out, progress=False)
     return out
 
 
@@ -90,12 +90,12 @@ def test_a_signal_saves_the_state_and_resuming_ends_bit_identical(tmp_path, monk
     handler_before = signal.getsignal(signum)
     signal_at_step(monkeypatch, step, signum)
     with pytest.raises(Interrupted) as stop:
-        train(config(), TEXT, tmp_path, progress=False)
+        train_on_text(config(), TEXT, tmp_path, progress=False)
     assert stop.value.exit_status == 128 + signum
     assert latest_iter(tmp_path) == step, "expected the state after the step the signal hit"
     assert signal.getsignal(signum) is handler_before, "expected the old handler back"
     monkeypatch.undo()
-    train(config(), TEXT, tmp_path, progress=False, resume=True)
+    train_on_text(config(), TEXT, tmp_path, progress=False, resume=True)
     assert_same_run(tmp_path, reference)
 
 
@@ -103,11 +103,11 @@ def test_two_interruptions_and_two_resumes_end_bit_identical(tmp_path, monkeypat
     for step, signum in [(3, signal.SIGTERM), (4, signal.SIGINT)]:  # stops at iters 3, then 7
         signal_at_step(monkeypatch, step, signum)
         with pytest.raises(Interrupted):
-            train(config(), TEXT, tmp_path, progress=False, resume=os.path.exists(
+            train_on_text(config(), TEXT, tmp_path, progress=False, resume=os.path.exists(
                 tmp_path / CONFIG_FILE))
         monkeypatch.undo()
     assert latest_iter(tmp_path) == 7
-    train(config(), TEXT, tmp_path, progress=False, resume=True)
+    train_on_text(config(), TEXT, tmp_path, progress=False, resume=True)
     assert_same_run(tmp_path, reference)
 
 
@@ -115,11 +115,11 @@ def test_metrics_written_after_the_saved_state_are_dropped_on_resume(tmp_path, m
                                                                      reference):
     signal_at_step(monkeypatch, 6, signal.SIGTERM)
     with pytest.raises(Interrupted):
-        train(config(), TEXT, tmp_path, progress=False)
+        train_on_text(config(), TEXT, tmp_path, progress=False)
     monkeypatch.undo()
     with open(tmp_path / "metrics.jsonl", "a", encoding="utf-8") as f:  # as a crash leaves them:
         f.write('{"iter": 8, "train_loss": 1.0, "val_loss": 1.0, "elapsed_s": 1.0}\n{"iter": 1')
-    train(config(), TEXT, tmp_path, progress=False, resume=True)
+    train_on_text(config(), TEXT, tmp_path, progress=False, resume=True)
     assert_same_run(tmp_path, reference)
 
 
@@ -166,12 +166,12 @@ def test_config_json_names_the_best_and_the_latest_iteration(tmp_path, monkeypat
 
     fixed = dict(lr_decay_iters=12)  # so the 4-step run below follows the same schedule
     monkeypatch.setattr(train_module, "estimate_loss", estimate_loss)
-    train(config(**fixed), TEXT, tmp_path / "run", progress=False)
+    train_on_text(config(**fixed), TEXT, tmp_path / "run", progress=False)
     monkeypatch.undo()
     manifest = json.loads((tmp_path / "run" / CONFIG_FILE).read_text())
     assert (manifest["best"]["iter"], manifest["best"]["val_loss"]) == (4, 2.0)
     assert (manifest["latest"]["iter"], manifest["latest"]["val_loss"]) == (12, 2.6)
-    train(config(max_iters=4, **fixed), TEXT, tmp_path / "four", progress=False)
+    train_on_text(config(max_iters=4, **fixed), TEXT, tmp_path / "four", progress=False)
     best, _, _ = load_checkpoint(tmp_path / "run")               # what `sample` reads
     at_four, _, _ = load_checkpoint(tmp_path / "four", which="latest")
     for name, array in at_four.state_dict().items():
@@ -192,7 +192,7 @@ def test_a_nan_loss_stops_naming_the_iteration_and_keeps_the_last_good_checkpoin
 
     monkeypatch.setattr(nn.optim.AdamW, "step", step_then_poison)
     with pytest.raises(NonFiniteLoss, match="training loss is nan at iter 6") as stop:
-        train(config(), TEXT, tmp_path, progress=False)
+        train_on_text(config(), TEXT, tmp_path, progress=False)
     assert "latest iter 4" in str(stop.value), "expected the message to name what is kept"
     model, _, manifest = load_checkpoint(tmp_path, which="latest")
     assert manifest["latest"]["iter"] == 4
@@ -220,11 +220,11 @@ def _edit_latest(out, edit_manifest=None, edit_arrays=None):
 def test_a_resume_refuses_optimizer_hyperparameters_its_settings_do_not_give(tmp_path):
     """The settings (info.train_config) say how a resumed run trains: a hand-edited
     latest.param_groups weight decay would otherwise be trained with, silently."""
-    train(config(max_iters=4), TEXT, tmp_path, progress=False)
+    train_on_text(config(max_iters=4), TEXT, tmp_path, progress=False)
     _edit_latest(tmp_path, edit_manifest=lambda m: m["latest"]["param_groups"][0].update(
         weight_decay=0.5))
     with pytest.raises(ValueError) as refused:
-        train(config(max_iters=8), TEXT, tmp_path, progress=False, resume=True)
+        train_on_text(config(max_iters=8), TEXT, tmp_path, progress=False, resume=True)
     expected = "latest.param_groups[0].weight_decay is 0.5"
     assert expected in str(refused.value), f"expected {expected!r}; got {refused.value}"
     assert latest_iter(tmp_path) == 4, "a refused resume should leave the checkpoint as it was"
@@ -232,9 +232,9 @@ def test_a_resume_refuses_optimizer_hyperparameters_its_settings_do_not_give(tmp
 
 def test_a_resume_refuses_a_step_count_that_is_not_a_whole_number(tmp_path):
     """AdamW's bias correction divides by 1 − β^step: a step of 2.5 would be trained with."""
-    train(config(max_iters=4), TEXT, tmp_path, progress=False)
+    train_on_text(config(max_iters=4), TEXT, tmp_path, progress=False)
     _edit_latest(tmp_path, edit_arrays=lambda a: a.update({"optimizer/0/step": np.array(2.5)}))
     with pytest.raises(ValueError) as refused:
-        train(config(max_iters=8), TEXT, tmp_path, progress=False, resume=True)
+        train_on_text(config(max_iters=8), TEXT, tmp_path, progress=False, resume=True)
     expected = "optimizer/0/step is float64"
     assert expected in str(refused.value), f"expected {expected!r}; got {refused.value}"
