@@ -35,6 +35,8 @@ MASK_SHAPES = {  # name -> shape of the mask, from (T_q, T_k)
     "[1, H, 1, T_k]": lambda tq, tk: (1, H, 1, tk),
     "[1, 1, 1, T_k]": lambda tq, tk: (1, 1, 1, tk),
     "[H, T_q, T_k]": lambda tq, tk: (H, tq, tk),
+    "[H, 1, T_k]": lambda tq, tk: (H, 1, tk),
+    "[B, 1, 1, T_k]": lambda tq, tk: (B, 1, 1, tk),
     "[B, 1, 1, 1]": lambda tq, tk: (B, 1, 1, 1),
 }
 # (mask kind, what it blocks): bool or float (−inf where blocked, finite biases elsewhere);
@@ -135,4 +137,4 @@ def test_conformance_attention_size():
           f"{len(ATTENTIONS)} attentions × ({len(MASK_SHAPES)} mask shapes × {len(MASK_KINDS)} "
           f"mask kinds + no mask + is_causal)), {compared} arrays compared with torch, "
           f"{refused} growing masks refused")
-    assert len(CASES) >= 400, f"expected a grid of at least 400 cases, got {len(CASES)}"
+    assert len(CASES) >= 600, f"expected a grid of at least 600 cases, got {len(CASES)}"
