@@ -268,3 +268,38 @@ def test_d_k_zero_gives_the_mean_of_the_unblocked_values(attention):
     want = np.stack([v[0].mean(0), v[0, [0, 2]].mean(0), np.zeros(3)])
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12,
                                err_msg=f"{attention}: expected the means of V {want}, got {got}")
+
+
+def _nn_imports():
+    """{module: the nn modules it imports, at the top or inside a function} for nn/*.py."""
+    import ast
+    from pathlib import Path
+    folder = Path(nn.__file__).parent
+    graph = {}
+    for path in folder.glob("*.py"):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names |= {node.module} if node.module else {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.startswith("nn."):
+                names.add(node.module.split(".")[1])
+        graph[path.stem] = {n.split(".")[0] for n in names} & {p.stem for p in folder.glob("*.py")}
+    return graph
+
+
+def test_attention_s_files_import_one_way_with_no_circle():
+    """Issue 24: attention, kv_cache, tiled_attention and attention_checks imported each other
+    in a circle (lazy imports included); attention.py now imports the others, never back."""
+    graph = _nn_imports()
+    for helper in ("masks", "kv_cache", "tiled_attention", "attention_checks"):
+        assert "attention" not in graph[helper], f"nn/{helper}.py imports nn/attention.py"
+
+    def reach(start, seen):
+        for nxt in graph.get(start, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                reach(nxt, seen)
+        return seen
+    circles = sorted(m for m in graph if m != "__init__" and m in reach(m, set()))
+    assert not circles, f"expected no import circle in nn/, got one through {circles}"
