@@ -155,20 +155,16 @@ class MultiHeadAttention(Module):
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d]
             if kv_cache is not None:
                 k, v = kv_cache.append(k, v)                # [B, H, T_past + T_q, d]
-        t_k = k.shape[2]
-        offset = None
-        if is_causal:
-            alignment = masks.causal_alignment_for(t_q, t_k, causal_alignment,
-                                                   kv_cache is not None)
-            offset = masks.causal_offset(t_q, t_k, alignment)
+        scores = (b, self.n_heads, t_q, k.shape[2])         # [B, H, T_q, T_k]
+        offset = masks.module_causal_offset(t_q, k.shape[2], is_causal, causal_alignment,
+                                            kv_cache is not None)   # None: not causal
         dropout_p = self.dropout if self.training else 0.0
         if self.attention == "tiled":  # causal as a rule, not a mask: tiles past it are skipped
-            mask = masks.attention_mask((b, self.n_heads, t_q, t_k), attn_mask, key_padding_mask)
+            mask = masks.attention_mask(scores, attn_mask, key_padding_mask)
             z = tiled_attention(q, k, v, mask, offset is not None, dropout_p, offset or 0)
             self.last_attention = None
         else:
-            mask = masks.attention_mask((b, self.n_heads, t_q, t_k), attn_mask, key_padding_mask,
-                                        offset)
+            mask = masks.attention_mask(scores, attn_mask, key_padding_mask, offset)
             z, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
             self._keep(weights)
         return self._merge_heads(z, b, t_q)                 # [B, T_q, D]

@@ -30,16 +30,17 @@ def causal_offset(t_q, t_k, alignment):
     return 0 if alignment == "top_left" else t_k - t_q
 
 
-def causal_alignment_for(t_q, t_k, causal_alignment, cached):
-    """MultiHeadAttention's causal alignment: the one given, else bottom-right (cached
-    decoding). ValueError when T_q != T_k without a KV cache and none is given: the function's
-    default is top-left, so a silent choice would differ from it."""
-    if causal_alignment is not None:
-        return causal_alignment
-    if t_q != t_k and not cached:
+def module_causal_offset(t_q, t_k, is_causal, causal_alignment, cached):
+    """MultiHeadAttention's causal offset, None when not causal: the alignment given, else
+    bottom-right (the last query sees every key, as in cached decoding). ValueError when
+    T_q != T_k without a KV cache and no alignment is given: the function's default is
+    top-left, so a silent choice would differ from it."""
+    if not is_causal:
+        return None
+    if causal_alignment is None and t_q != t_k and not cached:
         raise ValueError(f"MultiHeadAttention: is_causal with T_q={t_q} != T_k={t_k} "
                          "needs causal_alignment='top_left' or 'bottom_right'")
-    return "bottom_right"
+    return causal_offset(t_q, t_k, causal_alignment or "bottom_right")
 
 
 @functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small

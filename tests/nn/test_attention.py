@@ -205,3 +205,101 @@ def test_gradcheck_attention_weights_wrt_q_k(weighted_gradcheck):
     assert weighted_gradcheck(
         lambda q, k, v: nn.scaled_dot_product_attention(q, k, v, is_causal=True)[1], _qkv64()
     )
+
+
+# ---- issue 25 findings 6, 7 and 11, each failing before its fix --------------------------
+
+def _both(q, k, v, **kwargs):
+    """{attention: Z} of ordinary and tiled attention on the same float64 arrays."""
+    tensors = [mt.Tensor(a) for a in (q, k, v)]
+    return {"ordinary": nn.scaled_dot_product_attention(*tensors, **kwargs)[0].data,
+            "tiled": nn.tiled_attention(*tensors, tile_size=2, **kwargs).data}
+
+
+@pytest.mark.parametrize("attention", ["ordinary", "tiled"])
+def test_a_mask_with_a_batch_dim_the_inputs_lack_is_refused_in_one_line(attention):
+    """#6: q, k, v [3, 7, 4] with a mask [2, 3, 7, 7]: tiled attention returned (2, 3, 7, 4);
+    both attentions must refuse it as torch does, naming attn_mask and the shapes."""
+    q = k = v = mt.Tensor(np.ones((3, 7, 4)))
+    mask = np.zeros((2, 3, 7, 7), bool)
+    with pytest.raises(ValueError) as raised:
+        if attention == "tiled":
+            nn.tiled_attention(q, k, v, attn_mask=mask)
+        else:
+            nn.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    message = str(raised.value)
+    assert "attn_mask" in message and "(2, 3, 7, 7)" in message and "(3, 7, 7)" in message \
+        and "\n" not in message, f"expected one line naming attn_mask (2, 3, 7, 7) and the " \
+                                 f"scores (3, 7, 7), got {message!r}"
+
+
+def test_the_bool_mask_sense_is_stated_first_as_the_difference_from_torch():
+    """#7: True = blocked here, True = may attend in torch's function: said in the first
+    paragraph of the docstring (and in docs/conformance.md)."""
+    first = nn.scaled_dot_product_attention.__doc__.split("\n\n")[0]
+    assert "True" in first and "blocked" in first and \
+        "unlike torch.nn.functional.scaled_dot_product_attention, where True means may attend" \
+        in " ".join(first.split()), f"expected the kept difference in: {first!r}"
+
+
+def test_a_torch_keep_mask_inverted_gives_torch_s_values():
+    """#7: torch's tril "keep" mask, given here as its inverse (True = blocked), gives torch's
+    output; given as it is, it would block the keys torch keeps (a max difference of ~1)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal((2, 5, 4)) for _ in range(3))
+    keep = np.tril(np.ones((5, 5), bool))
+    want = torch.nn.functional.scaled_dot_product_attention(
+        *map(torch.from_numpy, (q, k, v)), attn_mask=torch.from_numpy(keep)).numpy()
+    for attention, got in _both(q, k, v, attn_mask=~keep).items():
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12,
+                                   err_msg=f"{attention}: expected torch's values")
+
+
+@pytest.mark.parametrize("attention", ["ordinary", "tiled"])
+def test_d_k_zero_gives_the_mean_of_the_unblocked_values(attention):
+    """#11: with d_k = 0 every score is an empty sum, 0, so softmax weighs the keys equally:
+    Z is the mean of V over the unblocked keys (torch's answer), and an all-blocked row is 0.
+    Ordinary attention gave NaN, tiled attention raised ZeroDivisionError."""
+    v = np.arange(12.0).reshape(1, 4, 3)                   # [1, T_k = 4, d_v = 3]
+    q, k = np.zeros((1, 3, 0)), np.zeros((1, 4, 0))
+    mask = np.array([[False] * 4, [False, True, False, True], [True] * 4])
+    got = _both(q, k, v, attn_mask=mask)[attention][0]
+    want = np.stack([v[0].mean(0), v[0, [0, 2]].mean(0), np.zeros(3)])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12,
+                               err_msg=f"{attention}: expected the means of V {want}, got {got}")
+
+
+def _nn_imports():
+    """{module: the nn modules it imports, at the top or inside a function} for nn/*.py."""
+    import ast
+    from pathlib import Path
+    folder = Path(nn.__file__).parent
+    graph = {}
+    for path in folder.glob("*.py"):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names |= {node.module} if node.module else {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.startswith("nn."):
+                names.add(node.module.split(".")[1])
+        graph[path.stem] = {n.split(".")[0] for n in names} & {p.stem for p in folder.glob("*.py")}
+    return graph
+
+
+def test_attention_s_files_import_one_way_with_no_circle():
+    """Issue 24: attention, kv_cache, tiled_attention and attention_checks imported each other
+    in a circle (lazy imports included); attention.py now imports the others, never back."""
+    graph = _nn_imports()
+    for helper in ("masks", "kv_cache", "tiled_attention", "attention_checks"):
+        assert "attention" not in graph.get(helper, ()), f"nn/{helper}.py imports nn/attention.py"
+
+    def reach(start, seen):
+        for nxt in graph.get(start, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                reach(nxt, seen)
+        return seen
+    circles = sorted(m for m in graph if m != "__init__" and m in reach(m, set()))
+    assert not circles, f"expected no import circle in nn/, got one through {circles}"
