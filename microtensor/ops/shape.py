@@ -144,6 +144,9 @@ def transpose_method(self, dim0, dim1):
     if n == 0 and dim0 in (0, -1) and dim1 in (0, -1):  # a 0-d tensor has dim 0, as torch
         return self.reshape(())
     axes = list(range(n))
+    if not (-n <= dim0 < n and -n <= dim1 < n):  # both dims and the shape in one line
+        raise IndexError(f"transpose: dims ({dim0}, {dim1}) are out of range for a tensor "
+                         f"of shape {self.shape}")
     dim0, dim1 = dims.dim(dim0, n, "transpose"), dims.dim(dim1, n, "transpose")
     axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
     return apply(Permute(axes, op="transpose"), self)

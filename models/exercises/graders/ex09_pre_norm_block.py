@@ -67,7 +67,7 @@ def _block(d_model=8, seed=22):
     rng = np.random.default_rng(seed)
     for name, p in block.named_parameters():
         base = 1.0 if name.endswith("ln_1.weight") or name.endswith("ln_2.weight") else 0.0
-        p.data = base + rng.normal(size=p.shape) * 0.4
+        p.data = base + rng.normal(size=p.shape) * 0.4  # rebinds: a fresh block, no graph
     return block
 
 
