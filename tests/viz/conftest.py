@@ -4,10 +4,12 @@ Helpers are handed out as fixtures (not imported), so this conftest never clashe
 the conftest of another test folder.
 """
 import re
+import shutil
 from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from mt_testing import CHROMIUM_MISSING
 
 import microtensor as mt
 import viz
@@ -116,3 +118,17 @@ def gpt_step():
         return loss
 
     return step
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by Playwright (its own browser download is not reachable), one
+    per test module; skipped, with the reason CI counts, where either is missing."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip(CHROMIUM_MISSING)
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"], headless=True)
+        yield b
+        b.close()

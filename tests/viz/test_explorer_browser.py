@@ -5,11 +5,10 @@ norms, shows a clicked node's shape, opens a folded block and toggles lecture mo
 CI installs Playwright (the `browser` extra) and chromium; tests/conftest.py fails a CI run
 that skips these for want of either.
 """
-import shutil
 
 import numpy as np
 import pytest
-from mt_testing import CHROMIUM_MISSING, needs_dot
+from mt_testing import needs_dot
 
 import viz
 from viz.style import fmt_number
@@ -42,17 +41,6 @@ def explored(tmp_path_factory):
     viz.explore(loss, path, depth=1)
     keys = list(viz.trace(loss)[0])
     return path, keys, model, forward, backward
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip(CHROMIUM_MISSING)
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"], headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture

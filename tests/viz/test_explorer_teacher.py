@@ -4,11 +4,10 @@ the current step, folded runs that show which block runs, a colour key that stay
 inputs by name and value, text a room can read, labels clear of cluster titles, pow's exponent,
 a jump box, the step in the URL, an on-page key, a frame saved for the slides, and a full `?`.
 """
-import shutil
 
 import numpy as np
 import pytest
-from mt_testing import CHROMIUM_MISSING, needs_dot
+from mt_testing import needs_dot
 
 import microtensor as mt
 import viz
@@ -60,17 +59,6 @@ def pages(tmp_path_factory):
     out["line"] = folder / "line.html"
     viz.explore(line_loss, out["line"])
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip(CHROMIUM_MISSING)
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"], headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture
