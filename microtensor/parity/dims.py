@@ -42,6 +42,8 @@ def dims(d, ndim, op):
 
 def permutation(order, ndim, op):
     """`order` (a tuple or list of ints) as a permutation of the `ndim` dims."""
+    if sorted(order) == list(range(ndim)) and all(type(a) is int for a in order):
+        return tuple(order)  # already normal (attention permutes ~20 times a token): no checks
     normalized = tuple(dim(a, ndim, op) for a in order) if ndim else tuple(order)
     if sorted(normalized) != list(range(ndim)) and not (ndim == 0 and len(order) == 0):
         raise ValueError(f"{op}: dims {tuple(order)} are not a permutation of the {ndim} dims")
