@@ -21,7 +21,7 @@ from .autograd import Function, is_grad_enabled, no_grad
 from .factories import zeros
 from .gradcheck import GradcheckError, gradcheck
 from .ops.shape import cat
-from .parity import protocols  # noqa: F401  (attaches Python's protocols to Tensor)
+from .parity import protocols, tensor_api  # noqa: F401  (attach torch.Tensor's protocols, repr, item)
 from .parity.versions import writing
 from .profiler import profile
 from .random import manual_seed, randn

@@ -1,15 +1,11 @@
-"""The engine: the graph node `Function`, grad mode, and the backward pass (course notes 3.8).
+"""The engine: the graph node `Function`, `backward()` and grad mode (course notes 3.8).
 
-An op that runs on an input that requires grad leaves one `Function` on its output as
-`tensor.grad_fn` (PyTorch's name). `backward()` visits the nodes from the output back to the
-leaves and applies the chain rule at each one (Baydin et al. 2018, "Automatic Differentiation in
-Machine Learning: a Survey"). The Tensor and `apply`, which records the nodes, are in tensor.py;
-the ops, each a `Function`, in ops/. What makes it PyTorch-exact (version counters, hooks, the
-pictures' metadata) is in parity/, entered from here through `parity.check_node` and
-`parity.after_node`: skip them and every gradient still reads in full.
+An op on an input that requires grad leaves a `Function` on its output (`tensor.grad_fn`);
+`backward()` visits the nodes from the output back to the leaves, applying the chain rule at
+each (Baydin et al. 2018). tensor.py records the nodes; ops/ holds the ops; parity/ makes it
+PyTorch-exact (version counters, hooks, the pictures' metadata), entered through
+`parity.check_node` and `parity.after_node`: skip it and every gradient still reads in full.
 """
-import functools
-import inspect
 import weakref
 
 import numpy as np
@@ -47,18 +43,13 @@ class Function(parity.NodeRecord):
         def backward(self, g):                    # g = ∂L/∂z
             return g * self.saved["b"], g * self.saved["a"]   # ∂L/∂a, ∂L/∂b
 
-    `backward(g)` returns one gradient per input (None for one that needs none), in the
-    output's (broadcast) shape: the engine sums it back to each input's shape (`unbroadcast`).
-    Settings that are not arrays of the graph (an axis, a mask) go to `__init__`, which calls
-    `super().__init__()` first. A backward never writes into the `g` it receives: it may be
-    shared with another input. One instance per op call: it is that call's graph node.
-
-    A node holds: op (its name, "matmul"); inputs (per input, the node behind it: its
-    grad_fn, the `AccumulateGrad` of a leaf, or None for a constant; torch's next_functions);
-    input_shapes; needs_input_grad; saved ({name: array}, freed after backward). PyTorch
-    splits the op (`torch.autograd.Function`, with `ctx.save_for_backward`) from the node
-    (`y.grad_fn`); here `save`/`saved` play the part of the ctx. What the pictures read
-    (scope, role, shape, constants) is kept by `parity.NodeRecord`.
+    `backward(g)` returns one gradient per input (None for one that needs none) in the
+    output's shape; the engine sums each back to its input's shape (`unbroadcast`). Settings
+    that are not arrays (an axis, a mask) go to `__init__`. A backward never writes into `g`
+    (another input may share it). One instance per call: it is that call's graph node, with
+    `inputs` (the node behind each input: its grad_fn, a leaf's `AccumulateGrad`, or None;
+    torch's next_functions), `needs_input_grad` and `saved`. PyTorch splits the op from its
+    ctx; here `save`/`saved` play the ctx. `parity.NodeRecord` keeps what pictures read.
     """
 
     op = "function"
@@ -68,27 +59,20 @@ class Function(parity.NodeRecord):
         self.saved = {}
 
     def save(self, for_input=None, **arrays):
-        """Keep `arrays` for backward, but only if a gradient that uses them will be asked for.
-
-        for_input=i: only ∂L/∂(input i) uses them (∂L/∂a of a·b needs b, not a); None: every
-        input's gradient does. So nothing is saved under `no_grad()`.
-        """
+        """Keep `arrays` for backward if a gradient that uses them will be asked for: that of
+        input `for_input` (∂L/∂a of a·b needs b, not a), or with None any; none in no_grad."""
         needed = any(self.needs_input_grad) if for_input is None \
             else self.needs_input_grad[for_input]
         if needed:
             self.saved.update(arrays)
 
     def run(self, arrays, needs_input_grad):
-        """`forward(*arrays)`, with the op's name and the input shapes in any ValueError."""
+        """`forward(*arrays)`; a ValueError names the op and the input shapes."""
         self.needs_input_grad = needs_input_grad  # known first, so that forward saves less
         try:
             return np.asarray(self.forward(*arrays))
-        except ValueError as error:  # e.g. numpy's broadcast error: name the op and shapes
-            message = str(error)
-            if not message.startswith(self.op):  # the op's own checks name it already
-                shapes = ", ".join(str(a.shape) for a in arrays)
-                message = f"{self.op}: {message} (input shapes: {shapes})"
-            raise ValueError(message) from None
+        except ValueError as error:  # e.g. numpy's broadcast error, which names no op
+            raise parity.named_error(self.op, arrays, error) from None
 
     def __repr__(self):
         return f"<{self.op}{f' ({self.role})' if self.role else ''}>"
@@ -129,9 +113,8 @@ def node_of(tensor):
 def topological_order(root):
     """`root` and the nodes it depends on, each one after every node that feeds it.
 
-    Iterative depth-first search (a chain of 10,000 ops needs no recursion): each node is
-    pushed as (node, False) to visit its inputs, and below them as (node, True), which pops
-    once all of them are in `order`.
+    Depth-first, with a stack instead of recursion (a chain of 10,000 ops): (node, False)
+    visits its inputs, (node, True) below them pops once they are all in `order`.
     """
     order, visited = [], set()
     stack = [(root, False)]
@@ -168,11 +151,9 @@ def backward(tensor, grad, retain_graph=False):
             continue
         parity.check_node(node, g)  # freed or changed saved arrays; retain_grad()
         input_grads = node.backward(g)
-        if not isinstance(input_grads, (tuple, list)):
+        if not isinstance(input_grads, (tuple, list)):  # one input: one gradient
             input_grads = (input_grads,)
-        if len(input_grads) != len(node.inputs):  # zip would drop the missing ones silently
-            raise RuntimeError(f"'{node.op}'.backward returned {len(input_grads)} gradients; "
-                               f"expected {len(node.inputs)}, one per input (None for none)")
+        parity.check_gradient_count(node, input_grads)  # zip below would drop missing ones
         arrived = []
         for parent, pg in zip(node.inputs, input_grads):
             if parent is None or pg is None:
@@ -197,19 +178,9 @@ def is_grad_enabled():
     return _grad_enabled
 
 
-class no_grad:
-    """Ops inside record no graph, as `torch.no_grad`: a context manager (nests), and a
-    decorator written `@no_grad()` or `@no_grad` (torch takes both)."""
-
-    def __new__(cls, func=None):
-        self = super().__new__(cls)
-        self._previous = []  # a stack: one instance may be entered again while inside
-        if func is None:
-            return self
-        if not callable(func):
-            raise TypeError(f"no_grad takes no argument, or the function it decorates; got "
-                            f"{type(func).__name__}")
-        return self(func)  # bare @no_grad
+class no_grad(parity.GradModeDecorator):
+    """Ops inside record no graph, as `torch.no_grad`: `with no_grad():` (nests), or a
+    decorator, `@no_grad()` or `@no_grad` (parity/grad_mode.py)."""
 
     def __enter__(self):
         global _grad_enabled
@@ -219,13 +190,3 @@ class no_grad:
     def __exit__(self, *exc_info):
         global _grad_enabled
         _grad_enabled = self._previous.pop()
-
-    def __call__(self, func):
-        if inspect.isgeneratorfunction(func):  # each step without grad: parity/grad_mode.py
-            return parity.generator_without_grad(func, no_grad)
-
-        @functools.wraps(func)
-        def without_grad(*args, **kwargs):
-            with no_grad():
-                return func(*args, **kwargs)
-        return without_grad

@@ -2,17 +2,16 @@
 backward; the residual of 3.6 is a `+`).
 
 Each backward returns the gradient in the broadcast (output) shape; the engine's
-`unbroadcast` step sums it back to each input's shape. The Tensor operators come after the ops:
-they pick the result's dtype as PyTorch does (parity/promotion.py) and run one op.
+`unbroadcast` step sums it back to each input's shape. The Tensor operators come after the ops.
 """
 import numbers
 
 import numpy as np
 
 from ..autograd import Function
-from ..parity.promotion import as_array, category, result_type
-from ..tensor import Tensor, apply, tensor_method
-from .pointwise import Cast
+from ..parity.operands import lift, operands
+from ..parity.promotion import category, result_type
+from ..tensor import apply, tensor_method
 
 
 class Add(Function):
@@ -114,58 +113,22 @@ def _power(a, p):
     return 1 / np.sqrt(a) if p == -0.5 else a ** p
 
 
-# ---- the Tensor's operators: scalars and arrays on either side ------------------------------
+# ---- the Tensor's operators: a + b, with a scalar or array on either side ------------------
+# Each lifts both sides to the dtype PyTorch gives the result (parity/operands.py), then runs
+# one op: float32 * 0.5 stays float32, int / int is float32.
 
-def lift(other, dtype=None):
-    """`other` as a Tensor of `dtype` (a constant is cast; one that requires grad is not)."""
-    if not isinstance(other, Tensor):
-        if isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
-            return Tensor._make(np.asarray(other, dtype=dtype))  # to dtype at once: no rounding
-        # a copy, as Tensor(array): an op may save it for backward, and the caller may
-        # refill the array before then (one buffer over micro-batches)
-        other = Tensor._make(np.array(other) if isinstance(other, np.ndarray)
-                             else as_array(other, None))
-    if dtype is None or other.dtype == dtype:
-        return other
-    if other._requires_grad:  # cast on the graph, so that its gradient still reaches it
-        return apply(Cast(dtype), other)
-    return Tensor._make(other.data.astype(dtype))
+def _operators(op, name):
+    def in_order(self, other):                  # self + other
+        return apply(op(), *operands(self, other, self, op.op))
 
-
-def _binary(op, a, b, self, true_divide=False):
-    """a `op` b, where self is a or b; the other one may be a Tensor, array or scalar."""
-    other = b if a is self else a
-    a_data = a.data if isinstance(a, Tensor) else a
-    b_data = b.data if isinstance(b, Tensor) else b
-    # the two common cases first, that result_type would only confirm: the same dtype, or a
-    # Python number with a floating tensor (a scalar never widens it: float32 * 0.5 is float32)
-    if (other.dtype == self.dtype if isinstance(other, Tensor)
-            else isinstance(other, (int, float)) and self.dtype.kind == "f"):
-        dtype = self.dtype
-    else:
-        dtype = result_type(a_data, b_data)
-    if op is Sub and np.bool_ in (result_type(a_data), result_type(b_data)):
-        raise TypeError("-: subtraction with a bool operand is not supported (as in "
-                        "PyTorch); cast the mask first, e.g. mask.data.astype(np.int64)")
-    if true_divide and category(dtype) < 2:  # int / int is float32 in PyTorch, not float64
-        dtype = np.dtype(np.float32)
-    return apply(op(), lift(a, dtype), lift(b, dtype))
-
-
-def _operators(op, name, true_divide=False):
-    """Tensor.__name__ (self op other) and Tensor.__rname__ (other op self: Python calls it
-    when the left operand is a number or an array)."""
-    def in_order(self, other):
-        return _binary(op, self, other, self, true_divide)
-
-    def reflected(self, other):
-        return _binary(op, other, self, self, true_divide)
+    def reflected(self, other):                 # other + self: a number or array on the left
+        return apply(op(), *operands(other, self, self, op.op))
     tensor_method(f"__{name}__")(in_order)
     tensor_method(f"__r{name}__")(reflected)
 
 
 for _op, _name in ((Add, "add"), (Sub, "sub"), (Mul, "mul"), (Div, "truediv")):
-    _operators(_op, _name, true_divide=_op is Div)
+    _operators(_op, _name)
 
 
 @tensor_method("__neg__")

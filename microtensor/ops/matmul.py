@@ -14,8 +14,8 @@ import math
 import numpy as np
 
 from ..autograd import Function, unbroadcast
+from ..parity.operands import lift
 from ..tensor import apply, tensor_method
-from .arithmetic import lift
 
 
 class MatMul(Function):

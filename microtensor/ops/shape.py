@@ -9,9 +9,9 @@ import numpy as np
 from ..autograd import Function
 from ..parity import dims
 from ..parity.indexing import is_basic, plain_index, torch_steps
+from ..parity.operands import lift
 from ..parity.promotion import result_type
 from ..tensor import Tensor, apply, tensor_method
-from .arithmetic import lift
 
 
 class Reshape(Function):

@@ -1,6 +1,34 @@
-"""`@no_grad` on a generator function, as torch: each step of the generator runs without grad,
-and the caller's code between the items runs as before."""
+"""`no_grad` as a decorator, as torch takes it: `@no_grad()`, bare `@no_grad`, and on a
+generator function each step without grad while the caller's code between items runs as before.
+"""
 import functools
+import inspect
+
+
+class GradModeDecorator:
+    """What `no_grad` (autograd.py) adds to its `__enter__`/`__exit__`: a stack of previous
+    modes (one instance may be entered again while inside) and the decorator forms."""
+
+    def __new__(cls, func=None):
+        self = super().__new__(cls)
+        self._previous = []
+        if func is None:
+            return self
+        if not callable(func):
+            raise TypeError(f"no_grad takes no argument, or the function it decorates; got "
+                            f"{type(func).__name__}")
+        return self(func)  # bare @no_grad
+
+    def __call__(self, func):
+        kind = type(self)
+        if inspect.isgeneratorfunction(func):
+            return generator_without_grad(func, kind)
+
+        @functools.wraps(func)
+        def without_grad(*args, **kwargs):
+            with kind():
+                return func(*args, **kwargs)
+        return without_grad
 
 
 def generator_without_grad(func, no_grad):

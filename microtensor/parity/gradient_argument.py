@@ -1,4 +1,5 @@
-"""The check of `Tensor.backward(grad)`'s argument: the array the backward pass starts from."""
+"""The checks of gradient settings: `Tensor.backward(grad)`'s argument (the array the backward
+pass starts from) and `requires_grad_`'s."""
 import numpy as np
 
 
@@ -25,3 +26,16 @@ def loss_gradient(tensor, grad):
     if grad.shape != tensor.shape:
         raise ValueError(f"backward(grad): grad has shape {grad.shape}; expected {tensor.shape}")
     return grad
+
+
+def check_requires_grad(tensor, flag):
+    """TypeError for requires_grad on a tensor that is not floating point; RuntimeError for
+    turning it off on a tensor an op made (it would cut the graph without a word)."""
+    if flag and not np.issubdtype(tensor.dtype, np.floating):
+        raise TypeError(
+            f"only floating-point tensors can require grad; got dtype {tensor.dtype}"
+            + (f" for '{tensor.name}'" if tensor.name else "")
+            + " (integer tensors hold ids, indices or targets)")
+    if not flag and tensor.grad_fn is not None:
+        raise RuntimeError("requires_grad can be changed on leaf tensors only (as torch); "
+                           "for a copy off the graph use detach()")

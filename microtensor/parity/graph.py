@@ -102,3 +102,20 @@ def after_node(node, grad_inputs, g, retain_graph):
         hooks.run_backward_hooks(node, grad_inputs, g)
     if not retain_graph and hasattr(node, "release"):
         node.release()
+
+
+def named_error(op, arrays, error):
+    """numpy's ValueError from `op`'s forward, named: the op and its input shapes (unless the
+    op's own check named it already)."""
+    message = str(error)
+    if not message.startswith(op):
+        shapes = ", ".join(str(a.shape) for a in arrays)
+        message = f"{op}: {message} (input shapes: {shapes})"
+    return ValueError(message)
+
+
+def check_gradient_count(node, input_grads):
+    """RuntimeError unless a node's backward returned one gradient per input."""
+    if len(input_grads) != len(node.inputs):
+        raise RuntimeError(f"'{node.op}'.backward returned {len(input_grads)} gradients; "
+                           f"expected {len(node.inputs)}, one per input (None for none)")

@@ -1,0 +1,48 @@
+"""The operands of the Tensor's arithmetic operators (ops/arithmetic.py): a Tensor, numpy array
+or Python number on either side, lifted to the dtype PyTorch gives the result."""
+import numbers
+
+import numpy as np
+
+from ..ops.pointwise import Cast
+from ..tensor import Tensor, apply
+from .promotion import as_array, category, result_type
+
+
+def lift(other, dtype=None):
+    """`other` as a Tensor of `dtype` (a constant is cast; one that requires grad is not)."""
+    if not isinstance(other, Tensor):
+        if isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
+            return Tensor._make(np.asarray(other, dtype=dtype))  # to dtype at once: no rounding
+        # a copy, as Tensor(array): an op may save it for backward, and the caller may
+        # refill the array before then (one buffer over micro-batches)
+        other = Tensor._make(np.array(other) if isinstance(other, np.ndarray)
+                             else as_array(other, None))
+    if dtype is None or other.dtype == dtype:
+        return other
+    if other._requires_grad:  # cast on the graph, so that its gradient still reaches it
+        return apply(Cast(dtype), other)
+    return Tensor._make(other.data.astype(dtype))
+
+
+def operands(a, b, self, op):
+    """(a, b) as Tensors of the result's dtype, for `a op b` where self (a Tensor) is a or b.
+
+    TypeError for a bool operand of "sub" (as torch); "div" of integers gives float32 (torch's
+    true division), not numpy's float64."""
+    other = b if a is self else a
+    a_data = a.data if isinstance(a, Tensor) else a
+    b_data = b.data if isinstance(b, Tensor) else b
+    # the two common cases first, that result_type would only confirm: the same dtype, or a
+    # Python number with a floating tensor (a scalar never widens it: float32 * 0.5 is float32)
+    if (other.dtype == self.dtype if isinstance(other, Tensor)
+            else isinstance(other, (int, float)) and self.dtype.kind == "f"):
+        dtype = self.dtype
+    else:
+        dtype = result_type(a_data, b_data)
+    if op == "sub" and np.bool_ in (result_type(a_data), result_type(b_data)):
+        raise TypeError("-: subtraction with a bool operand is not supported (as in "
+                        "PyTorch); cast the mask first, e.g. mask.data.astype(np.int64)")
+    if op == "div" and category(dtype) < 2:  # int / int is float32 in PyTorch, not float64
+        dtype = np.dtype(np.float32)
+    return lift(a, dtype), lift(b, dtype)
