@@ -249,3 +249,119 @@ def poison(dotted_names, number, on_refusal):
                 if value is original:
                     setattr(module, attr, refuse)
 
+
+
+# ---- the child's last fence: Python's audit hook --------------------------------------------
+# The fences above go by name, and names have aliases: allowed modules carry os, importlib and
+# builtins as attributes (dataclasses.inspect.importlib). An audit hook sees the act itself,
+# whatever name reached it (PEP 578): running another file's code, opening a file, starting a
+# process. Once added it cannot be removed from Python, and on a refusal it ends the process at
+# once (no `except` can swallow it), after one line the parent reads back (remote.py).
+
+REFUSED_EXIT = 86
+REFUSED_MARK = "\x1emicrotensor-refused: "
+# acts a solution never needs: processes, files changed, sockets, raw memory, the collector's
+# object lists, functions made from code objects, pickles, tracing
+REFUSED_EVENTS = ("os.system", "os.exec", "os.fork", "os.forkpty", "os.posix_spawn",
+                  "os.spawn", "os.kill", "os.killpg", "os.remove", "os.rename", "os.rmdir",
+                  "os.mkdir", "os.chmod", "os.chown", "os.link", "os.symlink", "os.truncate",
+                  "os.utime", "os.chdir", "os.chflags", "os.putenv", "os.unsetenv",
+                  "os.startfile", "subprocess.", "shutil.", "socket.", "ctypes.", "mmap.",
+                  "tempfile.", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+                  "sys.settrace", "sys.setprofile", "sys._current_frames",
+                  "pickle.", "code.__new__", "function.__new__", "resource.prlimit",
+                  "signal.pthread_kill", "builtins.input", "webbrowser.", "urllib.", "http.",
+                  "ftplib.", "smtplib.", "imaplib.", "poplib.", "telnetlib.", "nntplib.")
+
+
+def seal(student_path, project_dirs, trusted_roots, number):
+    """From now on, end this process with a refusal when code in it runs another file's code
+    (an import or reload of the project, torch, or any module already loaded: the reference
+    answers and the exercise's piece are among them), opens a file other than the student's own
+    for writing or any file of the project at all, or does one of REFUSED_EVENTS. Lazy imports
+    of the standard library and numpy (files under `trusted_roots`, not yet loaded) still run.
+
+    Everything the hook calls is bound here, before the student's code runs: a student who
+    rebinds os.path or builtins attributes changes nothing the hook uses."""
+    import os
+
+    write, exit_now, getcwd = os.write, os._exit, os.getcwd
+    is_instance, string, byte_string, to_str = isinstance, str, bytes, os.fsdecode
+    get_attr, any_of, integer = getattr, any, int
+    cwd = getcwd()
+
+    def absolute(path):  # normalised with string operations only (nothing to rebind)
+        if not path.startswith("/"):
+            path = cwd + "/" + path
+        parts = []
+        for part in path.split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if parts:
+                    parts.pop()
+            else:
+                parts.append(part)
+        return "/" + "/".join(parts)
+
+    student = absolute(student_path)
+    student_cache = absolute(os.path.join(os.path.dirname(student_path), "__pycache__")) + "/"
+    stem = os.path.splitext(os.path.basename(student_path))[0] + "."
+    project = tuple(absolute(folder) + "/" for folder in project_dirs)
+    trusted = tuple(absolute(root) + "/" for root in trusted_roots)
+    loaded = frozenset(absolute(m.__file__) for m in list(sys.modules.values())
+                       if is_instance(getattr(m, "__file__", None), string))
+
+    def refuse(what):
+        write(2, (f"{REFUSED_MARK}your code {what}; a solution computes the "
+                  "piece itself (numpy, and the engine's public ops where the exercise allows "
+                  "them)\n").encode("utf-8", "replace"))
+        exit_now(REFUSED_EXIT)
+
+    def runnable(filename):
+        if filename == student:
+            return True
+        if not filename.startswith("/"):  # code made from a string: stdlib helpers do this
+            return True
+        return (filename not in loaded and not filename.startswith(project)
+                and filename.startswith(trusted))
+
+    def hook(event, args):
+        if event == "exec":
+            code = args[0]
+            filename = get_attr(code, "co_filename", "")
+            if is_instance(filename, string) and not runnable(absolute(filename)
+                                                              if filename.startswith("/")
+                                                              else filename):
+                refuse(f"ran the code of {filename} (an import or reload of a module it may "
+                       "not use)")
+        elif event == "open":
+            path, mode = args[0], args[1]
+            flags = args[2]
+            if is_instance(path, integer):
+                refuse("opened a file descriptor")
+            if is_instance(path, byte_string):
+                path = to_str(path)
+            if not is_instance(path, string):
+                refuse("opened a file by an object that is not a path")
+            path = absolute(path)
+            writing = (is_instance(mode, string) and any_of(c in mode for c in "wax+")) or \
+                (mode is None and flags & 0o3103)  # O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND
+            if writing:
+                refuse(f"opened {path} for writing (the grader's and the workspace's files "
+                       "are not the solution's to change)")
+            if path == student or (path.startswith(student_cache) and
+                                   path[len(student_cache):].startswith(stem)):
+                return
+            if path.startswith(project) or path.startswith("/proc/") or \
+                    not path.startswith(trusted):
+                refuse(f"read or loaded {path} (a file it may not use)")
+        elif event == "object.__setattr__" or event == "object.__delattr__":
+            target = args[0]
+            if get_attr(target, "__module__", None) != "_mt_student":
+                refuse(f"changed {args[1]!r} of {type(target).__name__} "
+                       f"{get_attr(target, '__qualname__', '')}, which is not its own")
+        elif event.startswith(REFUSED_EVENTS):
+            refuse(f"did {event}, which a solution never needs")
+
+    sys.addaudithook(hook)

@@ -168,8 +168,11 @@ class RemoteStudent:
         except (BrokenPipeError, EOFError, OSError):
             code = self.process.wait()
             what = header.get("fn") or header.get("task") or "the import"
-            self._echo()
+            refusal = self._echo()
             self.close()
+            if code == guard.REFUSED_EXIT and refusal:
+                self.refusal = refusal
+                raise Refused(refusal) from None
             raise ExerciseFailure(f"the Python process running your code ended (exit code "
                                   f"{code}) during {what}; a crash, or a call to exit()") from None
         except sandbox.ChannelError as error:
@@ -185,14 +188,21 @@ class RemoteStudent:
         return sandbox.receive(stream)
 
     def _echo(self):
-        """Print what the student's code printed since the last call (pytest keeps it)."""
+        """Print what the student's code printed since the last call (pytest keeps it); return
+        the audit hook's refusal among it (guard.seal), if one ended the child."""
         if self._log is None:
-            return
+            return None
         self._log.seek(self._log_read)
-        text = self._log.read()
-        self._log_read += len(text)
+        raw = self._log.read()
+        self._log_read += len(raw)
+        text = raw.decode("utf-8", errors="replace")
+        refusal = None
+        if guard.REFUSED_MARK in text:
+            text, _, refusal = text.rpartition(guard.REFUSED_MARK)
+            refusal = refusal.strip()
         if text.strip():
-            print(text.decode("utf-8", errors="replace").rstrip("\n"))
+            print(text.rstrip("\n"))
+        return refusal
 
 
 def _stub_message(source):
@@ -207,8 +217,12 @@ def _stub_message(source):
 
 
 def _write_back(target, written):
-    """Write the child's new contents of an argument into the caller's array (or Tensor)."""
-    array = getattr(target, "data", target)
+    """Write the child's new contents of an argument into the caller's array (or Tensor), or
+    list."""
+    if isinstance(target, list):
+        target[:] = list(written)
+        return
+    array = target if isinstance(target, np.ndarray) else getattr(target, "data", None)
     if isinstance(array, np.ndarray) and array.shape == np.shape(written) and array.flags.writeable:
         np.copyto(array, written, casting="unsafe")
 

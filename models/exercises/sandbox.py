@@ -197,7 +197,30 @@ class Session:
             self.tasks = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(self.tasks)
             self.guard.poison(self.header.get("poison", ()), self.number, self.note)
+        self.seal()
         return self.reload()
+
+    def seal(self):
+        """Load now all the student's code may use (a module loaded later is refused unless
+        it is the standard library's or numpy's), then add the audit hook (guard.seal)."""
+        import importlib
+        import os
+        import pkgutil
+        import sysconfig
+
+        for name in self.guard.allowed_imports(self.engine):
+            importlib.import_module(name)
+        if self.engine:
+            for package in ("microtensor", "nn"):
+                root = importlib.import_module(package)
+                for info in pkgutil.walk_packages(root.__path__, package + "."):
+                    importlib.import_module(info.name)
+        here = os.path.dirname(os.path.abspath(__file__))
+        top = os.path.dirname(os.path.dirname(here))
+        project = [os.path.join(top, name) for name in ("microtensor", "nn", "models", "viz")]
+        paths = sysconfig.get_paths()
+        trusted = {paths["stdlib"], paths["platstdlib"], os.path.dirname(np.__file__)}
+        self.guard.seal(self.header["path"], project, sorted(trusted), self.number)
 
     def reload(self):
         """A fresh module of the student's file (every check starts from the file as written)."""
@@ -283,6 +306,8 @@ def _snapshot(value, tensor_type):
         value = value.data
     if isinstance(value, np.ndarray):
         return value.shape, value.dtype.str, value.tobytes()
+    if isinstance(value, list):  # e.g. exercise 13's chunks of ids
+        return repr(value)
     return None
 
 

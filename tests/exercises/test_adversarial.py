@@ -148,8 +148,8 @@ def unbroadcast(grad, shape):
 def test_rebinding_every_check_changes_no_verdict_even_past_both_fences(tmp_path, monkeypatch):
     """Issue 26's six lines turned all 11 green (check: 11/11; pytest: 37 passed). Refused by
     the syntax check; and with that check switched off, a version that escapes the import
-    fence runs in its own process, where no check lives: exercise 1 fails on its numbers and
-    every other exercise is untouched."""
+    fence runs in its own process, where no check lives and where the audit hook (guard.seal)
+    ends it at its first reach for the collector's objects; every other exercise is untouched."""
     root = _workspace(tmp_path, {1: REBIND_EVERY_CHECK})
     results = run_graders(root)
     assert results[1].status == "failed" and "refused" in results[1].messages[0]
@@ -159,7 +159,7 @@ def test_rebinding_every_check_changes_no_verdict_even_past_both_fences(tmp_path
     monkeypatch.setattr(remote_module.guard, "static_check", lambda *args, **kwargs: None)
     results = run_graders(root)
     assert results[1].status == "failed" and results[1].passed == 0, results[1].messages
-    assert "refused" not in results[1].messages[0] and "expected" in results[1].messages[0]
+    assert "gc.get_objects" in results[1].messages[0], results[1].messages  # the audit hook
     assert all(results[n].status == "not started" for n in results if n != 1)
 
 
