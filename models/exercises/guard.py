@@ -259,6 +259,7 @@ def poison(dotted_names, number, on_refusal):
 # once (no `except` can swallow it), after one line the parent reads back (remote.py).
 
 REFUSED_EXIT = 86
+OWN_PACKAGES = ("microtensor", "nn", "models", "viz", "_mt_tasks", "_mt_guard")
 REFUSED_MARK = "\x1emicrotensor-refused: "
 # acts a solution never needs: processes, files changed, sockets, raw memory, the collector's
 # object lists, functions made from code objects, pickles, tracing
@@ -277,8 +278,8 @@ REFUSED_EVENTS = ("os.system", "os.exec", "os.fork", "os.forkpty", "os.posix_spa
 def seal(student_path, project_dirs, trusted_roots, number):
     """From now on, end this process with a refusal when code in it runs another file's code
     (an import or reload of the project, torch, or any module already loaded: the reference
-    answers and the exercise's piece are among them), opens a file other than the student's own
-    for writing or any file of the project at all, or does one of REFUSED_EVENTS. Lazy imports
+    answers and the exercise's piece are among them), opens any file for writing, reads a file
+    of the project (but the student's own) or of /proc, or does one of REFUSED_EVENTS. Lazy imports
     of the standard library and numpy (files under `trusted_roots`, not yet loaded) still run.
 
     Everything the hook calls is bound here, before the student's code runs: a student who
@@ -353,12 +354,12 @@ def seal(student_path, project_dirs, trusted_roots, number):
             if path == student or (path.startswith(student_cache) and
                                    path[len(student_cache):].startswith(stem)):
                 return
-            if path.startswith(project) or path.startswith("/proc/") or \
-                    not path.startswith(trusted):
+            if path.startswith(project) or path.startswith("/proc/"):
                 refuse(f"read or loaded {path} (a file it may not use)")
         elif event == "object.__setattr__" or event == "object.__delattr__":
-            target = args[0]
-            if get_attr(target, "__module__", None) != "_mt_student":
+            target, module = args[0], get_attr(args[0], "__module__", None)
+            ours = is_instance(module, string) and module.split(".")[0] in OWN_PACKAGES
+            if module != "_mt_student" and (args[1] == "__code__" or ours):
                 refuse(f"changed {args[1]!r} of {type(target).__name__} "
                        f"{get_attr(target, '__qualname__', '')}, which is not its own")
         elif event.startswith(REFUSED_EVENTS):

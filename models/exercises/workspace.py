@@ -273,14 +273,19 @@ def run_graders(workspace, numbers=None):
              if ex not in missing]
     if files:
         collector = _Collector()
-        args = [*files, "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
-                "--rootdir", str(workspace), "-c", str(workspace / "pytest.ini"), "-o", "addopts="]
-        with contextlib.redirect_stdout(io.StringIO()):
-            try:
-                pytest.main(args, plugins=[collector])
-            finally:
-                close_remotes()
-                _forget_modules_of(workspace)
+        # the workspace is the student's: its pytest.ini (pythonpath, addopts) and any
+        # conftest.py could change a verdict, so `check` reads neither, only its own settings
+        with tempfile.TemporaryDirectory() as own:
+            ini = Path(own) / "pytest.ini"
+            ini.write_text("[pytest]\n", encoding="utf-8")
+            args = [*files, "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
+                    "--noconftest", "--rootdir", str(workspace), "-c", str(ini)]
+            with contextlib.redirect_stdout(io.StringIO()):
+                try:
+                    pytest.main(args, plugins=[collector])
+                finally:
+                    close_remotes()
+                    _forget_modules_of(workspace)
         by_file = {ex.grader_filename: ex.number for ex in selected}
         for report in collector.reports:
             number = by_file.get(Path(report.nodeid.split("::")[0]).name)

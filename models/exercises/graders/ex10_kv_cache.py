@@ -174,14 +174,22 @@ COST_FACTOR = 2  # a step may cost up to twice the reference's cached step (othe
 def check_a_step_costs_what_a_cached_step_costs(student):
     """What a cache is for: a decode step multiplies the one new query by the cached keys and
     values ([1, d] × [d, T], [1, T] × [T, d]); it does not recompute the past. Decoding 12
-    positions one at a time, each step's FLOPs (microtensor.profile: 2·M·K·N per matmul, one
-    per element of every other op) must stay within 2× those of the reference's cached step."""
+    positions one at a time, with gradients (so on the engine's ops, and right), each step's
+    FLOPs (microtensor.profile: 2·M·K·N per matmul, one per element of every other op) must
+    stay within 2× those of the reference's cached step."""
     student_function(student, "attend_with_cache")
     rng = np.random.default_rng(34)
     q, k, v = (rng.normal(size=(1, 2, STEPS, 4)) for _ in range(3))
+    w = rng.normal(size=(1, 2, STEPS, 4))
     chunks = [1] * STEPS
-    _, flops, _, _ = _run(student, q, k, v, chunks, hint=HINT)
-    _, expected, _, _ = _run(_as_student(reference.attend_with_cache), q, k, v, chunks)
+    # with gradients asked for, so that every step must run on the engine's ops, which the
+    # profiler counts (a step in plain numpy would be invisible to it), and must be right
+    _, flops, _, grads = _run(student, q, k, v, chunks, weights=w, hint=HINT)
+    _, expected, _, expected_grads = _run(_as_student(reference.attend_with_cache), q, k, v,
+                                          chunks, weights=w)
+    for name, got, want in zip("qkv", grads, expected_grads):
+        expect_close(as_array(got, f"∂L/∂{name}"), want, f"∂L/∂{name}", hint=HINT,
+                     context=f"L = Σ w ⊙ Z over {STEPS} steps of one position")
     for step, (got, cached) in enumerate(zip(flops, expected), start=1):
         if got > COST_FACTOR * cached:
             raise ExerciseFailure(

@@ -1,0 +1,69 @@
+"""A fresh student's attempts at a green check without the work (cheats/, one file each, as
+they wrote them): each reaches the reference, the engine's own piece or the grader by a road
+the name-based fences do not see (an allowed module's `importlib`, `builtins`, `reload`, a file
+read or written, a signal to the grader). Each is refused, or fails, with its own message."""
+from pathlib import Path
+
+import pytest
+
+from models.exercises import exercise
+from models.exercises.workspace import run_graders, start
+
+CHEATS = Path(__file__).resolve().parent / "cheats"
+
+# file: what its first message must say
+EXPECTED = {
+    "ex1_engine.py": "/microtensor/",
+    "ex1_writes_conftest.py": "conftest.py for writing",
+    "ex2_exit0.py": "ended (exit code 0)",
+    "ex2_fake_output.py": "for writing",
+    "ex2_kill_parent.py": "os.kill",
+    "ex2_numpy_only.py": "/models/",
+    "ex2_sysexit_in_call.py": "raised SystemExit",
+    "ex3_builtins_eval.py": "/models/",
+    "ex5_inspect_importlib.py": "/models/",
+    "ex6_read_reference_source.py": "/models/",
+    "ex7_reference_attention.py": "nn.scaled_dot_product_attention is the piece",
+    "ex7_reload_attention.py": "/nn/",
+    "ex8_reload.py": "/nn/",
+    "ex9_reload_block.py": "/nn/",
+    "ex10_not_a_cache.py": "a cached step costs",
+    "ex10_reload_kvcache.py": "/nn/",
+    "ex11_typing_sys.py": "/models/",
+    "ex12_attrgetter_sysmodules.py": "/models/",
+    "ex13_reference.py": "/models/",
+}
+
+
+def test_every_cheat_on_file_has_an_expected_message():
+    on_file = sorted(p.name for p in CHEATS.glob("ex*.py"))
+    assert on_file == sorted(EXPECTED), f"cheats/ holds {on_file}; EXPECTED has {sorted(EXPECTED)}"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_a_cheat_gets_no_green_check_and_its_own_message(tmp_path, name):
+    number = int(name[2:].split("_")[0])
+    root = start(tmp_path / "ws")
+    (root / "exercises" / exercise(number).filename).write_text(
+        (CHEATS / name).read_text(encoding="utf-8"), encoding="utf-8")
+    result = run_graders(root, [number])[number]
+    assert result.status == "failed" and result.passed < result.total, (name, result.messages)
+    assert EXPECTED[name] in result.messages[0], (
+        f"{name}: expected {EXPECTED[name]!r} in the first message; got {result.messages[0]!r}")
+    assert not (root / "conftest.py").exists(), f"{name} left a conftest.py in the workspace"
+
+
+def test_check_reads_neither_a_conftest_nor_the_pytest_ini_of_the_workspace(tmp_path):
+    """A conftest.py that turns every report into a pass, and a pytest.ini that only collects,
+    change nothing `check` says: its verdicts are those of an untouched workspace."""
+    root = start(tmp_path / "ws")
+    (root / "conftest.py").write_text(
+        "import pytest\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n"
+        "    r = (yield).get_result(); r.outcome, r.longrepr = 'passed', None\n",
+        encoding="utf-8")
+    (root / "pytest.ini").write_text("[pytest]\naddopts = --collect-only\npythonpath = exercises\n",
+                                     encoding="utf-8")
+    results = run_graders(root, [1, 2])
+    assert all(r.status == "not started" for r in results.values()), {
+        n: (r.status, r.messages[:1]) for n, r in results.items()}
