@@ -1,6 +1,6 @@
 """What the graders refuse in a student's file, and how: "the piece must be the student's".
 
-Two fences, each with a one-line reason the student reads:
+Three fences, each with a one-line reason the student reads:
 1. Before anything runs, the grader reads the file's syntax tree (`static_check`): imports are
    limited to numpy, math and a few of Python's small helpers (plus microtensor's and nn's
    public names in the exercises built on the engine); the engine's internals (any submodule
@@ -11,6 +11,9 @@ Two fences, each with a one-line reason the student reads:
 2. In the child process (sandbox.py) the file runs with an import fence (the same list, at run
    time), and the exercise's piece, wherever the package keeps it, is replaced by a function
    that refuses: a name put together at run time meets the same answer.
+3. Names have aliases (dataclasses.inspect.importlib), so last, in the child, Python's audit
+   hook watches acts (`seal`): another file's code run, a file written or a project file read,
+   a process started end the child with a refusal.
 
 The engine's layout may change (modules move, merge): nothing here names a module path of its
 internals. "Internal" is found by asking the package which submodules it has.
