@@ -281,6 +281,7 @@ def test_lecture_mode_has_no_text_under_18px_and_its_heatmaps_are_reachable(open
     wide = page.evaluate(HEAT_WIDTH)
     panel = page.evaluate("document.getElementById('panel').clientWidth")
     assert narrow < wide <= panel, f"the heatmap grows: {narrow} -> {wide} (panel {panel})"
+    assert wide >= panel - 40, f"in lecture mode the heatmap fills the panel: {wide} of {panel}"
     top = page.evaluate(SCROLL)
     for _ in range(3):
         page.keyboard.press("PageDown")
@@ -404,6 +405,9 @@ def test_the_frame_saves_as_a_picture_for_the_slides(open_page, tmp_path, key, m
     assert data.startswith(magic), data[:20]
     if key == "s":
         assert b"mt-current" in data and b"<style" in data, "the lit boxes keep their look"
+        caption = page.inner_text("#step-text").split("\n")[0][:30]
+        assert b'class="mt-caption"' in data and caption.encode() in data, (
+            f"a slide says its step: expected the caption {caption!r} in the saved frame")
     else:
         import struct
         width, height = struct.unpack(">II", data[16:24])
@@ -417,3 +421,69 @@ def test_the_help_lists_the_mouse_and_the_head_menu(open_page):
     text = page.inner_text("#keys")
     for words in ("Mouse", "drag", "wheel", "head menu", "H / Shift+H", "jump", "save this frame"):
         assert words in text, (words, text)
+
+
+# ---- the second look: the topmost thing first, a focus page's jump, the key of this page -----
+
+def test_esc_closes_the_help_list_first_and_lecture_mode_only_after(open_page):
+    page = open_page("every", 1366, 768)
+    page.keyboard.press("l")
+    page.keyboard.press("?")
+    box = page.locator("#keys").bounding_box()
+    assert box["y"] + box["height"] <= 768, f"the ? list fits a 1366 × 768 screen: {box}"
+    last = page.locator("#keys tr").last
+    last.scroll_into_view_if_needed()
+    assert last.is_visible(), "the ? list's last line can be reached"
+    page.keyboard.press("Escape")
+    assert page.locator("#keys").is_hidden(), "Esc closes the ? list"
+    assert page.evaluate("document.body.classList.contains('lecture')"), (
+        "the first Esc closed the list alone; lecture mode stays")
+    page.keyboard.press("Escape")
+    assert not page.evaluate("document.body.classList.contains('lecture')"), "Esc again leaves"
+
+
+ON_PAGE_NODE = """(i) => JSON.parse(document.getElementById('mt-data').textContent).views
+    .some((v) => Object.values(v.boxes).some((m) => m.indexOf(+i) >= 0))"""
+
+
+def test_on_a_focus_page_the_jump_box_moves_to_a_node_drawn_there(open_page):
+    page = open_page("attn")  # --focus blocks.0.attn: the rest of the model is not drawn
+    page.locator("#jump").fill("weight")  # wte.weight, ln_f.weight ... are off this page
+    page.locator("#jump").press("Enter")
+    node = page.evaluate("document.body.dataset.stepNode")
+    assert node != "" and page.evaluate(ON_PAGE_NODE, node), (
+        f"Enter went to node {node!r}; expected a node this page draws")
+    page.locator("#jump").fill("ln_f")
+    page.locator("#jump").press("Enter")
+    assert "no node on this page matches" in page.inner_text("#jump-info")
+
+
+@pytest.mark.parametrize("step", ["f999", "b9999", "garbage"])
+def test_a_step_the_page_lacks_in_the_address_is_said_on_the_page(open_page, pages, step):
+    page = open_page("every")
+    page.goto(pages["every"].as_uri() + "#step=" + step)
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    info = page.inner_text("#jump-info")
+    assert step in info and "this page has f1" in info, (
+        f"expected the page to say it lacks step {step}; the jump box says {info!r}")
+
+
+def test_the_key_lists_only_what_the_page_shows_and_clicked_is_not_dashed(open_page):
+    page = open_page("every")  # every op drawn: no folded run
+    assert page.locator("#key-part").is_hidden(), "no folded box here: no 'folded run' in the key"
+    page.locator("#graph g.node").nth(3).click()
+    assert outline(page, "g.node.mt-selected:not(.mt-current)")[2] == "none", (
+        "a clicked box is outlined solid: dashes are the module outlines'")
+    swatch = page.evaluate("getComputedStyle(document.querySelector('#legend .sw.selected'))"
+                           ".borderTopStyle")
+    assert swatch == "solid", f"the key draws 'clicked' as the box is drawn; got {swatch}"
+    page = open_page("depth1")  # blocks folded into "×2": the mark is on this page
+    assert page.locator("#key-part").is_visible()
+
+
+def test_the_tied_token_table_names_its_axes_on_the_depth1_page(open_page):
+    page = open_page("depth1")
+    step_to_backward(page, lambda n: n["name"] == "wte.weight")  # it receives its gradient
+    panel = page.inner_text("#panel")
+    assert "rows: token id (0–10)" in panel and "columns: feature (0–7)" in panel, panel

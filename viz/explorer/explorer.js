@@ -284,6 +284,8 @@ function hash() { // the step in the address: a reload (or a link in the slides)
   const want = state.step >= 0 ? "#step=" + stepName(state.step) : "";
   if (location.hash !== want) history.replaceState(null, "", want || location.pathname + location.search);
 }
+const ON_PAGE = new Set(); // the nodes some view of this page draws (a --focus page draws part of the graph)
+DATA.views.forEach((view) => Object.values(view.boxes).forEach((m) => m.forEach((i) => ON_PAGE.add(i))));
 const jumpState = { text: "", at: -1 };
 function jump(text) { // a step ("f12", "b5") or the next node whose name, module or role holds the text
   const k = parseStep(text);
@@ -292,12 +294,13 @@ function jump(text) { // a step ("f12", "b5") or the next node whose name, modul
   if (!q) return;
   const found = [];
   NODES.forEach((n, i) => {
+    if (!ON_PAGE.has(i)) return;
     const words = [nodeName(i), n.name, n.module, n.role, "#" + i].join(" ").toLowerCase();
     if (words.indexOf(q) >= 0) found.push(i);
   });
   const order = (i) => (i in FWD_RANK ? FWD_RANK[i] : i in BWD_RANK ? DATA.forward.length + BWD_RANK[i] : STEPS.length + i);
   found.sort((a, b) => order(a) - order(b));
-  if (!found.length) { $("jump-info").textContent = "no node matches"; return; }
+  if (!found.length) { $("jump-info").textContent = "no node on this page matches " + JSON.stringify(text.trim()); return; }
   jumpState.at = jumpState.text === q ? (jumpState.at + 1) % found.length : 0;
   jumpState.text = q;
   const i = found[jumpState.at];
@@ -324,9 +327,17 @@ function frameSvg() { // the graph as now on screen (this zoom, these lit boxes)
   ["x", "y", "width", "height"].forEach((a, k) => ground.setAttribute(a, [vb.x, vb.y, vb.w, vb.h][k]));
   ground.setAttribute("fill", "#fff");
   copy.insertBefore(style, copy.firstChild); copy.insertBefore(ground, style.nextSibling);
+  const words = DATA.title + " · " + $("step-text").textContent;
   const title = document.createElementNS(ns, "title");
-  title.textContent = DATA.title + " · " + $("step-text").textContent;
+  title.textContent = words;
   copy.insertBefore(title, copy.firstChild);
+  // the caption a slide needs (which step this is), 18 px tall on screen, on a white band at the top
+  const unit = vb.w / r.width, size = 18 * unit, band = document.createElementNS(ns, "rect");
+  [["x", vb.x], ["y", vb.y], ["width", vb.w], ["height", size * 1.7], ["fill", "#fff"], ["fill-opacity", "0.9"]].forEach(([a, v]) => band.setAttribute(a, v));
+  const caption = document.createElementNS(ns, "text");
+  [["x", vb.x + 8 * unit], ["y", vb.y + size * 1.2], ["font-size", size], ["font-family", "sans-serif"], ["class", "mt-caption"]].forEach(([a, v]) => caption.setAttribute(a, v));
+  caption.textContent = words;
+  copy.append(band, caption);
   return new XMLSerializer().serializeToString(copy);
 }
 function download(name, blob) {
@@ -408,7 +419,7 @@ const KEYS = [["→ / ←", "next / previous step"], ["Home / End", "first / las
   ["↓ / ↑, PgDn / PgUp", "scroll the panel (to its heatmaps)"], ["H / Shift+H", "next / previous head in the panel's heatmaps"],
   ["+ / −", "zoom in / out"], ["F", "fit the graph to the window"], ["U", "up: back out of an opened module"],
   ["O", "open the module the current step is in"], ["K", "the key: whole, marks alone, hidden"], ["S / P", "save this frame as SVG / PNG (for slides)"],
-  ["L", "lecture mode (full screen, large text)"], ["Esc", "leave lecture mode, close this list"], ["?", "this list"]];
+  ["L", "lecture mode (full screen, large text)"], ["Esc", "close this list; again: leave lecture mode"], ["?", "this list"]];
 const MOUSE = [["click a box", "its panel: formulas, statistics, heatmaps"], ["click a 3-D box", "open the module (the links at the top go back out)"],
   ["drag", "pan the graph"], ["wheel / Shift+wheel", "scroll the graph down / sideways"], ["Ctrl+wheel, pinch", "zoom"],
   ["point at a heatmap", "read a cell's value"], ["head menu (above a heatmap)", "which attention head (or slice) the heatmap shows; H steps it"],
@@ -446,7 +457,7 @@ document.addEventListener("keydown", (e) => {
   else if (k === "k" || k === "K") toggleKey();
   else if (k === "s" || k === "S") saveSvg();
   else if (k === "p" || k === "P") savePng();
-  else if (k === "Escape") { lecture(false); $("keys").hidden = true; }
+  else if (k === "Escape") { if (!$("keys").hidden) $("keys").hidden = true; else lecture(false); } // the topmost first
   else if (k === "u" || k === "U") { if (state.trail.length > 1) showView(state.trail[state.trail.length - 2]); }
   else if (k === "o" || k === "O") openCurrent();
   else if (k === "?") $("keys").hidden = !$("keys").hidden;
@@ -470,12 +481,18 @@ function toggleKey() { // K: the whole key → the marks alone → none → the 
   if (el.hidden) { el.hidden = false; el.classList.remove("brief"); } else if (!el.classList.contains("brief")) el.classList.add("brief"); else el.hidden = true;
   if (svg && vb) setBox(vb);
 }
+if (!DATA.views.some((view) => Object.keys(view.parts || {}).length)) $("key-part").hidden = true; // no folded run on this page
 if (innerHeight < 900) $("legend").classList.add("brief"); // a laptop: the marks alone, K shows the whole key
 document.querySelectorAll("#bar button").forEach((b) => b.addEventListener("mouseup", () => b.blur())); // space and arrows stay the stepper's
 
-const linked = parseStep((/#step=([^&]*)/.exec(location.hash) || [])[1]); // read before the first picture clears it
+const asked = (/#step=([^&]*)/.exec(location.hash) || [])[1]; // read before the first picture clears it
+const linked = parseStep(asked);
 showView(0);
 intro();
 if (linked !== null) go(linked); // a link (or a reload) to a step
+else if (asked !== undefined) { // a step this page does not have: say so, where the jump box answers
+  $("jump-info").textContent = "the address asks for step " + JSON.stringify(decodeURIComponent(asked)) + "; this page has f1–f" +
+    DATA.forward.length + " and b1–b" + DATA.backward.length;
+}
 document.body.dataset.readyMs = performance.now().toFixed(0); // since navigation began
 document.body.dataset.ready = "1";

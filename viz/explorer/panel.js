@@ -65,7 +65,8 @@ function heatSize(rows, cols) { // screen size: as wide as the panel allows, a s
   const p = $("panel"), avail = Math.max(120, p.clientWidth - 30), tall = Math.max(160, p.clientHeight * 0.6);
   const lecture = document.body.classList.contains("lecture"); // for a room: as large as the panel allows
   let w = lecture ? avail : Math.min(avail, cols * 32), cell = w / cols;
-  if (rows * cell > tall) { w = Math.max(Math.min(w, tall * cols / rows), Math.min(w, 160)); cell = w / cols; } // square cells that fit the panel's height
+  // square cells that fit the panel's height; in lecture mode the panel's width wins (cells grow taller or flatter)
+  if (!lecture && rows * cell > tall) { w = Math.max(Math.min(w, tall * cols / rows), Math.min(w, 160)); cell = w / cols; }
   const h = Math.min(tall, Math.max(rows * cell, Math.min(rows * cell * 4, avail * 0.4, rows * (lecture ? 64 : 32))));
   return { w: w, h: h, kx: Math.max(1, Math.min(16, Math.round(cell))), ky: Math.max(1, Math.min(16, Math.round(h / rows))) };
 }
@@ -119,8 +120,9 @@ function axisNames(i, heat) { // what a heatmap's rows and columns are, in the f
   const n = NODES[i], s = n.shape, nd = s.length, [, rows, cols] = heat.shape, BT = batchShape();
   const span = (k) => " (0–" + (k - 1) + ")";
   if (n.kind !== "op") { // a weight: named by the op that reads it
-    const reader = NODES.find((m) => m.inputs.indexOf(i) >= 0);
-    if (reader && reader.op === "embedding") return ["token id" + span(rows), "feature" + span(cols)];
+    const readers = NODES.filter((m) => m.inputs.indexOf(i) >= 0), reader = readers[0];
+    // a tied table (GPT's wte) is read by the embedding and by the head: the embedding names it
+    if (readers.some((m) => m.op === "embedding")) return ["token id" + span(rows), "feature" + span(cols)];
     if (reader && reader.op === "matmul" && reader.inputs[1] === i && nd === 2) return ["input feature" + span(rows), "output feature" + span(cols)];
     return nd < 2 ? ["", "feature" + span(cols)] : ["axis " + (nd - 2) + span(rows), "axis " + (nd - 1) + span(cols)];
   }
