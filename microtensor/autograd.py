@@ -23,6 +23,8 @@ def unbroadcast(grad, shape):
     if grad.shape == shape:
         return grad
     extra = grad.ndim - len(shape)
+    if extra < 0:  # a backward that returned too few dims: say so, not numpy's IndexError
+        raise ValueError(f"a gradient of shape {grad.shape} for an input of shape {shape}")
     if extra > 0:
         grad = grad.sum(axis=tuple(range(extra)))  # the new leading axes
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
@@ -43,17 +45,19 @@ class Function(parity.NodeRecord):
         def backward(self, g):                    # g = ∂L/∂z
             return g * self.saved["b"], g * self.saved["a"]   # ∂L/∂a, ∂L/∂b
 
-    `backward(g)` returns one gradient per input (None for one that needs none) in the
-    output's shape; the engine sums each back to its input's shape (`unbroadcast`). Settings
-    that are not arrays (an axis, a mask) go to `__init__`. A backward never writes into `g`
-    (another input may share it). One instance per call: it is that call's graph node, with
-    `inputs` (the node behind each input: its grad_fn, a leaf's `AccumulateGrad`, or None;
-    torch's next_functions), `needs_input_grad` and `saved`. PyTorch splits the op from its
-    ctx; here `save`/`saved` play the ctx. `parity.NodeRecord` keeps what pictures read.
+    `backward(g)` returns one gradient per input (None for one that needs none), in that
+    input's shape (`self.input_shapes[i]`), or for an elementwise op in the broadcast output's
+    shape, which the engine sums back (`unbroadcast`). Settings that are not arrays (an axis, a
+    mask) go to `__init__`. A backward never writes into `g` (another input may share it). One
+    instance per call: it is that call's graph node, with `inputs` (the node behind each input:
+    its grad_fn, a leaf's `AccumulateGrad`, or None; torch's next_functions), the output's
+    `shape` and `dtype`, `needs_input_grad` and `saved`. PyTorch splits the op from its ctx;
+    here `save`/`saved` play the ctx. `parity.NodeRecord` keeps what the pictures read.
     """
 
     op = "function"
-    inputs = input_shapes = needs_input_grad = ()
+    inputs = input_shapes = needs_input_grad = shape = ()
+    dtype = None
 
     def __init__(self):
         self.saved = {}
@@ -89,6 +93,7 @@ class AccumulateGrad:
     def __init__(self, variable):
         self.variable = variable
 
+    # backward sums each gradient to its input node's shape and casts it to its dtype
     shape = property(lambda self: self.variable.shape)
     dtype = property(lambda self: self.variable.dtype)
 
@@ -181,6 +186,9 @@ def is_grad_enabled():
 class no_grad(parity.GradModeDecorator):
     """Ops inside record no graph, as `torch.no_grad`: `with no_grad():` (nests), or a
     decorator, `@no_grad()` or `@no_grad` (parity/grad_mode.py)."""
+
+    def __init__(self, func=None):
+        self._previous = []  # a stack: one instance may be entered again while inside
 
     def __enter__(self):
         global _grad_enabled

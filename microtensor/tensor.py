@@ -30,7 +30,7 @@ class Tensor:
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
     _accumulator = None  # a leaf's AccumulateGrad node, weakly held (autograd.py)
     _requires_grad = False
-    _version = None  # [writes so far], shared by views (parity/versions.py)
+    _version = None  # [writes so far], shared by views (parity/versions.py, tensor_api.py)
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
         self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype)
@@ -109,6 +109,7 @@ def apply(fn, *inputs):
     if record:
         fn.inputs = tuple([autograd.node_of(t) for t in inputs])
         fn.input_shapes = tuple([t.data.shape for t in inputs])
+        fn.shape, fn.dtype = out.data.shape, out.data.dtype  # backward sums to these
         out.grad_fn, out._requires_grad = fn, True
     parity.after_op(fn, inputs, out, record)  # views, the pictures' record, hooks
     return out

@@ -6,12 +6,10 @@ import inspect
 
 
 class GradModeDecorator:
-    """What `no_grad` (autograd.py) adds to its `__enter__`/`__exit__`: a stack of previous
-    modes (one instance may be entered again while inside) and the decorator forms."""
+    """What `no_grad` (autograd.py) adds to its `__enter__`/`__exit__`: the decorator forms."""
 
     def __new__(cls, func=None):
         self = super().__new__(cls)
-        self._previous = []
         if func is None:
             return self
         if not callable(func):

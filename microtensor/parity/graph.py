@@ -29,8 +29,7 @@ class NodeRecord:
     role = None
     _retained = None  # weakref to the output tensor, set by `Tensor.retain_grad()`
     # starting values, as class attributes: replaced (never changed in place) when known
-    scope = shape = ()
-    dtype = None
+    scope = ()
     constants = constant_names = {}
     _saved_shapes = None
     _watched = ()
@@ -71,7 +70,7 @@ def after_op(fn, inputs, out, recorded):
     if fn.op in VIEW_OPS and root(out.data) is root(inputs[0].data):  # a view: one counter
         out._version = inputs[0]._version_box()  # writes through either count for both
     observed = bool(hooks._forward_hooks)
-    if recorded or observed:  # the pictures and the hooks read these
+    if recorded or observed:  # the pictures and the hooks read these (apply set the shape)
         fn.scope, fn.shape, fn.dtype = current_scope(), out.data.shape, out.data.dtype
     if recorded:
         fn.constants = {i: t.data.item() for i, t in enumerate(inputs)
