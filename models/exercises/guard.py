@@ -281,24 +281,26 @@ REFUSED_EVENTS = ("os.system", "os.exec", "os.fork", "os.forkpty", "os.posix_spa
 def seal(student_path, project_dirs, trusted_roots, number):
     """From now on, end this process with a refusal when code in it runs another file's code
     (an import or reload of the project, torch, or any module already loaded: the reference
-    answers and the exercise's piece are among them), opens any file for writing, reads a file
-    of the project (but the student's own) or of /proc, or does one of REFUSED_EVENTS. Lazy imports
-    of the standard library and numpy (files under `trusted_roots`, not yet loaded) still run.
+    answers and the exercise's piece are among them), compiles code from a string itself (the
+    standard library's helpers, dataclasses and namedtuple, still may), opens any file for
+    writing, reads a file of the project (but the student's own) or of /proc, or does one of
+    REFUSED_EVENTS. Lazy imports of the standard library and numpy (files under
+    `trusted_roots`, not yet loaded) still run.
 
     Everything the hook calls is bound here, before the student's code runs: a student who
     rebinds os.path or builtins attributes changes nothing the hook uses."""
     import os
 
-    write, exit_now, getcwd = os.write, os._exit, os.getcwd
-    is_instance, string, byte_string, to_str = isinstance, str, bytes, os.fsdecode
-    get_attr, any_of, integer = getattr, any, int
+    write, exit_now, getcwd, frame = os.write, os._exit, os.getcwd, sys._getframe
+    type_of, string, byte_string, to_str = type, str, bytes, os.fsdecode
+    get_attr, any_of, starts, split = getattr, any, str.startswith, str.split
     cwd = getcwd()
 
-    def absolute(path):  # normalised with string operations only (nothing to rebind)
-        if not path.startswith("/"):
+    def absolute(path):  # normalised with str's own methods (a str subclass is refused first)
+        if not starts(path, "/"):
             path = cwd + "/" + path
         parts = []
-        for part in path.split("/"):
+        for part in split(path, "/"):
             if part in ("", "."):
                 continue
             if part == "..":
@@ -314,58 +316,65 @@ def seal(student_path, project_dirs, trusted_roots, number):
     project = tuple(absolute(folder) + "/" for folder in project_dirs)
     trusted = tuple(absolute(root) + "/" for root in trusted_roots)
     loaded = frozenset(absolute(m.__file__) for m in list(sys.modules.values())
-                       if is_instance(getattr(m, "__file__", None), string))
+                       if type_of(getattr(m, "__file__", None)) is string)
+    loader = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
 
     def refuse(what):
-        write(2, (f"{REFUSED_MARK}your code {what}; a solution computes the "
-                  "piece itself (numpy, and the engine's public ops where the exercise allows "
-                  "them)\n").encode("utf-8", "replace"))
+        write(2, (f"{REFUSED_MARK}your code {what}; a solution computes the piece itself "
+                  "(numpy, and the engine's public ops where the exercise allows them)\n"
+                  ).encode("utf-8", "replace"))
         exit_now(REFUSED_EXIT)
 
-    def runnable(filename):
-        if filename == student:
-            return True
-        if not filename.startswith("/"):  # code made from a string: stdlib helpers do this
-            return True
-        return (filename not in loaded and not filename.startswith(project)
-                and filename.startswith(trusted))
+    def library(filename):  # a file of the standard library or numpy not yet run here
+        return (starts(filename, trusted) and not starts(filename, project)
+                and filename not in loaded)
 
     def hook(event, args):
         if event == "exec":
-            code = args[0]
-            filename = get_attr(code, "co_filename", "")
-            if is_instance(filename, string) and not runnable(absolute(filename)
-                                                              if filename.startswith("/")
-                                                              else filename):
+            filename = get_attr(args[0], "co_filename", "")
+            if type_of(filename) is not string:
+                refuse("ran code whose file name is not a str")
+            if starts(filename, "/") and absolute(filename) != student and \
+                    not library(absolute(filename)):
                 refuse(f"ran the code of {filename} (an import or reload of a module it may "
                        "not use)")
+        elif event == "compile":
+            caller = frame(1).f_code.co_filename  # who compiles: the loader, a stdlib helper?
+            name = args[1]
+            if type_of(caller) is not string or type_of(name) not in (string, byte_string):
+                refuse("compiled code by a name that is not a str")
+            name = to_str(name) if type_of(name) is byte_string else name
+            if caller in loader and (absolute(name) == student or library(absolute(name))):
+                return  # an import: the student's file, or a lazy import of the library
+            if starts(caller, "/") and starts(absolute(caller), trusted) and \
+                    not starts(absolute(caller), project):
+                return  # dataclasses, namedtuple: the library writes code from strings
+            refuse(f"compiled code from a string ({name})")
         elif event == "open":
-            path, mode = args[0], args[1]
-            flags = args[2]
-            if is_instance(path, integer):
-                refuse("opened a file descriptor")
-            if is_instance(path, byte_string):
+            path, mode, flags = args[0], args[1], args[2]
+            if type_of(path) is byte_string:
                 path = to_str(path)
-            if not is_instance(path, string):
-                refuse("opened a file by an object that is not a path")
+            if type_of(path) is not string:
+                refuse("opened a file by something that is not a plain path (a str subclass, "
+                       "a descriptor)")
             path = absolute(path)
-            writing = (is_instance(mode, string) and any_of(c in mode for c in "wax+")) or \
+            writing = (type_of(mode) is string and any_of(c in mode for c in "wax+")) or \
                 (mode is None and flags & 0o3103)  # O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND
             if writing:
                 refuse(f"opened {path} for writing (the grader's and the workspace's files "
                        "are not the solution's to change)")
-            if path == student or (path.startswith(student_cache) and
-                                   path[len(student_cache):].startswith(stem)):
+            if path == student or (starts(path, student_cache) and
+                                   starts(path[len(student_cache):], stem)):
                 return
-            if path.startswith(project) or path.startswith("/proc/"):
+            if starts(path, project) or starts(path, "/proc/"):
                 refuse(f"read or loaded {path} (a file it may not use)")
         elif event == "object.__setattr__" or event == "object.__delattr__":
-            target, module = args[0], get_attr(args[0], "__module__", None)
-            ours = is_instance(module, string) and module.split(".")[0] in OWN_PACKAGES
+            module = get_attr(args[0], "__module__", None)
+            ours = type_of(module) is string and split(module, ".")[0] in OWN_PACKAGES
             if module != "_mt_student" and (args[1] == "__code__" or ours):
-                refuse(f"changed {args[1]!r} of {type(target).__name__} "
-                       f"{get_attr(target, '__qualname__', '')}, which is not its own")
-        elif event.startswith(REFUSED_EVENTS):
+                refuse(f"changed {args[1]!r} of {type_of(args[0]).__name__} "
+                       f"{get_attr(args[0], '__qualname__', '')}, which is not its own")
+        elif starts(event, REFUSED_EVENTS):
             refuse(f"did {event}, which a solution never needs")
 
     sys.addaudithook(hook)

@@ -119,6 +119,16 @@ class RemoteStudent:
         proxy.__name__ = name
         return proxy
 
+    def cpu_seconds(self):
+        """The child's CPU time so far (user + system, all its threads), read by this process
+        from /proc, where the student's code cannot change it; None where /proc is absent."""
+        try:
+            with open(f"/proc/{self.process.pid}/stat", encoding="ascii") as stat:
+                fields = stat.read().rpartition(")")[2].split()
+        except (OSError, AttributeError):
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def task(self, name, *args, **kwargs):
         """tasks.py's `name`(student, *args) run in the child; its result as plain values."""
         return self._run({"op": "task", "task": name}, args, kwargs)

@@ -46,7 +46,7 @@ def encode(value, arrays, tensor_type=None, block_type=None):
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject or value.dtype.kind not in "biufc":
             raise TypeError(f"an array of {value.dtype}, not numbers")
-        arrays.append(np.ascontiguousarray(value))
+        arrays.append(np.ascontiguousarray(value).reshape(value.shape))  # 0-d stays 0-d
         return {"$a": len(arrays) - 1}
     if isinstance(value, np.generic):
         if value.dtype.kind not in "biufc":
@@ -54,7 +54,7 @@ def encode(value, arrays, tensor_type=None, block_type=None):
         arrays.append(np.asarray(value))
         return {"$s": len(arrays) - 1}
     if tensor_type is not None and isinstance(value, tensor_type):
-        arrays.append(np.ascontiguousarray(value.data))
+        arrays.append(np.ascontiguousarray(value.data).reshape(value.data.shape))
         return {"$t": len(arrays) - 1, "g": bool(value.requires_grad)}
     if block_type is not None and isinstance(value, block_type):
         config = [int(value.ln_1.weight.shape[0]), int(value.attn.n_heads),

@@ -192,8 +192,7 @@ def start(directory):
     for ex in EXERCISES:
         _write(root / "exercises" / ex.filename, ex.stub_source())
         _write(root / "graders" / ex.grader_filename,
-               _GRADER_FILE.format(n=ex.number, title=ex.title, source=ex.source,
-                                   slug=ex.slug))
+               _grader_text(ex))
     for path, text in reading_files().items():
         _write(root / "reading" / path, text, mode=0o444)
     _write(root / "README.md", _readme())
@@ -250,6 +249,11 @@ def _forget_modules_of(folder):
             del sys.modules[name]
 
 
+def _grader_text(ex):
+    """The grader file `start` writes for exercise `ex`."""
+    return _GRADER_FILE.format(n=ex.number, title=ex.title, source=ex.source, slug=ex.slug)
+
+
 def run_graders(workspace, numbers=None):
     """Run the graders of `numbers` (default: all) with pytest in this process (the students'
     files each in a child process: `grade`); returns
@@ -269,6 +273,14 @@ def run_graders(workspace, numbers=None):
         results[ex.number].status = "failed"
         results[ex.number].messages.append(f"graders/{ex.grader_filename} is missing; copy it "
                                            "from a fresh `microtensor exercises start`")
+    for ex in selected:  # a grader file runs in this process: only the one `start` wrote
+        path = workspace / "graders" / ex.grader_filename
+        if ex not in missing and path.read_text(encoding="utf-8") != _grader_text(ex):
+            missing.append(ex)
+            results[ex.number].status = "failed"
+            results[ex.number].messages.append(
+                f"graders/{ex.grader_filename} is not the file `microtensor exercises start` "
+                "wrote (it was edited); copy it from a fresh start to grade")
     files = [str(workspace / "graders" / ex.grader_filename) for ex in selected
              if ex not in missing]
     if files:

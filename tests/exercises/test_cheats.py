@@ -1,7 +1,10 @@
-"""A fresh student's attempts at a green check without the work (cheats/, one file each, as
+"""Two fresh students' attempts at a green check without the work (cheats/, one file each, as
 they wrote them): each reaches the reference, the engine's own piece or the grader by a road
 the name-based fences do not see (an allowed module's `importlib`, `builtins`, `reload`, a file
-read or written, a signal to the grader). Each is refused, or fails, with its own message."""
+read or written, a str subclass that lies to the checks, its own import system, a profiler
+rebound, a signal to the grader). Each is refused, or fails, with its own message. And the
+right answers they wrote in unusual ways (honest/: dataclasses, namedtuple, np.testing, a 0-d
+result, Kahn's order ...) all pass."""
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,7 @@ from models.exercises import exercise
 from models.exercises.workspace import run_graders, start
 
 CHEATS = Path(__file__).resolve().parent / "cheats"
+HONEST = Path(__file__).resolve().parent / "honest"
 
 # file: what its first message must say
 EXPECTED = {
@@ -20,7 +24,7 @@ EXPECTED = {
     "ex2_kill_parent.py": "os.kill",
     "ex2_numpy_only.py": "/models/",
     "ex2_sysexit_in_call.py": "raised SystemExit",
-    "ex3_builtins_eval.py": "/models/",
+    "ex3_builtins_eval.py": "compiled code from a string",
     "ex5_inspect_importlib.py": "/models/",
     "ex6_read_reference_source.py": "/models/",
     "ex7_reference_attention.py": "nn.scaled_dot_product_attention is the piece",
@@ -32,6 +36,11 @@ EXPECTED = {
     "ex11_typing_sys.py": "/models/",
     "ex12_attrgetter_sysmodules.py": "/models/",
     "ex13_reference.py": "/models/",
+    "ex1_unbroadcast_own_import_system.py": "not a plain path",
+    "ex7_strsubclass_read_exec.py": "not a plain path",
+    "ex9_strsubclass_read_exec.py": "not a plain path",
+    "ex10_fake_profile.py": "s of CPU; cached steps take",
+    "ex13_bpe_merge_own_import_system.py": "not a plain path",
 }
 
 
@@ -42,11 +51,8 @@ def test_every_cheat_on_file_has_an_expected_message():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_a_cheat_gets_no_green_check_and_its_own_message(tmp_path, name):
-    number = int(name[2:].split("_")[0])
-    root = start(tmp_path / "ws")
-    (root / "exercises" / exercise(number).filename).write_text(
-        (CHEATS / name).read_text(encoding="utf-8"), encoding="utf-8")
-    result = run_graders(root, [number])[number]
+    result = _grade(tmp_path, name, CHEATS)
+    root = tmp_path / "ws"
     assert result.status == "failed" and result.passed < result.total, (name, result.messages)
     assert EXPECTED[name] in result.messages[0], (
         f"{name}: expected {EXPECTED[name]!r} in the first message; got {result.messages[0]!r}")
@@ -67,3 +73,31 @@ def test_check_reads_neither_a_conftest_nor_the_pytest_ini_of_the_workspace(tmp_
     results = run_graders(root, [1, 2])
     assert all(r.status == "not started" for r in results.values()), {
         n: (r.status, r.messages[:1]) for n, r in results.items()}
+
+
+def _grade(tmp_path, name, folder):
+    number = int(name[2:].split("_")[0])
+    root = start(tmp_path / "ws")
+    (root / "exercises" / exercise(number).filename).write_text(
+        (folder / name).read_text(encoding="utf-8"), encoding="utf-8")
+    return run_graders(root, [number])[number]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in HONEST.glob("ex*.py")))
+def test_a_right_answer_written_another_way_passes_every_check(tmp_path, name):
+    result = _grade(tmp_path, name, HONEST)
+    assert result.status == "passed" and result.passed == result.total, (
+        f"{name}: a right answer must pass; got {result.status}, {result.passed}/{result.total}:"
+        f" {result.messages[:1]}")
+
+
+def test_check_refuses_a_grader_file_the_student_edited(tmp_path):
+    """A grader file runs in the grading process: one edited to skip its checks would pass a
+    stub. `check` grades only with the file `start` wrote."""
+    root = start(tmp_path / "ws")
+    grader = root / "graders" / exercise(3).grader_filename
+    text = grader.read_text(encoding="utf-8")
+    assert "grade(3, check, __file__)" in text, text
+    grader.write_text(text.replace("grade(3, check, __file__)", "pass"), encoding="utf-8")
+    result = run_graders(root, [3])[3]
+    assert result.status == "failed" and "was edited" in result.messages[0], result.messages

@@ -3,6 +3,7 @@ the rows of one causal forward over the whole sequence (teacher forcing's parall
 one token at a time and for a prefill followed by steps and chunks; the cache must hold every
 position; a step must cost what a cached step costs (its FLOPs, counted in the student's
 process), not recompute the past; finite differences through the cached path."""
+import time
 import types
 
 import numpy as np
@@ -198,6 +199,42 @@ def check_a_step_costs_what_a_cached_step_costs(student):
                 f"position per call). Hint: {COST_HINT}")
 
 
+LONG, STEPS_TIMED = 1536, 32  # a long prompt, then steps: recomputing it is ~STEPS_TIMED prompts
+CPU_FACTOR = 8  # a student's steps may take 8× the reference's CPU time (slower, not quadratic)
+
+
+def _cpu_of_steps(runner, cpu, q, k, v):
+    """CPU seconds of STEPS_TIMED one-position steps after a LONG prompt: (prompt + steps)
+    minus (prompt alone), so that whatever the first call costs cancels out."""
+    start = cpu()
+    runner(q[:, :, :LONG], k[:, :, :LONG], v[:, :, :LONG], [LONG])
+    prompt = cpu()
+    runner(q, k, v, [LONG] + [1] * STEPS_TIMED)
+    return (cpu() - prompt) - (prompt - start)
+
+
+def check_the_steps_cpu_time_grows_like_a_caches(student):
+    """The FLOP count above is kept in the student's process, where a file could change it;
+    the CPU time is read by the grader: after a prompt of 1,536 positions, 32 one-position
+    steps must take at most 8× the reference's CPU time (plus 0.3 s), where recomputing the
+    whole sequence at each step costs about 32 prompts."""
+    student_function(student, "attend_with_cache")
+    rng = np.random.default_rng(35)
+    q, k, v = (rng.normal(size=(1, 2, LONG + STEPS_TIMED, 8)).astype(np.float32)
+               for _ in range(3))
+    cpu = getattr(student, "cpu_seconds", None)
+    if cpu is None or cpu() is None:  # in-process (the tests' own students): this process's
+        cpu = time.process_time
+    got = _cpu_of_steps(lambda *a: _run(student, *a, hint=HINT), cpu, q, k, v)
+    reference_student = _as_student(reference.attend_with_cache)
+    expected = _cpu_of_steps(lambda *a: _run(reference_student, *a), time.process_time, q, k, v)
+    if got > CPU_FACTOR * max(expected, 0.0) + 0.3:
+        raise ExerciseFailure(
+            f"{STEPS_TIMED} decode steps after a prompt of {LONG} positions took {got:.2f} s of "
+            f"CPU; cached steps take {expected:.2f} s here (q, k, v [1, 2, {LONG + STEPS_TIMED},"
+            f" 8]). Hint: {COST_HINT}")
+
+
 COST_HINT = ("a step must not recompute the past: attend only the new query (q has T_new rows) "
              "over the cached keys and values; keeping the past queries and running attention "
              "over the whole sequence again is not a cache")
@@ -221,4 +258,5 @@ def _full_tensor(q, k, v):
 
 
 CHECKS = [check_one_token_at_a_time, check_prefill_then_steps_and_chunks,
-          check_a_step_costs_what_a_cached_step_costs, check_gradcheck]
+          check_a_step_costs_what_a_cached_step_costs, check_the_steps_cpu_time_grows_like_a_caches,
+          check_gradcheck]

@@ -1,0 +1,33 @@
+"""Exercise 8 · notes 3.5 · multi-head attention: split into heads, merge back.
+
+Each head attends in its own slice of the projections: with D = H·d, head h owns columns
+h·d … (h+1)·d − 1 of Q = X W_Q (and of K, V). The notes' shapes (3.5):
+    X [B, T, D] → projection [B, T, H·d] → reshape [B, T, H, d] → transpose [B, H, T, d]
+    → scores [B, H, T, T] → context [B, H, T, d] → merge [B, T, D] (then W_O mixes the heads).
+Merging is the exact inverse of splitting: merge_heads(split_heads(x, H)) == x.
+
+Shapes: split_heads: x [B, T, D] (a microtensor Tensor), n_heads H (D divisible by H)
+-> [B, H, T, d] with d = D // H (an int: reshape takes no 8.0); merge_heads: z [B, H, T, d]
+-> [B, T, H·d]. T = 0 (no positions, X [B, 0, D]) is tested too: there `reshape(b, t, h, -1)`
+cannot work out the −1 (0 elements fit any d; numpy and PyTorch both raise), so write d
+itself, D // H, as PyTorch's own multi-head attention does.
+
+Hint: reshape only regroups the last axis (D = H·d → H, d) while the memory order stays
+[B, T, ...]; then transpose(1, 2) brings H before T. A reshape straight to [B, H, T, d] would
+mix positions and heads. To merge, transpose back *first*, then reshape. Tensor methods:
+`x.reshape(b, t, h, d)`, `x.transpose(1, 2)`.
+
+Reference (read it after): nn/attention.py, `MultiHeadAttention._split_heads` and the lines
+after `scaled_dot_product_attention` in `MultiHeadAttention.forward`.
+"""
+
+def split_heads(x, n_heads):
+    b, t, D = x.shape
+    d = D // n_heads
+    # [B,T,H,d] -> [B,H,T,d], via a transpose of axes 2 and 1 (the other order of arguments)
+    return x.reshape(b, t, n_heads, d).transpose(2, 1)
+
+
+def merge_heads(z):
+    b, h, t, d = z.shape
+    return z.transpose(-3, -2).reshape(b, t, h * d)
