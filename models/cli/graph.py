@@ -127,7 +127,7 @@ def load_model(args):
     from models import GPT, CharTokenizer
     from models.training.checkpoint import load_checkpoint
     from models.training.data import default_corpus
-    from models.training.settings import get_preset
+    from models.training.settings import TrainConfig, resolve_settings
 
     if args.out:
         if args.n_layer is not None:
@@ -136,8 +136,8 @@ def load_model(args):
             raise ValueError("--attention goes with --preset; a checkpoint fixes its own")
         model, tokenizer, _ = load_checkpoint(args.out)
         return model, tokenizer
-    config = get_preset(args.preset or "baby", n_layer=args.n_layer,
-                        attention=getattr(args, "attention", None)).validate()
+    config = resolve_settings(TrainConfig, args.preset, {
+        "n_layer": args.n_layer, "attention": getattr(args, "attention", None)})
     tokenizer = CharTokenizer.from_text(default_corpus())
     return GPT(config.model_config(tokenizer.vocab_size)), tokenizer
 

@@ -16,6 +16,7 @@ from ..gpt import GPT
 from .data import encode_text, get_batch, split_ids
 from .data_parallel import DataParallel
 from .run import TrainingRun, configure_optimizer
+from .settings import TrainConfig
 
 
 def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, batch_loss=None):
@@ -48,8 +49,9 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
           processes=1, on_evaluation=None):
     """Train a GPT on `corpus`, the (tokenizer, ids [N]) of data.load_corpus or
     id_file.encode_text, as `run` (a TrainingRun whose settings are resolved:
-    `run.settings(config)`) says; its checkpoints go to run's --out. Returns the last
-    evaluation {"iter", "train_loss", "val_loss", "best_val_loss", "elapsed_s"}.
+    `run.settings(TrainConfig, preset, flags)`) says; its checkpoints go to run's --out.
+    Returns the last evaluation {"iter", "train_loss", "val_loss", "best_val_loss",
+    "elapsed_s"}.
 
     Each evaluation (iteration 0, every eval_interval, the end) is printed, logged to
     metrics.jsonl (log_grad_norms adds "grad_norms": {module: ‖∂L/∂θ‖} of the step before,
@@ -68,7 +70,8 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
     # --- settings: resolved once, before (run.settings: on resume, the checkpoint's) ---------
     config = run.config
     if config is None:
-        raise ValueError("train: the run's settings are not resolved; call run.settings(config)")
+        raise ValueError("train: the run's settings are not resolved; call "
+                         "run.settings(TrainConfig, preset, flags)")
 
     # --- data: the text's ids, split 90/10 ---------------------------------------------------
     tokenizer, ids = corpus                                            # ids [N] uint8/16
@@ -139,8 +142,9 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
 
 def train_on_text(config, text, out_dir, resume=False, overwrite=False, **options):
     """train() in one call for a script or a test: a TrainingRun on out_dir (resume or
-    overwrite it), the settings `config` resolved by it, the str `text` encoded
-    (id_file.encode_text); `options` are train()'s. Returns what train() returns."""
+    overwrite it), the settings `config` (a TrainConfig) resolved by it as if each were a flag
+    given, the str `text` encoded (id_file.encode_text); `options` are train()'s. Returns
+    what train() returns."""
     run = TrainingRun(out_dir, resume=resume, overwrite=overwrite)
-    run.settings(config)
+    run.settings(TrainConfig, flags=config.to_dict())
     return train(run, encode_text(text), **options)
