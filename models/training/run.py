@@ -6,7 +6,7 @@ A trainer's command (cli/train.py, cli/translate.py) resolves the settings, and 
 (train.py, translate.py) gives what is its model's:
 
     run = TrainingRun(out_dir, resume=..., overwrite=...)   # refuses before anything changes
-    config = run.settings(TranslateConfig, preset, flags)   # resolved once; on resume: saved
+    config = run.settings(TrainConfig, preset, flags)   # resolved once; on resume: saved
     it = run.start(model, configure_optimizer(model, config), info, "…")  # 0, or the saved iter
     def evaluate(it): ... run.record_evaluation(it, train_loss, val_loss)  # log, then save
     return run.loop(it, get_batch, forward_backward, evaluate, "translate")
