@@ -1,4 +1,4 @@
-"""`microtensor train`: train a character-level GPT on a text file and checkpoint it.
+"""`microtensor train`: train a GPT on a text file's characters (or BPE tokens) and checkpoint it.
 
 Without --data it trains on the built-in corpus (models.training.data.default_corpus).
 
@@ -24,7 +24,7 @@ HELP = {
     "n_layer": "number of Transformer blocks",
     "n_head": "attention heads per block (must divide --n-embd)",
     "n_embd": "embedding width D",
-    "block_size": "context length T in characters",
+    "block_size": "context length T in tokens (characters, or BPE tokens)",
     "bias": "biases in Linear and LayerNorm layers",
     "activation": "MLP activation",
     "norm_first": "pre-norm blocks (GPT-2); --no-norm-first is the 2017 post-norm",
@@ -44,9 +44,10 @@ def add_parser(subparsers):
     from models.training.settings import PRESETS, TrainConfig
 
     p = subparsers.add_parser(
-        "train", help="train a character-level GPT",
-        description="Train a character-level GPT; prints train/val loss, appends each "
-                    "evaluation to OUT/metrics.jsonl and writes a checkpoint into OUT.")
+        "train", help="train a GPT on characters (or BPE tokens)",
+        description="Train a GPT on characters (or BPE tokens: --tokenizer bpe); prints "
+                    "train/val loss, appends each evaluation to OUT/metrics.jsonl and writes a "
+                    "checkpoint into OUT.")
     p.add_argument("--data", metavar="PATH", type=file_path,
                    help="UTF-8 text file (default: the built-in corpus, CPython's help topics; "
                         "with --resume: the checkpoint's)")

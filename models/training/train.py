@@ -1,6 +1,7 @@
-"""Training the character-level GPT, read top to bottom: settings -> data -> model -> the loop
-(batch, forward, loss.backward(), clip, step, evaluate, save). run.py keeps the --out
-directory, checkpoints, resume and signals; data_parallel.py joins only for processes > 1.
+"""Training the GPT (on characters, or BPE tokens), read top to bottom: settings -> data ->
+model -> the loop (batch, forward, loss.backward(), clip, step, evaluate, save). run.py keeps
+the --out directory, checkpoints, resume and signals; data_parallel.py joins only for
+processes > 1.
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch); Radford et
 al. 2019 (GPT-2).
 """
@@ -76,7 +77,7 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
     # --- data: the text's ids, split 90/10 ---------------------------------------------------
     tokenizer, ids = corpus                                            # ids [N] uint8/16
     data = {"source": source, "path": data_path, "sha256": _corpus_sha256(tokenizer, ids),
-            "characters": len(ids)}
+            tokenizer.unit: len(ids)}                                  # "characters" or "tokens"
     if run.resuming and run.manifest["info"]["data"].get("sha256") != data["sha256"]:
         trained_on = run.manifest["info"]["data"]["source"]
         what = (f"{source} has changed since the checkpoint in {run.out_dir} was trained on it"
@@ -84,7 +85,7 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
                 f"{run.out_dir} was trained on ({trained_on})")
         raise ValueError(f"{what}; a resumed run needs the same data (--data)")
     microtensor.manual_seed(config.seed)
-    train_ids, val_ids = split_ids(ids, config.block_size, source)
+    train_ids, val_ids = split_ids(ids, config.block_size, source, tokenizer.unit)
 
     # --- model and optimizer (on resume: the latest state loaded into them) ------------------
     model = GPT(config.model_config(tokenizer.vocab_size))
@@ -95,8 +96,8 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
                 if processes != 1 else None)  # DataParallel refuses a count out of range
     info = {**tokenizer.to_info(), "train_config": config.to_dict(), "data": data,
             "processes": processes}
-    about = (f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val characters, "
-             f"vocabulary {tokenizer.vocab_size})")
+    about = (f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val "
+             f"{tokenizer.unit}, vocabulary {tokenizer.vocab_size})")
     it = run.start(model, optimizer, info, about, progress)  # before `parallel` forks workers
     grad_norms = None  # of the latest step, when log_grad_norms
 
