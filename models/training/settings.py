@@ -185,9 +185,9 @@ def resolve_settings(config_class, preset=None, flags=None, saved=None, at_iter=
     """The settings a run trains with, merged and checked here, once.
 
     Precedence: a flag given beats the preset (default baby; a TranslateConfig has only its
-    class defaults), and on --resume the checkpoint's saved settings stand in for the preset
-    and win, a flag (or a --preset given again) that differs from them being an error unless
-    it is --max-iters.
+    class defaults); on --resume the checkpoint's saved settings take the preset's place and
+    win, and a flag (or a --preset given again) that differs from them is an error, except
+    --max-iters.
 
     config_class: TrainConfig or TranslateConfig; flags: {field name: value} of the flags
     given (a None value counts as not given); saved, at_iter: on --resume, the checkpoint's
