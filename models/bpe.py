@@ -171,6 +171,7 @@ class BPETokenizer:
                                  f"{self.ranks[(a, b)]}")
             self.ranks[(a, b)] = k
         self.vocab_size = 256 + len(self.merges)
+        self.unit = "tokens"  # what its ids count, in messages ("characters" for a CharTokenizer)
         self.vocab = [bytes([i]) for i in range(256)]  # id -> its bytes
         for a, b in self.merges:
             self.vocab.append(self.vocab[a] + self.vocab[b])

@@ -28,6 +28,7 @@ class CharTokenizer:
             raise ValueError("CharTokenizer: the vocabulary repeats a character")
         self.chars, self.vocab_size = chars, len(chars)  # ids lie in [0, vocab_size)
         self.stoi = {ch: i for i, ch in enumerate(chars)}
+        self.unit = "characters"  # what its ids count, in messages ("tokens" for a BPE)
 
     @classmethod
     def from_text(cls, text):

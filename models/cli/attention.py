@@ -8,12 +8,14 @@ def add_parser(subparsers):
     p = subparsers.add_parser(
         "attention", help="draw a trained model's attention weights on a prompt",
         description="Run a checkpoint on a prompt and draw each head's attention weights as a "
-                    "heatmap: queries (the characters) down, keys across; each row sums to 1, "
-                    "and the causal mask leaves the upper triangle empty.")
+                    "heatmap: queries (the prompt's tokens: characters, or BPE tokens) down, "
+                    "keys across; each row sums to 1, and the causal mask leaves the upper "
+                    "triangle empty.")
     add_out_flag(p, help="a checkpoint directory written by `microtensor train` (its best "
                          "model is drawn)")
     p.add_argument("--prompt", metavar="TEXT", required=True,
-                   help="the characters to run (the last block_size of them are kept)")
+                   help="the text to run (its last block_size tokens are kept; a character "
+                        "model must know each of its characters)")
     p.add_argument("--output", "-o", metavar="FILE", type=picture_file, required=True,
                    help="picture to write: .png, .svg or .pdf")
     p.add_argument("--layer", metavar="L", type=count(0),
@@ -55,20 +57,23 @@ def run(args):
     model, tokenizer, _ = load_checkpoint(args.out)
     if not args.prompt:
         raise ValueError("--prompt must not be empty")
-    text = args.prompt[-model.config.block_size:]
-    if len(text) < len(args.prompt):
-        print(f"note: the prompt is longer than the block size; keeping its last {len(text)} "
-              "characters")
     try:
-        ids = tokenizer.encode(text)
+        ids = tokenizer.encode(args.prompt)
     except ValueError as error:
         raise ValueError(f"--prompt: {error}") from None
+    if len(ids) > model.config.block_size:
+        ids = ids[-model.config.block_size:]
+        print(f"note: the prompt is longer than the block size; keeping its last {len(ids)} "
+              f"{tokenizer.unit}")
+    # each query and key labelled by its token's text (a BPE token cut inside a character: U+FFFD)
+    labels = [tokenizer.decode([i]) for i in ids]
+    text = tokenizer.decode(ids)
     layers = _pick(args.layer, model.config.n_layer, "--layer")
     heads = _pick(args.head, model.config.n_head, "--head")
     weights = attention_weights(model, ids)[layers][:, heads]    # [L', H', T, T]
-    figure = viz.attention_heatmap(weights, list(text), layers, heads,
+    figure = viz.attention_heatmap(weights, labels, layers, heads,
                                    title=f"attention weights A on {text!r}")
     viz.save_figure(figure, args.output, dpi=args.dpi, size=args.size)
     print(f"wrote {args.output}: {len(layers)} layer(s) x {len(heads)} head(s) over "
-          f"{len(text)} characters")
+          f"{len(ids)} {tokenizer.unit}")
     return 0

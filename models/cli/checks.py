@@ -6,7 +6,7 @@ before any work starts.
 
 argparse prints "argument --top-k: must be an integer >= 1; got '0'" under the
 subcommand's own usage and exits 2. Settings of a training run are checked by
-`TrainConfig.validate` instead (exit 1), because a preset and a resumed checkpoint supply
+`settings.resolve_settings` instead (exit 1), because a preset and a resumed checkpoint supply
 them too.
 """
 import argparse

@@ -47,7 +47,8 @@ def add_parser(subparsers):
     p.add_argument("--batch-size", metavar="B", type=count(1), default=2,
                    help="sequences in the batch (default: %(default)s)")
     p.add_argument("--seq-len", metavar="T", type=count(1), default=16,
-                   help="characters per sequence, at most the model's block size "
+                   help="tokens (characters, for a character-level model) per sequence, "
+                        "at most the model's block size "
                         "(default: %(default)s)")
     p.add_argument("--direction", choices=["forward", "backward"], default="forward",
                    help="arrows the way data flows (forward) or the way the gradient flows "
@@ -93,15 +94,26 @@ def output_path(output, fmt):
 
 
 def training_batch(tokenizer, batch_size, seq_len):
-    """x, y int64 [B, T]: windows of the built-in corpus (characters outside the vocabulary
-    dropped), or random ids when too little of it is left."""
+    """x, y int64 [B, T]: windows of the built-in corpus encoded by `tokenizer` (a character
+    one drops the characters outside its vocabulary; a BPE encodes them all), or random ids
+    when too little of it is left."""
     import numpy as np
 
     import microtensor
     from models.training.data import default_corpus, get_batch
 
-    ids = np.array([tokenizer.stoi[c] for c in default_corpus() if c in tokenizer.stoi],
-                   dtype=np.int64)
+    def encodes(ch):
+        try:
+            tokenizer.encode(ch)
+        except ValueError:  # a character tokenizer's: not in its vocabulary
+            return False
+        return True
+
+    text = default_corpus()
+    unknown = {ch for ch in set(text) if not encodes(ch)}
+    if unknown:
+        text = "".join(ch for ch in text if ch not in unknown)
+    ids = np.array(tokenizer.encode(text), dtype=np.int64)
     if len(ids) > seq_len:
         return get_batch(ids, batch_size, seq_len)
     ids = microtensor.random.generator().integers(0, tokenizer.vocab_size,
@@ -127,7 +139,7 @@ def load_model(args):
     from models import GPT, CharTokenizer
     from models.training.checkpoint import load_checkpoint
     from models.training.data import default_corpus
-    from models.training.settings import get_preset
+    from models.training.settings import TrainConfig, resolve_settings
 
     if args.out:
         if args.n_layer is not None:
@@ -136,8 +148,8 @@ def load_model(args):
             raise ValueError("--attention goes with --preset; a checkpoint fixes its own")
         model, tokenizer, _ = load_checkpoint(args.out)
         return model, tokenizer
-    config = get_preset(args.preset or "baby", n_layer=args.n_layer,
-                        attention=getattr(args, "attention", None)).validate()
+    config = resolve_settings(TrainConfig, args.preset, {
+        "n_layer": args.n_layer, "attention": getattr(args, "attention", None)})
     tokenizer = CharTokenizer.from_text(default_corpus())
     return GPT(config.model_config(tokenizer.vocab_size)), tokenizer
 

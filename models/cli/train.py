@@ -1,4 +1,4 @@
-"""`microtensor train`: train a character-level GPT on a text file and checkpoint it.
+"""`microtensor train`: train a GPT on a text file's characters (or BPE tokens) and checkpoint it.
 
 Without --data it trains on the built-in corpus (models.training.data.default_corpus).
 
@@ -6,7 +6,6 @@ Every setting of a preset has a flag named as nanoGPT names it, with dashes
 (`max_iters` -> `--max-iters`); a flag overrides the preset's value. With --resume the
 settings come from the checkpoint instead, and only --max-iters may change.
 """
-import dataclasses
 import os
 import sys
 
@@ -25,7 +24,7 @@ HELP = {
     "n_layer": "number of Transformer blocks",
     "n_head": "attention heads per block (must divide --n-embd)",
     "n_embd": "embedding width D",
-    "block_size": "context length T in characters",
+    "block_size": "context length T in tokens (characters, or BPE tokens)",
     "bias": "biases in Linear and LayerNorm layers",
     "activation": "MLP activation",
     "norm_first": "pre-norm blocks (GPT-2); --no-norm-first is the 2017 post-norm",
@@ -45,9 +44,10 @@ def add_parser(subparsers):
     from models.training.settings import PRESETS, TrainConfig
 
     p = subparsers.add_parser(
-        "train", help="train a character-level GPT",
-        description="Train a character-level GPT; prints train/val loss, appends each "
-                    "evaluation to OUT/metrics.jsonl and writes a checkpoint into OUT.")
+        "train", help="train a GPT on characters (or BPE tokens)",
+        description="Train a GPT on characters (or BPE tokens: --tokenizer bpe); prints "
+                    "train/val loss, appends each evaluation to OUT/metrics.jsonl and writes a "
+                    "checkpoint into OUT.")
     p.add_argument("--data", metavar="PATH", type=file_path,
                    help="UTF-8 text file (default: the built-in corpus, CPython's help topics; "
                         "with --resume: the checkpoint's)")
@@ -92,10 +92,9 @@ def run(args):
     from models.tokenizer_choice import choose_tokenizer
     from models.training.data import DEFAULT_CORPUS_NAME, load_corpus
     from models.training.run import Interrupted, TrainingRun
-    from models.training.settings import TrainConfig, get_preset
+    from models.training.settings import TrainConfig
     from models.training.train import train
 
-    given = given_settings(args, TrainConfig)
     if args.explore:  # viz (and graphviz) only when a picture is asked for
         from viz.explore import check_page_path
 
@@ -103,19 +102,12 @@ def run(args):
         check_page_path(args.explore)  # a file the explorer did not write is refused first
     # Refuse (or find what to resume) before the data is read: nothing in --out changes.
     run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite)
+    # resolved here, once (settings.resolve_settings; on resume: the checkpoint's): train()
+    # reads run.config
+    config = run.settings(TrainConfig, args.preset, given_settings(args, TrainConfig))
     data_path = args.data
-    config = get_preset(args.preset or "baby", **given)
-    if args.resume:  # the saved settings and the flags given; --preset: the first command again
-        saved = run.saved_settings(TrainConfig)
-        asked = config if args.preset else dataclasses.replace(saved, **given)
-        config = dataclasses.replace(asked, max_iters=given.get("max_iters", saved.max_iters))
-        data_path = data_path or run.manifest["info"]["data"].get("path")  # checked: a str
-    try:
-        config = run.settings(config)  # resolved here, once: train() reads run.config
-    except ValueError as error:
-        if args.resume and args.preset is not None:
-            raise ValueError(f"--preset {args.preset}: {error}") from None
-        raise
+    if args.resume and not data_path:  # the saved --data (checked: a str), or the built-in
+        data_path = run.manifest["info"]["data"].get("path")
     check_processes(args.processes, args.threads, config.batch_size)
     corpus = load_corpus(data_path)  # (tokenizer, ids), ids read from the prepared id file
     corpus = choose_tokenizer(corpus, args.tokenizer, args.vocab_size, run)  # char or BPE

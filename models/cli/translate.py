@@ -5,7 +5,6 @@
 The task turns a date in words into ISO form ("the third of march, 1999" -> "1999-03-03");
 see models/tasks/dates.py. Every setting of models.training.settings.TranslateConfig has a flag.
 """
-import dataclasses
 import sys
 
 from .checks import (
@@ -95,13 +94,9 @@ def run_train(args):
     from models.training.settings import TranslateConfig
     from models.training.translate import KIND, train_translation
 
-    given = given_settings(args, TranslateConfig)
     run = TrainingRun(args.out, resume=args.resume, overwrite=args.overwrite, kind=KIND)
-    if args.resume:  # the saved settings, and the flags given (only --max-iters may differ)
-        config = dataclasses.replace(run.saved_settings(TranslateConfig), **given)
-    else:
-        config = TranslateConfig(**given)
-    config = run.settings(config)  # resolved here, once: train_translation reads run.config
+    # resolved here, once (on resume: the checkpoint's); train_translation reads run.config
+    config = run.settings(TranslateConfig, flags=given_settings(args, TranslateConfig))
     try:
         result = train_translation(run, progress=not args.quiet)
     except Interrupted as stop:

@@ -189,8 +189,12 @@ def export_nanogpt(model, tokenizer, export_dir, train_state=None, optimizer=Non
     sample.py looks for in data/<dataset>/meta.pkl; nanogpt_config.py sets
     out_dir = "out-<dataset>". text: if given, also write train.bin and val.bin (uint16
     ids, first 90% / last 10%, as nanoGPT's prepare.py) for train.py to continue on.
-    Raises ValueError for a model nanoGPT cannot express, RuntimeError without PyTorch.
+    Raises ValueError for a model nanoGPT cannot express or a tokenizer that is not a
+    CharTokenizer (meta.pkl maps characters), RuntimeError without PyTorch.
     """
+    if not isinstance(tokenizer, CharTokenizer):
+        raise ValueError(f"tokenizer is a {type(tokenizer).__name__}; nanoGPT's meta.pkl holds "
+                         "a character vocabulary only: export a BPE model with --format hf")
     torch = _torch("the nanoGPT format")
     c = model.config
     check_nanogpt(c)

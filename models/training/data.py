@@ -50,18 +50,19 @@ def load_corpus(path=None, cache_dir=None, chunk_size=CHUNK_SIZE):
     return load_ids(path, cache_dir, chunk_size)
 
 
-def split_ids(ids, block_size, source="the text"):
+def split_ids(ids, block_size, source="the text", unit="characters"):
     """(train, val): the first 90% and the last 10% of the ids [N] (views, nothing copied).
-    Each must hold an example, block_size + 1 ids: ValueError naming `source` otherwise."""
+    Each must hold an example, block_size + 1 ids: ValueError naming `source` otherwise,
+    counting the ids in `unit` (the tokenizer's: characters or tokens)."""
     n, need = len(ids), block_size + 1
     if n < need:
-        raise ValueError(f"{source} has {n} characters, shorter than block_size + 1 = {need}; "
+        raise ValueError(f"{source} has {n} {unit}, shorter than block_size + 1 = {need}; "
                          "use a longer text or a smaller --block-size")
     n_train = int(n * (1 - VAL_FRACTION))
     if n - n_train < need:
-        raise ValueError(f"{source} has {n} characters; its 10% validation split holds "
+        raise ValueError(f"{source} has {n} {unit}; its 10% validation split holds "
                          f"{n - n_train}, fewer than block_size + 1 = {need}: use a text of at "
-                         f"least {int(np.ceil(need / VAL_FRACTION))} characters or a smaller "
+                         f"least {int(np.ceil(need / VAL_FRACTION))} {unit} or a smaller "
                          "--block-size")
     return ids[:n_train], ids[n_train:]
 

@@ -76,7 +76,8 @@ TRAINING_STATE = {"rng": RNG_STATE, "param_groups": Array(PARAM_GROUP, min_items
                   "elapsed_s": Number(0), "train_config": Object({}),
                   "data": Object({"source": Optional(Str()), "sha256": Optional(Str(length=64)),
                                   "path": Optional(Nullable(Str())),
-                                  "characters": Optional(Int(0))})}
+                                  "characters": Optional(Int(0)),
+                                  "tokens": Optional(Int(0))})}
 # What a resume needs from config.json: (section, key) -> its JSON type
 RESUME_STATE = {(section, key): TRAINING_STATE[key] for section, keys in (
     ("info", ("train_config", "data")),

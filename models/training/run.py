@@ -2,10 +2,11 @@
 and the loop, where each step happens: batch -> forward -> backward -> clip -> AdamW step at a
 warmup + cosine learning rate (nanoGPT's `train.py`; Loshchilov & Hutter 2019; nn/optim).
 
-A trainer (train.py, translate.py) gives what is its model's:
+A trainer's command (cli/train.py, cli/translate.py) resolves the settings, and the trainer
+(train.py, translate.py) gives what is its model's:
 
     run = TrainingRun(out_dir, resume=..., overwrite=...)   # refuses before anything changes
-    config = run.settings(config)             # resolved once; on resume: the saved settings
+    config = run.settings(TrainConfig, preset, flags)   # resolved once; on resume: saved
     it = run.start(model, configure_optimizer(model, config), info, "…")  # 0, or the saved iter
     def evaluate(it): ... run.record_evaluation(it, train_loss, val_loss)  # log, then save
     return run.loop(it, get_batch, forward_backward, evaluate, "translate")
@@ -44,6 +45,7 @@ from .out_dir import (
     read_manifest,
     unlock_directory,
 )
+from .settings import resolve_settings
 
 SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
@@ -106,15 +108,15 @@ class TrainingRun:
             raise CheckpointError(f"--resume: {self.config_path}: info.train_config: "
                                   f"{error}") from None
 
-    def settings(self, config):
-        """The validated settings of this run: `config`, or on resume the saved ones with its
-        max_iters (TrainSettings.resumed). Raises ValueError for a setting out of range or
-        changed, or a --max-iters the checkpoint has reached."""
+    def settings(self, config_class, preset=None, flags=None):
+        """Resolve this run's settings, once: settings.resolve_settings of `preset` and `flags`
+        (on resume, against the checkpoint's saved settings and iteration). Keeps them as
+        `run.config`, which the trainers read, and returns them."""
+        saved = at_iter = None
         if self.resuming:
-            config = config.resumed(self.saved_settings(type(config)),
-                                    self.manifest["latest"]["iter"],
-                                    f"the checkpoint in {self.out_dir}")
-        self.config = config.validate()
+            saved, at_iter = self.saved_settings(config_class), self.manifest["latest"]["iter"]
+        self.config = resolve_settings(config_class, preset, flags, saved, at_iter,
+                                       f"the checkpoint in {self.out_dir}")
         return self.config
 
     def start(self, model, optimizer, info, about=None, progress=True):

@@ -1,6 +1,8 @@
 """The settings of a training run: `TrainSettings`, what every trainer shares (optimisation,
 evaluation, seed, their checks and what a resume keeps), and the GPT's `TrainConfig` (presets
-`baby` and `tiny`) and the encoder-decoder's `TranslateConfig`, which add their model's.
+`baby` and `tiny`) and the encoder-decoder's `TranslateConfig`, which add their model's; and
+`resolve_settings`, the one place a run's settings are merged from preset, flags and
+checkpoint, and checked.
 
 Each setting keeps nanoGPT's name and has a command-line flag (`flag_name`). `baby` is
 nanoGPT's laptop-CPU configuration for shakespeare_char (nanoGPT README, "I only have a
@@ -26,7 +28,7 @@ def flag_name(name):
 class TrainSettings(Config):
     """The settings every trainer has, by default nanoGPT's CPU configuration's: AdamW at a
     warmup + cosine learning rate (lr_decay_iters None: decay over max_iters; grad_clip 0: no
-    clipping), evaluation, seed."""
+    clipping), evaluation, seed. A run gets its own from `resolve_settings`."""
 
     batch_size: int = 12
     max_iters: int = 2000
@@ -88,31 +90,6 @@ class TrainSettings(Config):
                              f"{self.learning_rate}: the cosine decay would raise the rate; "
                              "give --min-lr <= --learning-rate")
         return self
-
-    def resumed(self, saved, at_iter, checkpoint="the checkpoint"):
-        """The settings a run resumed at iteration `at_iter` trains with: `saved` (the
-        checkpoint's, of this class) with these settings' max_iters; `checkpoint` names it.
-
-        Raises ValueError naming the flag of any other setting that differs (lr_decay_iters
-        None asks for nothing), or for a max_iters the checkpoint has reached. A run given
-        another max_iters keeps the saved decay length (steps past it run at min_lr; a shorter
-        run stops above it), so the steps already taken follow the same schedule.
-        """
-        asked = self if self.lr_decay_iters is not None else \
-            replace(self, lr_decay_iters=saved.lr_decay_iters)
-        for f in self.setting_fields():
-            ours, theirs = getattr(asked, f.name), getattr(saved, f.name)
-            if f.name != "max_iters" and ours != theirs:
-                raise ValueError(f"{flag_name(f.name)} {ours} differs from the checkpoint's "
-                                 f"{theirs}: a resumed run keeps its settings (only --max-iters "
-                                 "may change); start afresh with --overwrite to change it")
-        if self.max_iters <= at_iter:
-            raise ValueError(f"--max-iters {self.max_iters}: {checkpoint} is at iter "
-                             f"{at_iter} already; give a larger --max-iters to train on")
-        decay = saved.lr_decay_iters
-        if decay is None and self.max_iters != saved.max_iters:
-            decay = saved.max_iters
-        return replace(saved, max_iters=self.max_iters, lr_decay_iters=decay)
 
 
 @dataclass
@@ -201,3 +178,59 @@ class TranslateConfig(TrainSettings):
                              self.n_heads, self.n_encoder_layers, self.n_decoder_layers,
                              self.d_ff, dropout=self.dropout, norm_first=self.norm_first,
                              attention=self.attention)
+
+
+def resolve_settings(config_class, preset=None, flags=None, saved=None, at_iter=None,
+                     checkpoint="the checkpoint"):
+    """The settings a run trains with, merged and checked here, once.
+
+    Precedence: a flag given beats the preset (default baby; a TranslateConfig has only its
+    class defaults); on --resume the checkpoint's saved settings take the preset's place and
+    win, and a flag (or a --preset given again) that differs from them is an error, except
+    --max-iters.
+
+    config_class: TrainConfig or TranslateConfig; flags: {field name: value} of the flags
+    given (a None value counts as not given); saved, at_iter: on --resume, the checkpoint's
+    settings (a config_class) and the iteration it is at, `checkpoint` naming it in messages.
+    A resumed run given another max_iters keeps the saved decay length (steps past it run at
+    min_lr; a shorter run stops above it), so the steps already taken follow the same schedule.
+
+    Raises ValueError naming (by its flag) an unknown preset or setting, a setting out of range
+    (`validate`), on --resume a setting that differs from the checkpoint's or a --max-iters it
+    has reached (with --preset, each prefixed "--preset NAME: ").
+    """
+    flags = {name: value for name, value in (flags or {}).items() if value is not None}
+    unknown = sorted(set(flags) - {f.name for f in fields(config_class)})
+    if unknown:
+        raise ValueError(f"unknown training settings {unknown}")
+    if config_class is TrainConfig:
+        base = get_preset(preset or "baby")
+    elif preset is not None:
+        raise ValueError(f"preset {preset!r}: {config_class.__name__} has no presets")
+    else:
+        base = config_class()
+    if saved is None:                                   # a fresh run: the preset, then the flags
+        return replace(base, **flags).validate()
+
+    # --- a resume: what was asked must be what the checkpoint was trained with --------------
+    again = f"--preset {preset}: " if preset else ""    # --preset: the first command again
+    asked = replace(base if preset else saved, **flags)
+    for f in config_class.setting_fields():
+        ours, theirs = getattr(asked, f.name), getattr(saved, f.name)
+        if f.name == "max_iters" or (f.name == "lr_decay_iters" and ours is None):
+            continue                                    # may change; None asks for nothing
+        if ours != theirs:
+            raise ValueError(f"{again}{flag_name(f.name)} {ours} differs from the checkpoint's "
+                             f"{theirs}: a resumed run keeps its settings (only --max-iters "
+                             "may change); start afresh with --overwrite to change it")
+    max_iters = flags.get("max_iters", saved.max_iters)
+    if max_iters <= at_iter:
+        raise ValueError(f"{again}--max-iters {max_iters}: {checkpoint} is at iter {at_iter} "
+                         "already; give a larger --max-iters to train on")
+    decay = saved.lr_decay_iters
+    if decay is None and max_iters != saved.max_iters:
+        decay = saved.max_iters                         # the schedule the steps taken followed
+    try:                                                # a hand-edited checkpoint's values too
+        return replace(saved, max_iters=max_iters, lr_decay_iters=decay).validate()
+    except ValueError as error:
+        raise ValueError(f"{again}{error}") from None

@@ -1,6 +1,7 @@
-"""Training the character-level GPT, read top to bottom: settings -> data -> model -> the loop
-(batch, forward, loss.backward(), clip, step, evaluate, save). run.py keeps the --out
-directory, checkpoints, resume and signals; data_parallel.py joins only for processes > 1.
+"""Training the GPT (on characters, or BPE tokens), read top to bottom: settings -> data ->
+model -> the loop (batch, forward, loss.backward(), clip, step, evaluate, save). run.py keeps
+the --out directory, checkpoints, resume and signals; data_parallel.py joins only for
+processes > 1.
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch); Radford et
 al. 2019 (GPT-2).
 """
@@ -16,6 +17,7 @@ from ..gpt import GPT
 from .data import encode_text, get_batch, split_ids
 from .data_parallel import DataParallel
 from .run import TrainingRun, configure_optimizer
+from .settings import TrainConfig
 
 
 def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, batch_loss=None):
@@ -48,8 +50,9 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
           processes=1, on_evaluation=None):
     """Train a GPT on `corpus`, the (tokenizer, ids [N]) of data.load_corpus or
     id_file.encode_text, as `run` (a TrainingRun whose settings are resolved:
-    `run.settings(config)`) says; its checkpoints go to run's --out. Returns the last
-    evaluation {"iter", "train_loss", "val_loss", "best_val_loss", "elapsed_s"}.
+    `run.settings(TrainConfig, preset, flags)`) says; its checkpoints go to run's --out.
+    Returns the last evaluation {"iter", "train_loss", "val_loss", "best_val_loss",
+    "elapsed_s"}.
 
     Each evaluation (iteration 0, every eval_interval, the end) is printed, logged to
     metrics.jsonl (log_grad_norms adds "grad_norms": {module: ‖∂L/∂θ‖} of the step before,
@@ -68,12 +71,13 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
     # --- settings: resolved once, before (run.settings: on resume, the checkpoint's) ---------
     config = run.config
     if config is None:
-        raise ValueError("train: the run's settings are not resolved; call run.settings(config)")
+        raise ValueError("train: the run's settings are not resolved; call "
+                         "run.settings(TrainConfig, preset, flags)")
 
     # --- data: the text's ids, split 90/10 ---------------------------------------------------
     tokenizer, ids = corpus                                            # ids [N] uint8/16
     data = {"source": source, "path": data_path, "sha256": _corpus_sha256(tokenizer, ids),
-            "characters": len(ids)}
+            tokenizer.unit: len(ids)}                                  # "characters" or "tokens"
     if run.resuming and run.manifest["info"]["data"].get("sha256") != data["sha256"]:
         trained_on = run.manifest["info"]["data"]["source"]
         what = (f"{source} has changed since the checkpoint in {run.out_dir} was trained on it"
@@ -81,7 +85,7 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
                 f"{run.out_dir} was trained on ({trained_on})")
         raise ValueError(f"{what}; a resumed run needs the same data (--data)")
     microtensor.manual_seed(config.seed)
-    train_ids, val_ids = split_ids(ids, config.block_size, source)
+    train_ids, val_ids = split_ids(ids, config.block_size, source, tokenizer.unit)
 
     # --- model and optimizer (on resume: the latest state loaded into them) ------------------
     model = GPT(config.model_config(tokenizer.vocab_size))
@@ -92,8 +96,8 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
                 if processes != 1 else None)  # DataParallel refuses a count out of range
     info = {**tokenizer.to_info(), "train_config": config.to_dict(), "data": data,
             "processes": processes}
-    about = (f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val characters, "
-             f"vocabulary {tokenizer.vocab_size})")
+    about = (f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val "
+             f"{tokenizer.unit}, vocabulary {tokenizer.vocab_size})")
     it = run.start(model, optimizer, info, about, progress)  # before `parallel` forks workers
     grad_norms = None  # of the latest step, when log_grad_norms
 
@@ -139,8 +143,9 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
 
 def train_on_text(config, text, out_dir, resume=False, overwrite=False, **options):
     """train() in one call for a script or a test: a TrainingRun on out_dir (resume or
-    overwrite it), the settings `config` resolved by it, the str `text` encoded
-    (id_file.encode_text); `options` are train()'s. Returns what train() returns."""
+    overwrite it), the settings `config` (a TrainConfig) resolved by it as if each were a flag
+    given, the str `text` encoded (id_file.encode_text); `options` are train()'s. Returns
+    what train() returns."""
     run = TrainingRun(out_dir, resume=resume, overwrite=overwrite)
-    run.settings(config)
+    run.settings(TrainConfig, flags=config.to_dict())
     return train(run, encode_text(text), **options)

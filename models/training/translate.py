@@ -50,17 +50,17 @@ def load_translator(out_dir, which="best"):
 
 def train_translation(run, progress=True):
     """Train a Seq2SeqTransformer on the dates task as `run` (a TrainingRun of kind KIND whose
-    settings, a TranslateConfig, are resolved: `run.settings(config)`) says, with the
-    checkpoints and rules of `microtensor train` (train.train). Each evaluation measures the
-    teacher-forced loss on the first n_test training pairs and on the held-out pairs, and the
-    exact match of the held-out pairs' greedy translations. Returns the last {"iter",
+    settings, a TranslateConfig, are resolved: `run.settings(TranslateConfig, flags=...)`)
+    says, with the checkpoints and rules of `microtensor train` (train.train). Each evaluation
+    measures the teacher-forced loss on the first n_test training pairs and on the held-out
+    pairs, and the exact match of the held-out pairs' greedy translations. Returns the last {"iter",
     "train_loss", "val_loss", "exact_match", "elapsed_s"} plus "best_val_loss". ValueError
     for settings not resolved.
     """
     config = run.config
     if config is None:
         raise ValueError("train_translation: the run's settings are not resolved; call "
-                         "run.settings(config)")
+                         "run.settings(TranslateConfig, flags=...)")
     microtensor.manual_seed(config.seed)
     src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
     train_pairs, test_pairs = task.date_pairs(config.n_train, config.n_test, seed=config.seed)

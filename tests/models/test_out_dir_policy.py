@@ -136,16 +136,16 @@ def test_a_seq2seq_checkpoint_loads_in_a_fresh_process(tmp_path):
 def test_a_file_the_run_records_is_ours_and_kept_across_a_resume(tmp_path):
     from models.training.data import encode_text
     from models.training.run import TrainingRun
-    from models.training.settings import get_preset
+    from models.training.settings import TrainConfig
     from models.training.train import train, train_on_text
 
-    config = get_preset("tiny", max_iters=2, eval_interval=1, eval_iters=1, batch_size=2,
-                        block_size=8, n_layer=1, n_head=1, n_embd=8)
     run = TrainingRun(tmp_path / "out")
     run.files.add("explore.html")  # a picture the run refreshes in --out
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "explore.html").write_text("<html></html>")
-    run.settings(config)
+    config = run.settings(TrainConfig, "tiny", dict(max_iters=2, eval_interval=1, eval_iters=1,
+                                                    batch_size=2, block_size=8, n_layer=1,
+                                                    n_head=1, n_embd=8))
     train(run, encode_text("hello world, " * 40), progress=False)
     train_on_text(dataclasses.replace(config, max_iters=3), "hello world, " * 40,
                   tmp_path / "out", progress=False, resume=True)
