@@ -12,6 +12,8 @@ grader runs the same inputs through each mistake; if one reproduces the student'
 its hint is printed, otherwise the exercise's general hint.
 """
 import contextlib
+import os
+import secrets
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,6 +28,26 @@ class ExerciseFailure(AssertionError):
 
 class NotStarted(Exception):
     """The student's function still raises the stub's NotImplementedError."""
+
+
+SEED_VARIABLE = "MICROTENSOR_EXERCISE_SEED"
+_RUN_SEED = []
+
+
+def run_seed():
+    """This run's seed of the checks' random inputs: drawn once per grading process (so that an
+    answer recorded from one run is no answer in the next), or $MICROTENSOR_EXERCISE_SEED, which
+    draws a reported run's inputs again."""
+    if not _RUN_SEED:
+        given = os.environ.get(SEED_VARIABLE, "").strip()
+        _RUN_SEED.append(int(given) if given.isdigit() else secrets.randbelow(10**6))
+    return _RUN_SEED[0]
+
+
+def inputs_rng(seed):
+    """The random generator of one check's inputs: the check's own `seed` mixed with the run's
+    (run_seed), computed in the grader's process and sent to the student's."""
+    return np.random.default_rng([run_seed(), seed])
 
 
 @dataclass
@@ -268,7 +290,7 @@ def plugged(owner, name, value):
 def weights_like(shape, seed=123):
     """Fixed random weights ±[0.5, 1.5) for L = Σ w ⊙ out: a plain sum would hide a wrong
     gradient of an op whose outputs sum to a constant (softmax rows sum to 1)."""
-    rng = np.random.default_rng(seed)
+    rng = inputs_rng(seed)
     return rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
 
 

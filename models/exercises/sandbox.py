@@ -321,6 +321,8 @@ def _child():
     here = os.path.dirname(os.path.abspath(__file__))
     if sys.path and os.path.abspath(sys.path[0] or ".") == here:
         sys.path.pop(0)               # the graders' folder is not importable from the child
+    # the engine the grader's process uses: the one this file's package sits beside
+    sys.path.insert(0, os.path.dirname(os.path.dirname(here)))
     channel_in = os.fdopen(os.dup(0), "rb")
     channel_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)                     # the student's print() goes to stderr, not the channel

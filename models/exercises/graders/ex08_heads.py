@@ -15,6 +15,7 @@ from ..grading import (
     check_student_gradients,
     compare,
     expect_close,
+    inputs_rng,
     run_task,
     student_function,
 )
@@ -77,7 +78,7 @@ def check_closed_book_shapes_and_head_slices(student):
     """B = 2, T = 5, D = 24, H = 3 (the notes' closed-book question): split gives [2, 3, 5, 8],
     and head h is columns 8h … 8h + 7 of X."""
     split = student_function(student, "split_heads")
-    x = Tensor(np.random.default_rng(19).normal(size=(2, 5, 24)))
+    x = Tensor(inputs_rng(19).normal(size=(2, 5, 24)))
     heads = compare(split, (x, 3), reference.split_heads(x, 3).data, "split_heads(X)",
                     hint=HINT, mistakes=SPLIT_MISTAKES, context="X [2, 5, 24], H = 3")
     heads = as_array(heads, "split_heads(X)")
@@ -92,7 +93,7 @@ def check_split_and_merge_against_the_reference(student):
     merge(split(x)) == x."""
     split = student_function(student, "split_heads")
     merge = student_function(student, "merge_heads")
-    rng = np.random.default_rng(20)
+    rng = inputs_rng(20)
     for shape, h in (((2, 4, 6), 2), ((1, 3, 4), 4), ((2, 3, 6), 1), ((2, 0, 6), 3)):
         x = Tensor(rng.normal(size=shape).astype(np.float32))
         context = f"X {list(shape)} float32, H = {h}"
@@ -120,8 +121,8 @@ def check_multi_head_attention(student):
     student_function(student, "merge_heads")
     mha = nn.MultiHeadAttention(12, 3)
     for p in mha.parameters():
-        p.data = np.random.default_rng(p.data.size).normal(size=p.shape) * 0.5  # rebinds: fresh
-    x = Tensor(np.random.default_rng(21).normal(size=(2, 4, 12)), requires_grad=True)
+        p.data = inputs_rng(p.data.size).normal(size=p.shape) * 0.5  # rebinds: fresh
+    x = Tensor(inputs_rng(21).normal(size=(2, 4, 12)), requires_grad=True)
     context = "MultiHeadAttention(12, 3), X [2, 4, 12], causal"
     out = call(run_task, student, "attention_with_heads", _weights(mha), 3, x.data,
                what="attention with your split and merge", context=context, hint=HINT)[0]

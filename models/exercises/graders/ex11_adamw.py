@@ -5,7 +5,15 @@ steps minimizing a quadratic."""
 import numpy as np
 
 from .. import reference
-from ..grading import ExerciseFailure, Mistake, as_array, call, compare, student_function
+from ..grading import (
+    ExerciseFailure,
+    Mistake,
+    as_array,
+    call,
+    compare,
+    inputs_rng,
+    student_function,
+)
 
 HINT = ("p ← p − lr·λ·p; m ← β₁m + (1 − β₁)g; v ← β₂v + (1 − β₂)g²; "
         "p ← p − lr·(m/(1 − β₁ᵗ)) / (√(v/(1 − β₂ᵗ)) + ε)")
@@ -111,7 +119,7 @@ def check_eps_dtype_and_inputs_untouched(student):
     default) with gradients of 1e-3, where ε matters, step t = 3; p, g, m and v are left as
     they were."""
     fn = student_function(student, "adamw_step")
-    rng = np.random.default_rng(35)
+    rng = inputs_rng(35)
     p = rng.normal(size=(2, 3)).astype(np.float32)
     g, m = (rng.normal(size=(2, 3)).astype(np.float32) * 1e-3 for _ in range(2))
     v = (rng.normal(size=(2, 3)) ** 2 * 1e-6).astype(np.float32)  # √v̂ ≈ 0.02: ε = 1e-3 shows
@@ -137,7 +145,7 @@ def check_five_steps_against_the_reference(student):
     """Five steps with random gradients: lr 0.01, betas (0.8, 0.95), λ = 0.1, p [3, 4];
     then float32 and a zero-size p."""
     fn = student_function(student, "adamw_step")
-    rng = np.random.default_rng(33)
+    rng = inputs_rng(33)
     for shape, dtype in (((3, 4), np.float64), ((5,), np.float32), ((0, 2), np.float64)):
         p = rng.normal(size=shape).astype(dtype)
         m, v = np.zeros_like(p), np.zeros_like(p)
@@ -146,10 +154,13 @@ def check_five_steps_against_the_reference(student):
             g = rng.normal(size=shape).astype(dtype)
             expected = reference.adamw_step(p, g, m, v, t, *settings)
             context = f"step {t}, p {list(shape)} {np.dtype(dtype)}, lr 0.01, betas (0.8, 0.95)"
+            # float64 is held to float64's precision: decaying after the step differs by
+            # lr·λ·step ≈ 1e-5, under float32's tolerance where |p| is near 1
+            atol, rtol = (1e-6, 1e-4) if dtype == np.float32 else (1e-10, 1e-8)
             for i, name in enumerate(("p", "m", "v")):
                 compare(fn, (p, g, m, v, t, *settings), expected[i], name, hint=HINT,
-                        mistakes=MISTAKES, pick=lambda out, i=i: _pick(out, i), atol=1e-6,
-                        rtol=1e-4, context=context)
+                        mistakes=MISTAKES, pick=lambda out, i=i: _pick(out, i), atol=atol,
+                        rtol=rtol, context=context)
             p, m, v = expected
 
 
