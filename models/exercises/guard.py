@@ -33,7 +33,7 @@ BANNED_BUILTINS = ("eval", "exec", "compile", "__import__", "globals", "locals",
 # numpy's file readers and writers: np.load(..., allow_pickle=True) runs whatever a pickle
 # names (the reference, say), and a file read or written is a channel the grader cannot see
 FILE_ATTRIBUTES = ("load", "loadtxt", "genfromtxt", "fromfile", "fromregex", "memmap", "save",
-                   "savez", "savez_compressed", "savetxt", "tofile", "DataSource", "lib",
+                   "savez", "savez_compressed", "savetxt", "tofile", "DataSource", "npyio",
                    "ctypeslib")
 # frames, code objects and module tables: the ways one function reaches another's data
 BANNED_ATTRIBUTES = ("f_back", "f_locals", "f_globals", "f_code", "gi_frame", "cr_frame",

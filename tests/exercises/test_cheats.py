@@ -102,3 +102,15 @@ def test_check_refuses_a_grader_file_the_student_edited(tmp_path):
     grader.write_text(text.replace("grade(3, check, __file__)", "pass"), encoding="utf-8")
     result = run_graders(root, [3])[3]
     assert result.status == "failed" and "was edited" in result.messages[0], result.messages
+
+
+def test_numpys_stride_tricks_are_a_students_to_use():
+    """np.lib holds sliding_window_view as well as the file readers: the readers are refused
+    by name (np.lib.npyio), the rest of np.lib is not."""
+    from models.exercises import guard
+
+    ok = "import numpy as np\nview = np.lib.stride_tricks.sliding_window_view\n"
+    assert guard.static_check(ok, "ex06_masked_fill.py", 6, False) is None
+    bad = "import numpy as np\nread = np.lib.npyio.load\n"
+    refusal = guard.static_check(bad, "ex06_masked_fill.py", 6, False)
+    assert refusal and "reads or writes files" in refusal, refusal

@@ -458,6 +458,15 @@ def test_on_a_focus_page_the_jump_box_moves_to_a_node_drawn_there(open_page):
     assert "no node on this page matches" in page.inner_text("#jump-info")
 
 
+def test_a_new_step_in_the_address_of_an_open_page_moves_the_stepper(open_page):
+    page = open_page("every")
+    at = "(w) => document.getElementById('step-text').textContent.startsWith(w)"
+    page.evaluate("location.hash = '#step=f7'")
+    page.wait_for_function(at, arg="forward 7 /", timeout=5000)
+    page.evaluate("location.hash = '#step=b2'")
+    page.wait_for_function(at, arg="backward 2 /", timeout=5000)
+
+
 @pytest.mark.parametrize("step", ["f999", "b9999", "garbage"])
 def test_a_step_the_page_lacks_in_the_address_is_said_on_the_page(open_page, pages, step):
     page = open_page("every")

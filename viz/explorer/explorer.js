@@ -490,7 +490,11 @@ const linked = parseStep(asked);
 showView(0);
 intro();
 if (linked !== null) go(linked); // a link (or a reload) to a step
-else if (asked !== undefined) { // a step this page does not have: say so, where the jump box answers
+window.addEventListener("hashchange", () => { // a second link in the same tab, or Back: go there too
+  const k = parseStep((/#step=([^&]*)/.exec(location.hash) || [])[1]);
+  if (k !== null && k !== state.step) go(k);
+});
+if (linked === null && asked !== undefined) { // a step this page does not have: say so, where the jump box answers
   $("jump-info").textContent = "the address asks for step " + JSON.stringify(decodeURIComponent(asked)) + "; this page has f1–f" +
     DATA.forward.length + " and b1–b" + DATA.backward.length;
 }
