@@ -102,6 +102,16 @@ def test_matmul_with_broadcasting_and_1d_operands_matches_torch(shape_a, shape_b
     _compare(lambda x, y: x @ y, lambda x, y: x @ y, [a, b], f"{shape_a} @ {shape_b}")
 
 
+@pytest.mark.parametrize("exponent", [True, False, 0, 2, 1.5])
+@pytest.mark.parametrize("values", [[True, False], [3, 0], [2.5, 0.5]])
+def test_power_of_a_bool_int_or_float_tensor_has_torchs_dtype_and_values(values, exponent):
+    # numpy's bool ** bool is int8; torch keeps bool (x ** True is x, x ** False is all True)
+    ours, theirs = mt.Tensor(values) ** exponent, torch.tensor(values) ** exponent
+    expected = theirs.numpy()
+    assert ours.dtype == expected.dtype and np.allclose(ours.data, expected, rtol=1e-6), (
+        f"Tensor({values}) ** {exponent!r}: expected {expected!r} as torch, got {ours.data!r}")
+
+
 def test_max_with_ties_matches_torch_amax():
     x = np.array([[3.0, 1.0, 3.0, 3.0], [2.0, 2.0, 0.0, 1.0], [5.0, 5.0, 5.0, 5.0]])
     _compare(lambda t: t.max(axis=1), lambda t: torch.amax(t, dim=1), [x],
