@@ -10,7 +10,7 @@ full name (`blocks.0.attn.q_proj.weight`), the names `named_parameters()` lists.
 module runs `forward` inside a scope of that path, which every op records for the graph
 pictures; calling never renames anything, so a graph recorded earlier keeps its names.
 """
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 import numpy as np
 
@@ -25,6 +25,27 @@ class Parameter(Tensor):
 
     def __init__(self, data, requires_grad=True):
         super().__init__(data, requires_grad=requires_grad)
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What `load_state_dict` returns, as torch's: (missing_keys, unexpected_keys), two lists."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class StateDictKeyError(KeyError, RuntimeError):
+    """load_state_dict(strict=True) with missing or unexpected names: a KeyError, and the
+    RuntimeError torch raises there, so either `except` catches it."""
+
+    def __str__(self):
+        return str(self.args[0])
 
 
 class Module:
@@ -72,7 +93,7 @@ class Module:
     def _name_tree(self, path):
         """Give this module the dotted `path`, each sub-module its path below it, and each
         parameter its full name, as `named_parameters()` of this module lists them."""
-        for sub_path, module in self.named_modules(path):
+        for sub_path, module in self.named_modules(prefix=path):
             object.__setattr__(module, "_path", sub_path)
         for name, param in self.named_parameters():
             param.name = f"{path}.{name}" if path else name
@@ -84,31 +105,59 @@ class Module:
             if isinstance(value, Module):
                 yield name, value
 
-    def named_modules(self, prefix="", memo=None):
-        """(dotted path, module) for this module ("") and every module below it, each once
-        (a module reachable twice, or holding itself, is listed at its first path, as torch)."""
-        memo = set() if memo is None else memo
-        if id(self) in memo:
-            return
-        memo.add(id(self))
+    def children(self):
+        return (m for _, m in self.named_children())
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted path, module) for this module (`prefix`) and every module below it, in
+        torch's order and signature. A module reachable twice is listed at its first path
+        (as torch), or at every path with remove_duplicate=False. A module that holds itself
+        is listed once; with remove_duplicate=False it is a ValueError (torch recurses forever)."""
+        yield from self._named_modules(set() if memo is None else memo, prefix, remove_duplicate,
+                                       ())
+
+    def _named_modules(self, memo, prefix, remove_duplicate, ancestors):
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        elif any(a is self for a in ancestors):
+            raise ValueError(f"{type(self).__name__} at '{prefix}' holds itself (a cycle): its "
+                             "modules cannot be listed with duplicates (nor its state_dict)")
         yield prefix, self
         for name, child in self.named_children():
-            yield from child.named_modules(f"{prefix}.{name}" if prefix else name, memo)
+            yield from child._named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                            remove_duplicate, ancestors + (self,))
 
     def modules(self):
         return (m for _, m in self.named_modules())
 
-    def named_parameters(self):
-        """(dotted name, Parameter) for every parameter, each shared one listed once."""
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, Parameter) for every parameter, as torch's: a shared one (tied weight)
+        listed once at its first name, or under every name with remove_duplicate=False;
+        recurse=False: this module's own parameters only; prefix: put before each name."""
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
         seen = set()
-        for path, module in self.named_modules():
+        for path, module in modules:
             for name, value in vars(module).items():
-                if isinstance(value, Parameter) and id(value) not in seen:
-                    seen.add(id(value))
+                if isinstance(value, Parameter):
+                    if remove_duplicate:
+                        if id(value) in seen:
+                            continue
+                        seen.add(id(value))
                     yield (f"{path}.{name}" if path else name), value
 
-    def parameters(self):
-        return [p for _, p in self.named_parameters()]
+    def parameters(self, recurse=True):
+        """The parameters, each once, as a list (torch gives a generator: docs/conformance.md)."""
+        return [p for _, p in self.named_parameters(recurse=recurse)]
+
+    def apply(self, fn):
+        """fn on every sub-module (children first, as torch), then on this one; returns self."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
 
     def num_parameters(self):
         """Total number of learnable scalars (shared weights counted once)."""
@@ -145,43 +194,68 @@ class Module:
         return self
 
     # ---- saving and loading -----------------------------------------------------------
-    def state_dict(self):
-        """{parameter name: numpy array copy}, in `named_parameters()` order."""
-        return OrderedDict((name, p.data.copy()) for name, p in self.named_parameters())
+    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+        """{name: array} of every parameter, in torch's order and with torch's names: a tied
+        parameter under each of its names (the same array under both), a shared module under
+        each path. Each array is a read-only view of the parameter's values: it shares their
+        storage as torch's detached tensors do (an optimizer step shows in it; copy it to keep
+        a snapshot), and writing into it is refused instead of bypassing the version counts
+        (use load_state_dict). keep_vars=True: the Parameters themselves. destination: a
+        mapping to fill and return. ValueError for a module that holds itself."""
+        out = OrderedDict() if destination is None else destination
+        for name, p in self.named_parameters(remove_duplicate=False):
+            name = prefix + name  # torch's prefix: "blocks.0." with its dot
+            if keep_vars:
+                out[name] = p
+            else:
+                view = p.data.view()
+                view.flags.writeable = False
+                out[name] = view
+        return out
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy arrays (or Tensors) into the parameters in place (optimizers keep their references).
         Each copy counts a version, as torch's: a graph built before refuses backward.
+        The names are `state_dict()`'s: a tied parameter is read under each of its names, in
+        that order (the last one wins, as torch). Returns torch's
+        `_IncompatibleKeys(missing_keys, unexpected_keys)` (two empty lists when all match).
 
         Raises TypeError for a state_dict that is not a mapping or a value that is not
-        floating-point (ints, strings, objects), KeyError for missing or unexpected names
-        (when `strict`), and ValueError for a shape that differs, naming the parameter and
-        both shapes.
+        floating-point (ints, strings, objects), StateDictKeyError (a KeyError and a
+        RuntimeError) for missing or unexpected names (when `strict`), and ValueError for a
+        shape that differs, naming the parameter and both shapes; all before copying anything.
         """
         if not hasattr(state_dict, "items"):
             raise TypeError(f"load_state_dict: expected a dict of name -> array; got "
                             f"{type(state_dict).__name__}")
-        params = dict(self.named_parameters())
-        missing = [n for n in params if n not in state_dict]
-        unexpected = [n for n in state_dict if n not in params]
+        entries = list(self.named_parameters(remove_duplicate=False))
+        names = {name for name, _ in entries}
+        missing = [n for n, _ in entries if n not in state_dict]
+        unexpected = [n for n in state_dict if n not in names]
         if strict and (missing or unexpected):
-            raise KeyError(f"load_state_dict: missing {missing}, unexpected {unexpected}")
-        for name, array in state_dict.items():
-            if name not in params:
+            raise StateDictKeyError(f"load_state_dict: missing {missing}, unexpected "
+                                    f"{unexpected}")
+        arrays = []
+        for name, param in entries:
+            if name not in state_dict:
                 continue
+            array = state_dict[name]
             # a Tensor value too, as PyTorch's state dicts hold tensors (np.asarray of a
             # Tensor would build an object array and fail with a cryptic message)
             array = np.asarray(array.data if isinstance(array, Tensor) else array)
-            if array.shape != params[name].shape:
+            if array.shape != param.shape:
                 raise ValueError(f"load_state_dict: '{name}' has shape {array.shape} in the "
-                                 f"state dict but {params[name].shape} in the model")
+                                 f"state dict but {param.shape} in the model")
             if array.dtype.kind != "f":  # numpy would cast ints, strings or objects quietly
                 raise TypeError(f"load_state_dict: '{name}' has dtype {array.dtype}; expected "
                                 "floating-point values")
+            arrays.append((param, array))
+        for param, array in arrays:
             # in place, as torch's copy_ under no_grad, and counted: a graph that saved the
             # old values refuses backward instead of using the new ones (writing.py)
-            with writing(params[name]) as data:
+            with writing(param) as data:
                 data[...] = array
+        return _IncompatibleKeys(missing, unexpected)
 
     def extra_repr(self):
         return ""
@@ -197,6 +271,8 @@ class ModuleList(Module):
 
     Holds Modules only: anything else (a function such as F.relu, a Tensor) is a TypeError
     naming its position and type, as torch; a dropped function would change the model.
+    Its entries are named "0", "1", ... in order, as torch's: a slice, a deletion or an
+    insertion numbers them again from 0.
     """
 
     def __init__(self, modules=()):
@@ -212,7 +288,7 @@ class ModuleList(Module):
 
     def _reset(self, modules):
         """Renumber: the entries become attributes "0", "1", ... again, in this order."""
-        for key in [k for k in vars(self) if k.isdigit()]:
+        for key in [k for k, _ in self.named_children()]:
             delattr(self, key)
         for i, m in enumerate(modules):
             setattr(self, str(i), m)  # found by named_children, in assignment order
@@ -226,10 +302,28 @@ class ModuleList(Module):
             self.append(m)
         return self
 
+    def _insert_at(self, index):
+        """index as a position in [0, len]: IndexError outside it (torch's ModuleList.insert
+        fails with a KeyError for a negative index and, past the end, makes an entry whose
+        name is not its position)."""
+        n = len(self)
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise TypeError(f"{type(self).__name__}.insert: index must be an int; got "
+                            f"{type(index).__name__}")
+        if not 0 <= index <= n:
+            raise IndexError(f"{type(self).__name__}.insert: index {index} is outside [0, {n}]")
+        return int(index)
+
     def insert(self, index, module):
         entries = list(self)
-        entries.insert(index, self._check(module, index))
+        entries.insert(self._insert_at(index), self._check(module, index))
         self._reset(entries)
+
+    def pop(self, key):
+        """Remove the entry (or slice) at `key` and return it, as torch."""
+        value = self[key]
+        del self[key]
+        return value
 
     def __iter__(self):
         return (m for _, m in self.named_children())
@@ -238,17 +332,19 @@ class ModuleList(Module):
         return sum(1 for _ in self.named_children())
 
     def __getitem__(self, i):
-        entries = list(self)
-        return type(self)._from(entries[i]) if isinstance(i, slice) else entries[i]
+        if isinstance(i, slice):  # torch's ModuleList numbers a slice's entries from 0
+            return type(self)._from(enumerate(list(self)[i]))
+        return list(self)[i]
 
     @classmethod
-    def _from(cls, modules):
-        """A list of the same modules that leaves their names as they are (a slice is a view
-        of the model, as torch's: assigning would rename the parameters)."""
+    def _from(cls, items):
+        """A container of the same modules under the names (key, module) of `items` that
+        leaves their parameters' names as they are (a slice is a view of the model, as
+        torch's: assigning would rename the parameters)."""
         new = cls.__new__(cls)
         Module.__init__(new)
-        for i, m in enumerate(modules):
-            object.__setattr__(new, str(i), m)
+        for key, m in items:
+            object.__setattr__(new, str(key), m)
         return new
 
     def __setitem__(self, i, module):
@@ -263,10 +359,69 @@ class ModuleList(Module):
 
 
 class Sequential(ModuleList):
-    """Runs its modules one after another: `Sequential(a, b)(x) == b(a(x))`."""
+    """Runs its modules one after another: `Sequential(a, b)(x) == b(a(x))`.
+
+    Built from modules (named "0", "1", ...) or from one OrderedDict {name: module}, as
+    torch's. As torch's, a slice keeps its entries' names (`seq[1:]` holds "1", "2", ...:
+    its state_dict keys are the model's), assigning an entry keeps its name, and deleting
+    one names the rest "0", "1", ... again. append names the new entry str(len): where that
+    name is taken (after a slice) it is a ValueError (torch's replaces the entry there).
+    """
 
     def __init__(self, *modules):
-        super().__init__(modules)
+        Module.__init__(self)
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
+            for key, module in modules[0].items():
+                self._add(key, module)
+        else:
+            self.extend(modules)
+
+    def _add(self, key, module):
+        if not isinstance(key, str):
+            raise TypeError(f"Sequential: a module name must be a str; got "
+                            f"{type(key).__name__}")
+        if not key or "." in key or (key not in dict(self.named_children())
+                                     and hasattr(self, key)):
+            raise KeyError(f"Sequential: {key!r} cannot name a module (empty, holding '.', or "
+                           "an attribute of the module)")
+        setattr(self, key, self._check(module, key))
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):  # torch's Sequential keeps the names in a slice
+            return type(self)._from(list(self.named_children())[i])
+        return list(self)[i]
+
+    def __setitem__(self, i, module):
+        if isinstance(i, slice):
+            raise TypeError("Sequential: assign one entry at a time (an int index)")
+        key = list(self.named_children())[i][0]  # IndexError out of range, as a list
+        setattr(self, key, self._check(module, i))  # the entry keeps its name (torch)
+
+    def append(self, module):
+        key = str(len(self))
+        if key in dict(self.named_children()):
+            raise ValueError(f"Sequential.append: this Sequential (a slice?) already has an "
+                             f"entry named {key!r}, the name append gives; build a new one: "
+                             "Sequential(*seq, module)")
+        setattr(self, key, self._check(module, key))
+        return self
+
+    def insert(self, index, module):
+        """Insert at `index` in [-len, len] (as torch's; IndexError outside); returns self.
+        ValueError where the names are not "0", "1", ... (a slice), which torch's would break."""
+        n = len(self)
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise TypeError(f"Sequential.insert: index must be an int; got "
+                            f"{type(index).__name__}")
+        if not -n <= index <= n:
+            raise IndexError(f"Sequential.insert: index {index} is outside [-{n}, {n}]")
+        if [k for k, _ in self.named_children()] != [str(i) for i in range(n)]:
+            raise ValueError("Sequential.insert: the entries are not named 0, 1, ... (a "
+                             "slice?); build a new one: Sequential(*seq)")
+        entries = list(self)
+        entries.insert(int(index) + n if index < 0 else int(index), self._check(module, index))
+        self._reset(entries)
+        return self
 
     def forward(self, x):
         for m in self:
