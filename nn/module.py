@@ -48,6 +48,11 @@ class StateDictKeyError(KeyError, RuntimeError):
         return str(self.args[0])
 
 
+class StateDictShapeError(ValueError, RuntimeError):
+    """load_state_dict with an array of another shape: a ValueError, and the RuntimeError
+    torch raises there ("size mismatch"), so either `except` catches it."""
+
+
 class Module:
     """Base class of every layer. Subclasses call `super().__init__()` and define `forward`."""
 
@@ -222,8 +227,9 @@ class Module:
 
         Raises TypeError for a state_dict that is not a mapping or a value that is not
         floating-point (ints, strings, objects), StateDictKeyError (a KeyError and a
-        RuntimeError) for missing or unexpected names (when `strict`), and ValueError for a
-        shape that differs, naming the parameter and both shapes; all before copying anything.
+        RuntimeError) for missing or unexpected names (when `strict`), and StateDictShapeError
+        (a ValueError and a RuntimeError) for a shape that differs, naming the parameter and
+        both shapes; all before copying anything (torch copies what fits, then raises).
         """
         if not hasattr(state_dict, "items"):
             raise TypeError(f"load_state_dict: expected a dict of name -> array; got "
@@ -244,8 +250,8 @@ class Module:
             # Tensor would build an object array and fail with a cryptic message)
             array = np.asarray(array.data if isinstance(array, Tensor) else array)
             if array.shape != param.shape:
-                raise ValueError(f"load_state_dict: '{name}' has shape {array.shape} in the "
-                                 f"state dict but {param.shape} in the model")
+                raise StateDictShapeError(f"load_state_dict: '{name}' has shape {array.shape} "
+                                          f"in the state dict but {param.shape} in the model")
             if array.dtype.kind != "f":  # numpy would cast ints, strings or objects quietly
                 raise TypeError(f"load_state_dict: '{name}' has dtype {array.dtype}; expected "
                                 "floating-point values")
@@ -275,9 +281,9 @@ class ModuleList(Module):
     insertion numbers them again from 0.
     """
 
-    def __init__(self, modules=()):
+    def __init__(self, modules=None):
         super().__init__()
-        self.extend(modules)
+        self.extend(() if modules is None else modules)  # None: empty, as torch
 
     def _check(self, module, position):
         if not isinstance(module, Module):
