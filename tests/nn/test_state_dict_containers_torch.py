@@ -308,3 +308,21 @@ def test_clip_grad_norm_refuses_a_norm_type_string_torch_refuses(norm_type):
         torch.nn.utils.clip_grad_norm_([q], 1.0, norm_type=norm_type)
     with pytest.raises(ValueError, match="norm_type"):
         nn.utils.clip_grad_norm_([p], 1.0, norm_type=norm_type)
+
+
+def test_named_modules_memo_holds_modules_and_module_list_of_none_is_empty_as_torch():
+    ours = nn.Sequential(nn.Linear(1, 1), nn.Sequential(nn.ReLU()))
+    theirs = tnn.Sequential(tnn.Linear(1, 1), tnn.Sequential(tnn.ReLU()))
+    assert (_names(ours.named_modules(memo={ours[1]}))
+            == _names(theirs.named_modules(memo={theirs[1]})) == ["", "0"])
+    assert len(nn.ModuleList(None)) == len(tnn.ModuleList(None)) == 0
+
+
+def test_load_state_dict_shape_mismatch_is_torchs_runtime_error_and_a_value_error():
+    for lib, bad in ((nn, np.zeros((3, 3))), (tnn, torch.zeros(3, 3))):
+        model = lib.Linear(2, 2)
+        with pytest.raises(RuntimeError, match="weight"):
+            model.load_state_dict({"weight": bad, "bias": np.ones(2) if lib is nn
+                                   else torch.ones(2)})
+    with pytest.raises(ValueError, match=r"\(3, 3\)"):
+        nn.Linear(2, 2).load_state_dict({"weight": np.zeros((3, 3)), "bias": np.ones(2)})
