@@ -7,11 +7,12 @@ from .attention import (
                         use_attention,
 )
 from .block import TransformerBlock, residual, sublayer
+from .containers import ModuleList, Sequential
 from .feedforward import FeedForward
 from .kv_cache import KVCache, check_kv_caches
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU
 from .masks import causal_mask
-from .module import Module, ModuleList, Parameter, Sequential
+from .module import Module, Parameter
 from .tiled_attention import check_attention, tiled_attention
 from .transformer import TransformerDecoderLayer, TransformerEncoderLayer
 

@@ -1,5 +1,5 @@
-"""How layers hold weights and sub-layers: `Module`, `Parameter`, `ModuleList`, `Sequential`
-(notes 3.1: the learned W_Q, W_K, W_V are a layer's parameters).
+"""How layers hold weights and sub-layers: `Module`, `Parameter` (notes 3.1: the learned W_Q,
+W_K, W_V are a layer's parameters); the containers `ModuleList`, `Sequential` are in containers.py.
 
 The API is PyTorch's nn.Module.
 
@@ -10,7 +10,7 @@ full name (`blocks.0.attn.q_proj.weight`), the names `named_parameters()` lists.
 module runs `forward` inside a scope of that path, which every op records for the graph
 pictures; calling never renames anything, so a graph recorded earlier keeps its names.
 """
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 import numpy as np
 
@@ -25,6 +25,32 @@ class Parameter(Tensor):
 
     def __init__(self, data, requires_grad=True):
         super().__init__(data, requires_grad=requires_grad)
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What `load_state_dict` returns, as torch's: (missing_keys, unexpected_keys), two lists."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class StateDictKeyError(KeyError, RuntimeError):
+    """load_state_dict(strict=True) with missing or unexpected names: a KeyError, and the
+    RuntimeError torch raises there, so either `except` catches it."""
+
+    def __str__(self):
+        return str(self.args[0])
+
+
+class StateDictShapeError(ValueError, RuntimeError):
+    """load_state_dict with an array of another shape: a ValueError, and the RuntimeError
+    torch raises there ("size mismatch"), so either `except` catches it."""
 
 
 class Module:
@@ -72,7 +98,7 @@ class Module:
     def _name_tree(self, path):
         """Give this module the dotted `path`, each sub-module its path below it, and each
         parameter its full name, as `named_parameters()` of this module lists them."""
-        for sub_path, module in self.named_modules(path):
+        for sub_path, module in self.named_modules(prefix=path):
             object.__setattr__(module, "_path", sub_path)
         for name, param in self.named_parameters():
             param.name = f"{path}.{name}" if path else name
@@ -84,31 +110,59 @@ class Module:
             if isinstance(value, Module):
                 yield name, value
 
-    def named_modules(self, prefix="", memo=None):
-        """(dotted path, module) for this module ("") and every module below it, each once
-        (a module reachable twice, or holding itself, is listed at its first path, as torch)."""
-        memo = set() if memo is None else memo
-        if id(self) in memo:
-            return
-        memo.add(id(self))
+    def children(self):
+        return (m for _, m in self.named_children())
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted path, module) for this module (`prefix`) and every module below it, in
+        torch's order and signature. A module reachable twice is listed at its first path
+        (as torch), or at every path with remove_duplicate=False. A module that holds itself
+        is listed once; with remove_duplicate=False it is a ValueError (torch recurses forever)."""
+        yield from self._named_modules(set() if memo is None else memo, prefix, remove_duplicate,
+                                       ())
+
+    def _named_modules(self, memo, prefix, remove_duplicate, ancestors):
+        if remove_duplicate:
+            if self in memo:  # the modules themselves, as torch's memo (a Module hashes by id)
+                return
+            memo.add(self)
+        elif any(a is self for a in ancestors):
+            raise ValueError(f"{type(self).__name__} at '{prefix}' holds itself (a cycle): its "
+                             "modules cannot be listed with duplicates (nor its state_dict)")
         yield prefix, self
         for name, child in self.named_children():
-            yield from child.named_modules(f"{prefix}.{name}" if prefix else name, memo)
+            yield from child._named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                            remove_duplicate, ancestors + (self,))
 
     def modules(self):
         return (m for _, m in self.named_modules())
 
-    def named_parameters(self):
-        """(dotted name, Parameter) for every parameter, each shared one listed once."""
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, Parameter) for every parameter, as torch's: a shared one (tied weight)
+        listed once at its first name, or under every name with remove_duplicate=False;
+        recurse=False: this module's own parameters only; prefix: put before each name."""
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
         seen = set()
-        for path, module in self.named_modules():
+        for path, module in modules:
             for name, value in vars(module).items():
-                if isinstance(value, Parameter) and id(value) not in seen:
-                    seen.add(id(value))
+                if isinstance(value, Parameter):
+                    if remove_duplicate:
+                        if id(value) in seen:
+                            continue
+                        seen.add(id(value))
                     yield (f"{path}.{name}" if path else name), value
 
-    def parameters(self):
-        return [p for _, p in self.named_parameters()]
+    def parameters(self, recurse=True):
+        """The parameters, each once, as a list (torch gives a generator: docs/conformance.md)."""
+        return [p for _, p in self.named_parameters(recurse=recurse)]
+
+    def apply(self, fn):
+        """fn on every sub-module (children first, as torch), then on this one; returns self."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
 
     def num_parameters(self):
         """Total number of learnable scalars (shared weights counted once)."""
@@ -145,43 +199,69 @@ class Module:
         return self
 
     # ---- saving and loading -----------------------------------------------------------
-    def state_dict(self):
-        """{parameter name: numpy array copy}, in `named_parameters()` order."""
-        return OrderedDict((name, p.data.copy()) for name, p in self.named_parameters())
+    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+        """{name: array} of every parameter, in torch's order and with torch's names: a tied
+        parameter under each of its names (the same array under both), a shared module under
+        each path. Each array is a read-only view of the parameter's values: it shares their
+        storage as torch's detached tensors do (an optimizer step shows in it; copy it to keep
+        a snapshot), and writing into it is refused instead of bypassing the version counts
+        (use load_state_dict). keep_vars=True: the Parameters themselves. destination: a
+        mapping to fill and return. ValueError for a module that holds itself."""
+        out = OrderedDict() if destination is None else destination
+        for name, p in self.named_parameters(remove_duplicate=False):
+            name = prefix + name  # torch's prefix: "blocks.0." with its dot
+            if keep_vars:
+                out[name] = p
+            else:
+                view = p.data.view()
+                view.flags.writeable = False
+                out[name] = view
+        return out
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy arrays (or Tensors) into the parameters in place (optimizers keep their references).
         Each copy counts a version, as torch's: a graph built before refuses backward.
+        The names are `state_dict()`'s: a tied parameter is read under each of its names, in
+        that order (the last one wins, as torch). Returns torch's
+        `_IncompatibleKeys(missing_keys, unexpected_keys)` (two empty lists when all match).
 
         Raises TypeError for a state_dict that is not a mapping or a value that is not
-        floating-point (ints, strings, objects), KeyError for missing or unexpected names
-        (when `strict`), and ValueError for a shape that differs, naming the parameter and
-        both shapes.
+        floating-point (ints, strings, objects), StateDictKeyError (a KeyError and a
+        RuntimeError) for missing or unexpected names (when `strict`), and StateDictShapeError
+        (a ValueError and a RuntimeError) for a shape that differs, naming the parameter and
+        both shapes; all before copying anything (torch copies what fits, then raises).
         """
         if not hasattr(state_dict, "items"):
             raise TypeError(f"load_state_dict: expected a dict of name -> array; got "
                             f"{type(state_dict).__name__}")
-        params = dict(self.named_parameters())
-        missing = [n for n in params if n not in state_dict]
-        unexpected = [n for n in state_dict if n not in params]
+        entries = list(self.named_parameters(remove_duplicate=False))
+        names = {name for name, _ in entries}
+        missing = [n for n, _ in entries if n not in state_dict]
+        unexpected = [n for n in state_dict if n not in names]
         if strict and (missing or unexpected):
-            raise KeyError(f"load_state_dict: missing {missing}, unexpected {unexpected}")
-        for name, array in state_dict.items():
-            if name not in params:
+            raise StateDictKeyError(f"load_state_dict: missing {missing}, unexpected "
+                                    f"{unexpected}")
+        arrays = []
+        for name, param in entries:
+            if name not in state_dict:
                 continue
+            array = state_dict[name]
             # a Tensor value too, as PyTorch's state dicts hold tensors (np.asarray of a
             # Tensor would build an object array and fail with a cryptic message)
             array = np.asarray(array.data if isinstance(array, Tensor) else array)
-            if array.shape != params[name].shape:
-                raise ValueError(f"load_state_dict: '{name}' has shape {array.shape} in the "
-                                 f"state dict but {params[name].shape} in the model")
+            if array.shape != param.shape:
+                raise StateDictShapeError(f"load_state_dict: '{name}' has shape {array.shape} "
+                                          f"in the state dict but {param.shape} in the model")
             if array.dtype.kind != "f":  # numpy would cast ints, strings or objects quietly
                 raise TypeError(f"load_state_dict: '{name}' has dtype {array.dtype}; expected "
                                 "floating-point values")
+            arrays.append((param, array))
+        for param, array in arrays:
             # in place, as torch's copy_ under no_grad, and counted: a graph that saved the
             # old values refuses backward instead of using the new ones (writing.py)
-            with writing(params[name]) as data:
+            with writing(param) as data:
                 data[...] = array
+        return _IncompatibleKeys(missing, unexpected)
 
     def extra_repr(self):
         return ""
@@ -190,85 +270,3 @@ class Module:
         children = [f"  ({n}): " + repr(m).replace("\n", "\n  ") for n, m in self.named_children()]
         head = f"{type(self).__name__}({self.extra_repr()}"
         return head + (")" if not children else "\n" + "\n".join(children) + "\n)")
-
-
-class ModuleList(Module):
-    """A list of modules whose parameters are registered (`blocks.0...`, `blocks.1...`).
-
-    Holds Modules only: anything else (a function such as F.relu, a Tensor) is a TypeError
-    naming its position and type, as torch; a dropped function would change the model.
-    """
-
-    def __init__(self, modules=()):
-        super().__init__()
-        self.extend(modules)
-
-    def _check(self, module, position):
-        if not isinstance(module, Module):
-            raise TypeError(f"{type(self).__name__}: entry {position} is a "
-                            f"{type(module).__name__} ({module!r:.60}), not a Module; wrap a "
-                            "function in a Module (nn.ReLU(), nn.GELU(), ...)")
-        return module
-
-    def _reset(self, modules):
-        """Renumber: the entries become attributes "0", "1", ... again, in this order."""
-        for key in [k for k in vars(self) if k.isdigit()]:
-            delattr(self, key)
-        for i, m in enumerate(modules):
-            setattr(self, str(i), m)  # found by named_children, in assignment order
-
-    def append(self, module):
-        setattr(self, str(len(self)), self._check(module, len(self)))
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
-    def insert(self, index, module):
-        entries = list(self)
-        entries.insert(index, self._check(module, index))
-        self._reset(entries)
-
-    def __iter__(self):
-        return (m for _, m in self.named_children())
-
-    def __len__(self):
-        return sum(1 for _ in self.named_children())
-
-    def __getitem__(self, i):
-        entries = list(self)
-        return type(self)._from(entries[i]) if isinstance(i, slice) else entries[i]
-
-    @classmethod
-    def _from(cls, modules):
-        """A list of the same modules that leaves their names as they are (a slice is a view
-        of the model, as torch's: assigning would rename the parameters)."""
-        new = cls.__new__(cls)
-        Module.__init__(new)
-        for i, m in enumerate(modules):
-            object.__setattr__(new, str(i), m)
-        return new
-
-    def __setitem__(self, i, module):
-        entries = list(self)
-        entries[i] = self._check(module, i)
-        self._reset(entries)
-
-    def __delitem__(self, i):
-        entries = list(self)
-        del entries[i]
-        self._reset(entries)
-
-
-class Sequential(ModuleList):
-    """Runs its modules one after another: `Sequential(a, b)(x) == b(a(x))`."""
-
-    def __init__(self, *modules):
-        super().__init__(modules)
-
-    def forward(self, x):
-        for m in self:
-            x = m(x)
-        return x

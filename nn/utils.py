@@ -15,7 +15,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     parameter, so the update keeps its direction: the `norm_type` norm of the per-tensor
     norms, each computed in float64, so float32 gradients near 1e19 do not overflow (torch
     takes the same norm of norms). norm_type is any real p, as torch.linalg.vector_norm's
-    ord: 0 counts the non-zero entries, ±inf takes the largest/smallest |g|. Every gradient
+    ord, or a string float() reads ("inf", "-inf", "2"), as torch's float(norm_type): 0
+    counts the non-zero entries, ±inf takes the largest/smallest |g|. Every gradient
     is multiplied by min(1, max_norm / (total + 1e-6)); a non-finite total makes the
     gradients NaN (inf·0), as torch, unless `error_if_nonfinite`, which raises RuntimeError
     instead. Returns the total norm before clipping (a float).
@@ -26,6 +27,12 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             max_norm >= 0):  # a negative one would flip the update; inf only measures, as torch
         raise ValueError(f"clip_grad_norm_: max_norm must be a number >= 0 (inf to measure "
                          f"only); got {max_norm!r}")
+    if isinstance(norm_type, str):  # torch takes float(norm_type): "inf", "-inf", "2", "nan"
+        try:
+            norm_type = float(norm_type)
+        except ValueError:
+            raise ValueError(f"clip_grad_norm_: norm_type must be a number or inf; got "
+                             f"{norm_type!r}") from None
     if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real):
         raise ValueError(f"clip_grad_norm_: norm_type must be a number or inf; got {norm_type!r}")
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)

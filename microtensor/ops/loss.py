@@ -88,10 +88,14 @@ def cross_entropy(logits, targets, ignore_index=-100, reduction="mean", label_sm
     "sum", or "none" (shape of targets; 0 at ignored targets).
     label_smoothing ε in [0, 1]: the target is (1 − ε)·onehot + ε/C (Szegedy et al. 2016;
     "Attention Is All You Need" §5.4 uses 0.1); see microtensor/ops/loss.py for the formula.
-    Raises ValueError on mismatched shapes, a target outside [0, C) or ε outside [0, 1].
+    Raises ValueError on mismatched shapes, a target outside [0, C) or ε outside [0, 1];
+    TypeError for targets that are not int64 or uint8 (int32 too, as torch 2.13 on CPU).
     """
     logits = floating_only(tensor(logits, "logits"), "cross_entropy")
     targets = ids(targets, "targets")
+    if targets.dtype not in (np.int64, np.uint8):  # torch's kernel: "Long or Byte" only
+        raise TypeError(f"cross_entropy: targets must be int64 (or uint8), as torch's; got "
+                        f"{targets.dtype}: pass targets.astype(np.int64)")
     if isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer)):
         raise TypeError(f"cross_entropy: ignore_index must be an int; got "
                         f"{type(ignore_index).__name__} (torch's third argument is weight=; "

@@ -84,7 +84,8 @@ def to_gpt2(state, n_layer, zero_biases=False):
             if name.endswith(".bias") and name not in out:    # as wide as its layer's output
                 width = out[name.removesuffix("bias") + "weight"].shape[-1]
                 out[name] = np.zeros(width, dtype=np.float32)
-    return {name: np.ascontiguousarray(a) for name, a in out.items()}
+    # copies: state_dict's arrays are read-only views of the model's parameters
+    return {name: np.array(a, order="C") for name, a in out.items()}
 
 
 def from_gpt2(state, n_layer, bias=True):

@@ -51,8 +51,12 @@ class Snapshot:
 
 
 def model_arrays(model):
-    """{"model/<parameter name>": array} of `model`'s state_dict."""
-    return {f"model/{name}": array for name, array in model.state_dict().items()}
+    """{"model/<parameter name>": array} of `model`'s state_dict, one array per parameter: a
+    tied parameter under its first name only (as safetensors' save_model keeps one name of
+    shared tensors); load_model_arrays reads it into each of its names. The arrays are views
+    of the parameters (state_dict's): save them before the next step changes them."""
+    state = model.state_dict()
+    return {f"model/{name}": state[name] for name, _ in model.named_parameters()}
 
 
 def optimizer_arrays(optimizer):
@@ -163,8 +167,12 @@ def check_model_arrays(model, arrays, path):
 
 
 def load_model_arrays(model, arrays, path):
-    """Copy the "model/..." arrays into `model`, checked (check_model_arrays)."""
-    model.load_state_dict(check_model_arrays(model, arrays, path))
+    """Copy the "model/..." arrays into `model`, checked (check_model_arrays); a tied
+    parameter's array, saved under its first name, goes to each of its names."""
+    weights = check_model_arrays(model, arrays, path)
+    first = {id(p): name for name, p in model.named_parameters()}
+    model.load_state_dict({name: weights[first[id(p)]]
+                           for name, p in model.named_parameters(remove_duplicate=False)})
 
 
 def _grouping(sizes):

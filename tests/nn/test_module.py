@@ -113,12 +113,16 @@ def test_state_dict_round_trip_into_fresh_module_gives_identical_outputs():
     assert np.array_equal(got, expected), f"after loading: expected\n{expected}\ngot\n{got}"
 
 
-def test_state_dict_holds_copies_and_load_writes_into_the_same_parameters():
+def test_state_dict_holds_read_only_views_and_load_writes_into_the_same_parameters():
     model = nn.Linear(2, 2)
     state = model.state_dict()
     assert list(state) == ["weight", "bias"], f"expected keys ['weight', 'bias'], got {list(state)}"
+    assert np.shares_memory(state["weight"], model.weight.data), "torch's shares the storage"
+    with pytest.raises(ValueError, match="read-only"):
+        state["weight"][...] = 7.0  # a write would bypass the version counts: load_state_dict
+    state = {name: np.array(array) for name, array in state.items()}
     state["weight"][...] = 7.0
-    assert not np.any(model.weight.data == 7.0), "editing the state dict must not edit the model"
+    assert not np.any(model.weight.data == 7.0), "editing a copy must not edit the model"
     weight_before = model.weight
     model.load_state_dict(state)
     assert model.weight is weight_before, (
