@@ -15,13 +15,17 @@ from . import (
     functional,
     hooks,
     memory,
-    ops,  # noqa: F401  (attaches each op's Tensor methods)
+    ops,  # noqa: F401  (attaches each op's plain Tensor methods)
 )
 from .autograd import Function, is_grad_enabled, no_grad
 from .factories import zeros
 from .gradcheck import GradcheckError, gradcheck
-from .ops.shape import cat
-from .parity import protocols, tensor_api  # noqa: F401  (attach torch.Tensor's protocols, repr, item)
+from .parity import (  # noqa: F401  (attach torch.Tensor's protocols, repr, item)
+    protocols,
+    surface,  # noqa: F401  (wraps each op's method in PyTorch's argument rules)
+    tensor_api,
+)
+from .parity.surface.shape import cat
 from .parity.versions import writing
 from .profiler import profile
 from .random import manual_seed, randn

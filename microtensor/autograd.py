@@ -2,15 +2,14 @@
 
 An op on an input that requires grad leaves a `Function` on its output (`tensor.grad_fn`);
 `backward()` visits the nodes from the output back to the leaves, applying the chain rule at
-each (Baydin et al. 2018). tensor.py records the nodes; ops/ holds the ops; parity/ makes it
-PyTorch-exact (version counters, hooks, the pictures' metadata), entered through
-`parity.check_node` and `parity.after_node`: skip it and every gradient still reads in full.
+each (Baydin et al. 2018). tensor.py records the nodes; ops/ holds the ops. What PyTorch adds
+around each node (version checks, hooks, freeing saved arrays, the pictures' metadata) lives
+in parity/graph.py and wraps a node's step from outside: every gradient reads in full here.
 """
-import weakref
-
 import numpy as np
 
-from . import parity
+from .parity.grad_mode import GradModeDecorator
+from .parity.leaves import leaf_node
 
 
 def unbroadcast(grad, shape):
@@ -22,97 +21,75 @@ def unbroadcast(grad, shape):
     """
     if grad.shape == shape:
         return grad
-    extra = grad.ndim - len(shape)
-    if extra < 0:  # a backward that returned too few dims: say so, not numpy's IndexError
+    if grad.ndim < len(shape):  # a backward that returned too few dims: say so
         raise ValueError(f"a gradient of shape {grad.shape} for an input of shape {shape}")
-    if extra > 0:
-        grad = grad.sum(axis=tuple(range(extra)))  # the new leading axes
+    if grad.ndim > len(shape):
+        grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))  # the new leading axes
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if stretched:
         grad = grad.sum(axis=stretched, keepdims=True)  # the axes stretched from size 1
     return grad.reshape(shape)
 
 
-class Function(parity.NodeRecord):
+class Function:
     """One op of the graph: `forward` on numpy arrays and `backward` on their gradients.
 
-    A subclass writes the two side by side, e.g. z = a ⊙ b:
+    A subclass writes the two side by side under its formula, e.g. z = a ⊙ b:
 
         def forward(self, a, b):
             self.save(a=a, b=b)
             return a * b
 
-        def backward(self, g):                    # g = ∂L/∂z
-            return g * self.saved["b"], g * self.saved["a"]   # ∂L/∂a, ∂L/∂b
+        def backward(self, g):                                 # g = ∂L/∂z
+            return g * self.saved["b"], g * self.saved["a"]    # ∂L/∂a, ∂L/∂b
 
-    `backward(g)` returns one gradient per input (None for one that needs none), in that
-    input's shape (`self.input_shapes[i]`), or for an elementwise op in the broadcast output's
-    shape, which the engine sums back (`unbroadcast`). Settings that are not arrays (an axis, a
-    mask) go to `__init__`. A backward never writes into `g` (another input may share it). One
-    instance per call: it is that call's graph node, with `inputs` (the node behind each input:
-    its grad_fn, a leaf's `AccumulateGrad`, or None; torch's next_functions), the output's
-    `shape` and `dtype`, `needs_input_grad` and `saved`. PyTorch splits the op from its ctx;
-    here `save`/`saved` play the ctx. `parity.NodeRecord` keeps what the pictures read.
+    `backward` returns one gradient per input (None where `needs_input_grad` says none is
+    asked for), in that input's shape or, for a broadcasting op, in the output's: the engine
+    sums it back (`unbroadcast`). One instance per call is that call's graph node: `inputs`
+    (the node behind each input, torch's next_functions), `input_shapes` and `saved`.
     """
 
-    op = "function"
-    inputs = input_shapes = needs_input_grad = shape = ()
-    dtype = None
+    op = "function"  # the name errors and pictures give the op
+    inputs = input_shapes = needs_input_grad = ()
 
     def __init__(self):
         self.saved = {}
 
-    def save(self, for_input=None, **arrays):
-        """Keep `arrays` for backward if a gradient that uses them will be asked for: that of
-        input `for_input` (∂L/∂a of a·b needs b, not a), or with None any; none in no_grad."""
-        needed = any(self.needs_input_grad) if for_input is None \
-            else self.needs_input_grad[for_input]
-        if needed:
+    def save(self, **arrays):
+        """Keep `arrays` for backward (not under no_grad: no backward will run)."""
+        if any(self.needs_input_grad):
             self.saved.update(arrays)
-
-    def run(self, arrays, needs_input_grad):
-        """`forward(*arrays)`; a ValueError names the op and the input shapes."""
-        self.needs_input_grad = needs_input_grad  # known first, so that forward saves less
-        try:
-            return np.asarray(self.forward(*arrays))
-        except ValueError as error:  # e.g. numpy's broadcast error, which names no op
-            raise parity.named_error(self.op, arrays, error) from None
-
-    def __repr__(self):
-        return f"<{self.op}{f' ({self.role})' if self.role else ''}>"
 
 
 class AccumulateGrad:
-    """Where the graph ends at a leaf that requires grad (PyTorch's name): backward adds
-    dL/d(leaf) to `variable.grad`. The leaf's own `grad_fn` stays None."""
+    """Where the graph ends at a leaf that requires grad (PyTorch's name): its backward adds
+    ∂L/∂leaf to `leaf.grad`, which sums over backward() calls until zero_grad()."""
 
     op = "accumulate_grad"
-    role = None
     inputs = ()
 
     def __init__(self, variable):
         self.variable = variable
 
+    def backward(self, g):
+        leaf = self.variable
+        if leaf.grad is None:
+            leaf.grad = np.array(g, dtype=leaf.dtype)  # a copy: g may be shared with others
+        else:
+            leaf.grad += g
+        return ()  # nothing feeds a leaf
+
     # backward sums each gradient to its input node's shape and casts it to its dtype
     shape = property(lambda self: self.variable.shape)
     dtype = property(lambda self: self.variable.dtype)
 
-    def __repr__(self):
-        return f"<accumulate_grad {self.variable.name or tuple(self.variable.shape)}>"
-
 
 def node_of(tensor):
-    """The node backward reaches `tensor` through: its grad_fn, its leaf's AccumulateGrad (one
-    per leaf while a graph uses it, weakly held: the graph owns it), or None (no gradient)."""
+    """The node backward reaches `tensor` through: its grad_fn, or for a leaf that requires
+    grad its AccumulateGrad, or None (no gradient)."""
     if not tensor._requires_grad:
         return None
-    if tensor.grad_fn is not None:
-        return tensor.grad_fn
-    accumulator = tensor._accumulator() if tensor._accumulator is not None else None
-    if accumulator is None:
-        accumulator = AccumulateGrad(tensor)
-        tensor._accumulator = weakref.ref(accumulator)
-    return accumulator
+    return tensor.grad_fn or leaf_node(tensor, AccumulateGrad)  # one per leaf (parity/leaves.py)
 
 
 def topological_order(root):
@@ -127,50 +104,33 @@ def topological_order(root):
         node, inputs_done = stack.pop()
         if inputs_done:
             order.append(node)
-            continue
-        if node in visited:
-            continue
-        visited.add(node)
-        stack.append((node, True))
-        for parent in node.inputs:
-            if parent is not None and parent not in visited:
-                stack.append((parent, False))
+        elif node not in visited:
+            visited.add(node)
+            stack.append((node, True))
+            stack.extend((p, False) for p in node.inputs if p is not None and p not in visited)
     return order
 
 
-def backward(tensor, grad, retain_graph=False):
-    """Propagate `grad` = dL/d(tensor) to every leaf that requires grad (the chain rule).
+def backward(root, grad, step=None):
+    """Propagate `grad` = ∂L/∂(root's output) to every leaf that requires grad: the chain rule.
 
-    Reversed topological order: every consumer of a node runs before it, so the gradient
-    of its output is complete (summed over all paths) when the node's backward runs.
+    Reversed topological order: every consumer of a node runs before it, so the gradient of
+    its output is complete (summed over all paths) when the node's backward runs. `step(node,
+    g)` runs one node's backward; Tensor.backward passes parity/graph.py's, which adds torch's
+    checks, hooks and freeing around `node.backward(g)`.
     """
-    root = node_of(tensor)
-    grads = {root: grad}  # node -> dL/d(its output), summed over the paths seen so far
+    grads = {root: grad}  # node -> ∂L/∂(its output), summed over the paths seen so far
     for node in reversed(topological_order(root)):
         g = grads.pop(node, None)
-        if g is None:
+        if g is None:  # every path from the root to this node carried no gradient
             continue
-        if isinstance(node, AccumulateGrad):
-            node.variable._accumulate_grad(g)
-            parity.after_node(node, (), g, retain_graph)
-            continue
-        parity.check_node(node, g)  # freed or changed saved arrays; retain_grad()
-        input_grads = node.backward(g)
+        input_grads = step(node, g) if step else node.backward(g)
         if not isinstance(input_grads, (tuple, list)):  # one input: one gradient
             input_grads = (input_grads,)
-        parity.check_gradient_count(node, input_grads)  # zip below would drop missing ones
-        arrived = []
         for parent, pg in zip(node.inputs, input_grads):
-            if parent is None or pg is None:
-                arrived.append(None)
-                continue
-            pg = unbroadcast(np.asarray(pg), parent.shape)  # 0-d products are numpy scalars
-            if pg.dtype != parent.dtype:  # e.g. float32 @ float64: a float64 gradient
-                pg = pg.astype(parent.dtype)
-            arrived.append(pg)
-            previous = grads.get(parent)
-            grads[parent] = pg if previous is None else previous + pg
-        parity.after_node(node, tuple(arrived), g, retain_graph)  # hooks; free saved arrays
+            if parent is not None and pg is not None:
+                pg = unbroadcast(np.asarray(pg), parent.shape).astype(parent.dtype, copy=False)
+                grads[parent] = grads[parent] + pg if parent in grads else pg
 
 
 # ---- grad mode -----------------------------------------------------------------------------
@@ -183,7 +143,7 @@ def is_grad_enabled():
     return _grad_enabled
 
 
-class no_grad(parity.GradModeDecorator):
+class no_grad(GradModeDecorator):
     """Ops inside record no graph, as `torch.no_grad`: `with no_grad():` (nests), or a
     decorator, `@no_grad()` or `@no_grad` (parity/grad_mode.py)."""
 

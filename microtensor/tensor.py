@@ -2,13 +2,15 @@
 which runs one op and records it as the output's `grad_fn`.
 
 Each op (`+`, `@`, `sum`, `softmax`, ...) is defined once in ops/, which attaches its Tensor
-method with `tensor_method`. Names and dtypes follow PyTorch: Python floats become float32,
-ints int64, numpy arrays keep their dtype (parity/promotion.py). parity/protocols.py and
-parity/tensor_api.py give the rest of torch.Tensor's surface (==, len, repr, item(), ...).
+method in one line (`Tensor.__mul__ = lambda a, b: apply(Mul(), a, b)`); parity/surface/ puts
+PyTorch's argument rules around those methods. Names and dtypes follow PyTorch: Python floats
+become float32, ints int64, numpy arrays keep their dtype (parity/promotion.py).
 """
 import numpy as np
 
-from . import autograd, parity
+from . import autograd
+from .parity import graph
+from .parity.gradient_argument import check_requires_grad, loss_gradient
 from .parity.promotion import as_array
 
 
@@ -28,8 +30,9 @@ class Tensor:
     grad = None
     name = None
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
-    _accumulator = None  # a leaf's AccumulateGrad node, weakly held (autograd.py)
+    is_parameter = False  # True for `nn.Parameter`: pictures draw these as the model's weights
     _requires_grad = False
+    _accumulator = None  # a leaf's AccumulateGrad, weakly held (parity/leaves.py)
     _version = None  # [writes so far], shared by views (parity/versions.py, tensor_api.py)
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
@@ -45,9 +48,6 @@ class Tensor:
         t.data = data
         return t
 
-    # True for `nn.Parameter`, a learnable weight: pictures draw these as the model's weights
-    is_parameter = False
-
     @property
     def is_leaf(self):
         """True for a tensor no recorded op made (PyTorch's name): backward stops here."""
@@ -56,7 +56,7 @@ class Tensor:
     def requires_grad_(self, flag=True):
         """Set `requires_grad` in place (a trailing _ marks in-place, as PyTorch); returns self.
         TypeError for a tensor that is not floating point, RuntimeError for False off a leaf."""
-        parity.check_requires_grad(self, flag)  # floating point only; on a leaf only
+        check_requires_grad(self, flag)
         self._requires_grad = bool(flag)
         return self
 
@@ -85,14 +85,8 @@ class Tensor:
         another backward. RuntimeError if self does not require grad; ValueError for a missing
         or misshapen `grad`; TypeError for a `grad` of no real numbers.
         """
-        grad = parity.loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
-        autograd.backward(self, grad, retain_graph=retain_graph)
-
-    def _accumulate_grad(self, g):
-        if self.grad is None:
-            self.grad = np.array(g, dtype=self.dtype)  # a copy: g may be shared with others
-        else:
-            self.grad += g
+        grad = loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
+        autograd.backward(autograd.node_of(self), grad, graph.torch_step(retain_graph))
 
 
 def apply(fn, *inputs):
@@ -101,25 +95,18 @@ def apply(fn, *inputs):
 
     Every op goes through here, as `apply(MyOp(), x)`: a fresh instance per call, as it
     becomes that call's graph node. `needs_input_grad` is known before forward runs, so that
-    forward saves only what backward will use.
+    forward saves nothing when no gradient will be asked for.
     """
     record = autograd._grad_enabled and any(t._requires_grad for t in inputs)
-    needs = tuple([t._requires_grad for t in inputs]) if record else (False,) * len(inputs)
-    out = Tensor._make(fn.run(tuple([t.data for t in inputs]), needs))
+    fn.needs_input_grad = tuple([t._requires_grad and record for t in inputs])
+    try:
+        out = Tensor._make(np.asarray(fn.forward(*[t.data for t in inputs])))
+    except ValueError as error:  # numpy's (a broadcast error): name the op and the shapes
+        raise graph.named_error(fn.op, [t.data for t in inputs], error) from None
     if record:
         fn.inputs = tuple([autograd.node_of(t) for t in inputs])
         fn.input_shapes = tuple([t.data.shape for t in inputs])
         fn.shape, fn.dtype = out.data.shape, out.data.dtype  # backward sums to these
         out.grad_fn, out._requires_grad = fn, True
-    parity.after_op(fn, inputs, out, record)  # views, the pictures' record, hooks
+    graph.after_op(fn, inputs, out, record)  # views, the pictures' record, hooks (parity)
     return out
-
-
-def tensor_method(*names):
-    """Attach the decorated function to Tensor as the methods `names` (its own name if none):
-    the registration beside each op in ops/. A plain attribute: no cost per call."""
-    def attach(function):
-        for name in names or (function.__name__,):
-            setattr(Tensor, name, function)
-        return function
-    return attach

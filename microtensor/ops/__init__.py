@@ -1,13 +1,15 @@
 """The ops, one family per file: each a `Function` with forward and backward side by side under its
-formula, then the Tensor methods (attached by `tensor_method`) and the functional forms that run
-it, with their argument checks. Read arithmetic.py first, then matmul.py, then any order (notes
-3.8 for the derivatives). Importing this package attaches every method to Tensor.
+formula, then one line each attaching its plain Tensor method. Read arithmetic.py first, then
+matmul.py, then any order (notes 3.8 for the derivatives). Importing this package attaches every
+method; parity/surface/ then wraps them with PyTorch's argument rules. Off the reading path:
+`fast.py` and `rows.py` (speed), `log_softmax.py`, `tiled_attention.py`.
 """
 from . import (
                arithmetic,
                dropout,
                embedding,
                layer_norm,
+               log_softmax,
                loss,
                masking,
                matmul,
@@ -17,5 +19,5 @@ from . import (
                softmax,
 )
 
-__all__ = ["arithmetic", "dropout", "embedding", "layer_norm", "loss", "masking", "matmul",
-           "pointwise", "reduction", "shape", "softmax"]
+__all__ = ["arithmetic", "dropout", "embedding", "layer_norm", "log_softmax", "loss", "masking",
+           "matmul", "pointwise", "reduction", "shape", "softmax"]

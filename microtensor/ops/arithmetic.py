@@ -1,17 +1,15 @@
-"""Elementwise arithmetic `+ - * / ** neg` with numpy broadcasting (notes 3.8: each one's
+"""Elementwise arithmetic `+ − × ÷ ** neg` with numpy broadcasting (notes 3.8: each one's
 backward; the residual of 3.6 is a `+`).
 
-Each backward returns the gradient in the broadcast (output) shape; the engine's
-`unbroadcast` step sums it back to each input's shape. The Tensor operators come after the ops.
+Each backward returns its gradient in the broadcast (output) shape; the engine's `unbroadcast`
+sums it back to each input's shape. One line each then wires an op to the Tensor's operator;
+a number or array on either side reaches it as a Tensor of torch's dtype (parity/surface/).
 """
-import numbers
-
 import numpy as np
 
 from ..autograd import Function
-from ..parity.operands import lift, operands
-from ..parity.promotion import category, result_type
-from ..tensor import apply, tensor_method
+from ..parity.power import power
+from ..tensor import Tensor, apply
 
 
 class Add(Function):
@@ -35,8 +33,7 @@ class Sub(Function):
         return a - b
 
     def backward(self, g):
-        # g itself is free to hand on; −g costs an array, so only when it is asked for
-        return g, (-g if self.needs_input_grad[1] else None)
+        return g, -g
 
 
 class Mul(Function):
@@ -45,12 +42,11 @@ class Mul(Function):
     op = "mul"
 
     def forward(self, a, b):
-        self.save(b=b, for_input=0)  # ∂L/∂a needs b, and ∂L/∂b needs a
-        self.save(a=a, for_input=1)
+        self.save(a=a, b=b)
         return a * b
 
     def backward(self, g):
-        need_a, need_b = self.needs_input_grad
+        need_a, need_b = self.needs_input_grad  # x * 0.5: no gradient for the 0.5
         return (g * self.saved["b"] if need_a else None,
                 g * self.saved["a"] if need_b else None)
 
@@ -61,8 +57,7 @@ class Div(Function):
     op = "div"
 
     def forward(self, a, b):
-        self.save(b=b)  # both gradients need b
-        self.save(a=a, for_input=1)
+        self.save(a=a, b=b)
         return a / b
 
     def backward(self, g):
@@ -96,66 +91,18 @@ class Pow(Function):
 
     def forward(self, a):
         self.save(a=a)
-        return _power(a, self.exponent)
+        return power(a, self.exponent)  # a ** p, rounded as torch (parity/power.py)
 
     def backward(self, g):
         a, p = self.saved["a"], self.exponent
         if p == 0:  # a⁰ = 1 is constant; p·a⁻¹ would give 0·inf = NaN at a = 0
             return np.zeros_like(g)
-        return g * p * _power(a, p - 1)
+        return g * p * power(a, p - 1)
 
 
-def _power(a, p):
-    """aᵖ, with one case as PyTorch: a^(−½) is computed as 1/√a, which differs from numpy's
-    a ** −0.5 at a = −0.0 (−inf, not inf) and a = −inf (NaN, not 0). The backward of a ** 0.5
-    calls this with p − 1 = −½, so its gradient matches PyTorch there too (a ** 0.5 itself
-    needs no case: numpy computes √a). A bool a (its exponent is then a bool too) stays bool,
-    as torch's, where numpy's bool ** bool is int8."""
-    if a.dtype == np.bool_:
-        return (a ** p).astype(np.bool_)
-    return 1 / np.sqrt(a) if p == -0.5 else a ** p
-
-
-# ---- the Tensor's operators: a + b, with a scalar or array on either side ------------------
-# Each lifts both sides to the dtype PyTorch gives the result (parity/operands.py), then runs
-# one op: float32 * 0.5 stays float32, int / int is float32.
-
-def _operators(op, name):
-    def in_order(self, other):                  # self + other
-        return apply(op(), *operands(self, other, self, op.op))
-
-    def reflected(self, other):                 # other + self: a number or array on the left
-        return apply(op(), *operands(other, self, self, op.op))
-    tensor_method(f"__{name}__")(in_order)
-    tensor_method(f"__r{name}__")(reflected)
-
-
-for _op, _name in ((Add, "add"), (Sub, "sub"), (Mul, "mul"), (Div, "truediv")):
-    _operators(_op, _name)
-
-
-@tensor_method("__neg__")
-def neg(self):
-    if self.dtype == np.bool_:
-        raise TypeError("-t on a bool tensor is not supported (as torch); use ~t to invert")
-    return apply(Neg(), self)
-
-
-@tensor_method("__pos__")
-def pos(self):
-    if self.dtype == np.bool_:
-        raise TypeError("+t on a bool tensor is not supported (as torch)")
-    return self
-
-
-@tensor_method("__pow__")
-def pow_method(self, exponent):
-    if not isinstance(exponent, numbers.Number):
-        raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
-    base = lift(self, result_type(self.data, exponent))  # int ** 0.5 is float32, as torch
-    if category(base.dtype) < 2 and exponent < 0:
-        raise ValueError(f"** {exponent}: integers to negative integer powers are not "
-                         "allowed (as torch); use a float exponent")
-    # a Python number, so that numpy does not widen: float32 ** np.float64(2) is float32
-    exponent = exponent.item() if isinstance(exponent, np.generic) else exponent
-    return apply(Pow(exponent), base)
+Tensor.__add__ = lambda a, b: apply(Add(), a, b)  # a + b
+Tensor.__sub__ = lambda a, b: apply(Sub(), a, b)  # a − b
+Tensor.__mul__ = lambda a, b: apply(Mul(), a, b)  # a ⊙ b
+Tensor.__truediv__ = lambda a, b: apply(Div(), a, b)  # a / b
+Tensor.__neg__ = lambda a: apply(Neg(), a)  # −a
+Tensor.__pow__ = lambda a, p: apply(Pow(p), a)  # aᵖ

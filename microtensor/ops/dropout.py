@@ -5,10 +5,7 @@ z = x ⊙ m / (1 − p) with m ~ Bernoulli(1 − p);   ∂L/∂x = g ⊙ m / (1 
 """
 import numpy as np
 
-from .. import random
 from ..autograd import Function
-from ..parity.arguments import check_probability, tensor
-from ..tensor import Tensor, apply
 
 
 class Dropout(Function):
@@ -29,16 +26,3 @@ class Dropout(Function):
 
     def backward(self, g):
         return g * self.saved["scale"]
-
-
-def dropout(x, p, training=True):
-    """Zero each element with probability p and scale the rest by 1/(1−p), so the expected
-    value is unchanged ("inverted" dropout: nothing to rescale at eval); identity if not
-    training or p == 0, zeros if p == 1 (as torch). ValueError unless 0 ≤ p ≤ 1."""
-    p = check_probability(p, "dropout")
-    x = tensor(x, "x")
-    if not training or p == 0:
-        return x
-    if p == 1:  # every element dropped: zeros of x's dtype, and a zero gradient
-        return x * Tensor(np.zeros((), x.dtype))
-    return apply(Dropout(p, random.generator()), x)

@@ -1,27 +1,15 @@
 """The layer beneath the core: what makes microtensor PyTorch-exact, off the reading path.
 
-The core (autograd.py, tensor.py) enters it through named calls: `after_op` in `apply` (views
-share a version counter, the pictures' metadata, forward hooks); `check_node`,
-`check_gradient_count` and `after_node` in `backward` (saved arrays freed or changed in place
-since forward, retained gradients, backward hooks, freeing); `loss_gradient` and
-`check_requires_grad` (arguments checked); `named_error` (a forward's ValueError named) and
-`GradModeDecorator` (`no_grad`'s decorator forms). The ops call the rest: `promotion` (torch's
-dtype rules), `dims` (the one dims normaliser), `indexing` (torch's indexing order),
-`arguments` (numbers, lists and arrays turned into Tensors). `protocols` and `tensor_api` give
-the Tensor Python's data model and torch's repr, item() and the like; `versions` counts writes
-(`microtensor.writing`); `erf` and `gelu_float32` are the numerics of GELU (exact in float64,
-few-pass in float32).
+The core enters it in named places: `apply` calls `graph.after_op` (views share a version
+counter, the pictures' metadata, forward hooks) and `Tensor.backward` hands `backward()` the step
+`graph.torch_step` (retained gradients, saved arrays freed or changed in place, backward hooks,
+freeing), after `gradient_argument.loss_gradient` checked its argument. `surface/` is each op's
+PyTorch surface (argument checks, numbers lifted to torch's dtype, torch's special forms),
+installed over the plain Tensor methods that the op files attach. Beneath those: `promotion`
+(torch's dtype rules), `dims` (the one dims normaliser), `indexing` (torch's indexing order),
+`arguments` (numbers, lists and arrays turned into Tensors), `operands` (an operator's two
+sides), `leaves` (a leaf's one AccumulateGrad), `grad_mode` (no_grad's decorator forms),
+`protocols` and `tensor_api` (Python's data model, torch's repr, item() and the like),
+`versions` (counting writes: `microtensor.writing`), `power`, `erf`, `gelu` and
+`gelu_float32` (numerics that round as torch's).
 """
-from .grad_mode import GradModeDecorator
-from .gradient_argument import check_requires_grad, loss_gradient
-from .graph import (
-    NodeRecord,
-    after_node,
-    after_op,
-    check_gradient_count,
-    check_node,
-    named_error,
-)
-
-__all__ = ["GradModeDecorator", "NodeRecord", "after_node", "after_op", "check_gradient_count",
-           "check_node", "check_requires_grad", "loss_gradient", "named_error"]

@@ -1,19 +1,22 @@
-"""What a graph node keeps beyond its gradient, and the checks around it: the pictures'
+"""What a graph node keeps beyond its gradient, and torch's checks around it: the pictures'
 metadata (module scope, role, shapes, constants), version checks on saved arrays, retained
 gradients, hooks, and freeing the saved arrays after backward (as torch).
 
-The core calls `after_op` once per op in `apply`, and `check_node`/`after_node` around each
-node in `backward`; `Function` inherits `NodeRecord`.
+The core enters it in two places: `apply` calls `after_op` once per op, and `Tensor.backward`
+hands `backward()` the step `torch_step`, which wraps each node's `backward(g)` from outside.
+`NodeRecord`'s members are put on `Function` at import, as if written in its class body.
 """
 import numpy as np
 
 from .. import hooks
+from ..autograd import AccumulateGrad, Function, unbroadcast
+from ..save_less import drop_unneeded
 from ..scope import current_scope
 from .versions import VIEW_OPS, root
 
 
 class NodeRecord:
-    """A node's record for the pictures and the checks (mixed into `Function`).
+    """A node's record for the pictures and the checks (installed on `Function`).
 
         scope, module: the nn.Module calls it ran inside, ((path, class), ...), and the
             innermost path ("blocks.0.attn"; "" outside any module).
@@ -31,6 +34,8 @@ class NodeRecord:
     # starting values, as class attributes: replaced (never changed in place) when known
     scope = ()
     constants = constant_names = {}
+    shape = ()
+    dtype = None
     _saved_shapes = None
     _watched = ()
 
@@ -64,6 +69,21 @@ class NodeRecord:
                     "modified in place since (x += ..., x[i] = ...); write x = x + ... "
                     "instead, or run backward before the change (as torch)")
 
+    def __repr__(self):
+        return f"<{self.op}{f' ({self.role})' if self.role else ''}>"
+
+
+def _install():
+    for name, value in vars(NodeRecord).items():
+        if name not in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"):
+            setattr(Function, name, value)
+    AccumulateGrad.role = None
+    AccumulateGrad.__repr__ = lambda self: (
+        f"<accumulate_grad {self.variable.name or tuple(self.variable.shape)}>")
+
+
+_install()
+
 
 def after_op(fn, inputs, out, recorded):
     """After `apply` ran `fn` on `inputs` into `out` (recorded: `fn` is out's grad_fn)."""
@@ -73,6 +93,8 @@ def after_op(fn, inputs, out, recorded):
     if recorded or observed:  # the pictures and the hooks read these (apply set the shape)
         fn.scope, fn.shape, fn.dtype = current_scope(), out.data.shape, out.data.dtype
     if recorded:
+        if fn.saved:
+            drop_unneeded(fn)  # memory: keep only what an asked-for gradient uses
         fn.constants = {i: t.data.item() for i, t in enumerate(inputs)
                         if not t._requires_grad and t.data.size == 1}
         fn.constant_names = {i: t.name for i, (t, node) in enumerate(zip(inputs, fn.inputs))
@@ -83,24 +105,41 @@ def after_op(fn, inputs, out, recorded):
         hooks.run_forward_hooks(fn, inputs, out)
 
 
+def torch_step(retain_graph):
+    """The step `backward()` runs at each node, as torch's engine: `node.backward(g)` with the
+    node's retained output given g, freed or changed saved arrays refused, one gradient per
+    input required, the backward hooks run and the saved arrays freed (unless retain_graph)."""
+    def step(node, g):
+        if isinstance(node, AccumulateGrad):
+            node.backward(g)
+            grads = ()
+        else:
+            check_node(node, g)
+            grads = node.backward(g)
+            if not isinstance(grads, (tuple, list)):
+                grads = (grads,)
+            check_gradient_count(node, grads)
+        if hooks._backward_hooks:  # they see each gradient summed back to its input's shape
+            hooks.run_backward_hooks(node, tuple(
+                None if p is None or pg is None
+                else unbroadcast(np.asarray(pg), p.shape).astype(p.dtype, copy=False)
+                for p, pg in zip(node.inputs, grads)), g)
+        if not retain_graph and hasattr(node, "release"):
+            node.release()
+        return grads
+    return step
+
+
 def check_node(node, g):
     """Before `node.backward(g)`: its retained output gets g; refuse freed or changed arrays."""
     retained = node._retained() if node._retained is not None else None
     if retained is not None:
-        retained._accumulate_grad(g)
+        AccumulateGrad(retained).backward(g)  # .grad of an intermediate tensor, as a leaf's
     if node._saved_shapes is not None and not node.saved:
         raise RuntimeError(
             f"backward through '{node.op}' a second time: its saved arrays were freed "
             "by the first backward(); call backward(retain_graph=True) the first time")
     node.check_versions()
-
-
-def after_node(node, grad_inputs, g, retain_graph):
-    """After a node's backward: the backward hooks see it; its saved arrays are freed."""
-    if hooks._backward_hooks:
-        hooks.run_backward_hooks(node, grad_inputs, g)
-    if not retain_graph and hasattr(node, "release"):
-        node.release()
 
 
 def named_error(op, arrays, error):

@@ -4,8 +4,8 @@ import numbers
 
 import numpy as np
 
-from ..ops.pointwise import Cast
 from ..tensor import Tensor, apply
+from .cast import Cast
 from .promotion import as_array, category, result_type
 
 
