@@ -1,83 +1,14 @@
-"""Elementwise functions `exp log sqrt abs tanh relu gelu`, each with its derivative (notes 3.6:
-the FFN's activation; 3.8: their backward).
+"""The activations: ReLU and GELU, each with its derivative (notes 3.6: the FFN's nonlinearity;
+3.8: their backward).
 
-GELU follows Hendrycks & Gimpel 2016, "Gaussian Error Linear Units": x·Φ(x). An integer input
-reaches these as float32, as torch's (parity/surface/pointwise.py).
+GELU follows Hendrycks & Gimpel 2016, "Gaussian Error Linear Units": x·Φ(x). The other
+elementwise functions (exp, log, sqrt, abs, tanh) are alike, off the path: ops/elementwise.py.
 """
 import numpy as np
 
 from ..autograd import Function
 from ..parity.gelu import gelu_and_slope
 from ..tensor import Tensor, apply
-
-
-class Exp(Function):
-    """z = eᵃ;   ∂L/∂a = g ⊙ z"""
-
-    op = "exp"
-
-    def forward(self, a):
-        z = np.exp(a)
-        self.save(z=z)
-        return z
-
-    def backward(self, g):
-        return g * self.saved["z"]
-
-
-class Log(Function):
-    """z = ln a;   ∂L/∂a = g / a"""
-
-    op = "log"
-
-    def forward(self, a):
-        self.save(a=a)
-        return np.log(a)
-
-    def backward(self, g):
-        return g / self.saved["a"]
-
-
-class Sqrt(Function):
-    """z = √a;   ∂L/∂a = g / (2z)"""
-
-    op = "sqrt"
-
-    def forward(self, a):
-        z = np.sqrt(a)
-        self.save(z=z)
-        return z
-
-    def backward(self, g):
-        return g / (2 * self.saved["z"])
-
-
-class Abs(Function):
-    """z = |a|;   ∂L/∂a = g ⊙ sign(a)   (0 at a = 0, and at NaN, as PyTorch)"""
-
-    op = "abs"
-
-    def forward(self, a):
-        self.save(sign=np.nan_to_num(np.sign(a), nan=0.0))
-        return np.abs(a)
-
-    def backward(self, g):
-        return g * self.saved["sign"]
-
-
-class Tanh(Function):
-    """z = tanh a;   ∂L/∂a = g ⊙ (1 − z²)"""
-
-    op = "tanh"
-
-    def forward(self, a):
-        z = np.tanh(a)
-        self.save(z=z)
-        return z
-
-    def backward(self, g):
-        z = self.saved["z"]
-        return g * (1 - z * z)
 
 
 class ReLU(Function):
@@ -112,11 +43,6 @@ class GELU(Function):
         return g * self.saved["slope"]
 
 
-Tensor.exp = lambda a: apply(Exp(), a)
-Tensor.log = lambda a: apply(Log(), a)
-Tensor.sqrt = lambda a: apply(Sqrt(), a)
-Tensor.abs = lambda a: apply(Abs(), a)
-Tensor.tanh = lambda a: apply(Tanh(), a)
 Tensor.relu = lambda a: apply(ReLU(), a)
 
 
