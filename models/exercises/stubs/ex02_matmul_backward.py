@@ -14,8 +14,8 @@ every axis, which breaks batched matrices (and numpy's x.transpose takes a full 
 of the axes: PyTorch's x.transpose(-2, -1) is np.swapaxes here).
 Keep the order: G on the left for ∂L/∂a, G on the right for ∂L/∂b.
 
-Reference (read it after): microtensor/ops/matmul.py, `MatMul.backward` (which also handles
-1-D operands and broadcast batch dims).
+Reference (read it after): microtensor/ops/matmul.py, `MatMul.backward` (broadcast batch
+dims are summed back by the engine's `unbroadcast`).
 """
 import numpy as np  # noqa: F401  (you will need it)
 

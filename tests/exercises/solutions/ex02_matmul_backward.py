@@ -13,8 +13,8 @@ Hint: "transpose" means swapping the *last two* axes, np.swapaxes(x, -1, -2) (or
 x.transpose(..., -1, -2)); x.T reverses every axis, which breaks batched matrices.
 Keep the order: G on the left for ∂L/∂a, G on the right for ∂L/∂b.
 
-Reference (read it after): microtensor/ops/matmul.py, `MatMul.backward` (which also handles
-1-D operands and broadcast batch dims).
+Reference (read it after): microtensor/ops/matmul.py, `MatMul.backward` (broadcast batch
+dims are summed back by the engine's `unbroadcast`).
 """
 import numpy as np  # noqa: F401  (you will need it)
 
