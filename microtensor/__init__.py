@@ -2,13 +2,15 @@
 packages.
 
 Read it in this order: `autograd.py` (the graph node `Function`, un-broadcasting, `backward()`,
-grad mode), `tensor.py` (the Tensor and `apply`), then `ops/` (each op's forward and backward
-side by side, with its Tensor method and functional form: arithmetic.py, matmul.py, then any
-order). Off the reading path: `parity/` (what makes it PyTorch-exact: dtype promotion, the dims
-normaliser, indexing rules, Python's protocols, version counters, the pictures' metadata),
-`functional.py` (the namespace of the functional forms), `factories.py` (`zeros`), `random.py`
-(the one seeded generator), `gradcheck.py` (how the tests check every backward), the observers
-`hooks.py`, `scope.py` and `profiler.py`, and `memory.py` (an allocator setting, not maths).
+grad mode), `tensor.py` (the Tensor and `apply`), then `ops/` (each op's formula, forward and
+backward side by side, and its Tensor method in one line: arithmetic.py, matmul.py, then any
+order). Off the reading path: `parity/` (what makes it PyTorch-exact: each op's surface of
+argument checks and torch's forms in `parity/surface/`, dtype promotion, the dims normaliser,
+indexing rules, Python's protocols, version counters, the pictures' metadata), `ops/fast.py`
+and `ops/rows.py` (speed), `save_less.py` (memory), `functional.py` (the namespace of the
+functional forms), `factories.py` (`zeros`), `random.py` (the one seeded generator),
+`gradcheck.py` (how the tests check every backward), the observers `hooks.py`, `scope.py` and
+`profiler.py`, and `memory.py` (an allocator setting, not maths).
 Importing it changes no process-wide setting (see `memory.keep_freed_memory`).
 """
 from . import (
