@@ -48,6 +48,24 @@ def test_each_ops_forward_and_backward_work_on_arrays_alone():
     assert not wrong, f"forward/backward take and return numpy arrays; these use Tensor: {wrong}"
 
 
+# the op files on the README's reading path (rows 3-7): the maths of each op, and nothing else
+PATH_OPS = ("arithmetic", "matmul", "reduction", "shape", "pointwise", "softmax", "masking",
+            "layer_norm", "embedding", "loss", "dropout")
+
+
+def test_the_reading_paths_op_files_hold_no_argument_checks():
+    # issue 31: an op file holds its formula, forward and backward; its argument checks,
+    # dtype rules and torch's special forms live in parity/surface/
+    wrong = []
+    for name in PATH_OPS:
+        path = ROOT / "microtensor" / "ops" / f"{name}.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) or (
+                    isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance"):
+                wrong.append(f"{path.name}:{node.lineno}: {ast.unparse(node)[:60]}")
+    assert not wrong, f"expected no raise or isinstance check in the path's op files; got {wrong}"
+
+
 def test_importing_microtensor_leaves_the_process_allocator_alone():
     calls = []
     for path in (ROOT / "microtensor").rglob("*.py"):

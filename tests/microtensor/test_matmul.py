@@ -114,3 +114,19 @@ def test_matmul_with_any_broadcast_batch_shapes_matches_numpy_and_finite_differe
     a, b = tensor64(*shape_a, seed=seed), tensor64(*shape_b, seed=seed + 1)
     assert_close(a @ b, np.matmul(a.data, b.data), f"{shape_a} @ {shape_b}")
     assert check_gradients(lambda x, y: x @ y, a, b)
+
+
+def test_a_1d_operand_runs_the_reading_paths_matmul_between_two_reshapes():
+    # issue 31: torch's 1-D form lives in parity/surface/arithmetic.py, built from path ops
+    a, b = tensor64(3), tensor64(3, 2)
+    z = a @ b
+    ops, node = [], z.grad_fn
+    while node is not None and not isinstance(node, mt.autograd.AccumulateGrad):
+        ops.append(node.op)
+        node = node.inputs[0]
+    assert ops == ["reshape", "matmul", "reshape"], f"expected reshape<-matmul<-reshape; got {ops}"
+    assert z.shape == (2,), f"expected shape (2,); got {z.shape}"
+    assert_close(z.data, a.data @ b.data, "1-D @ 2-D")
+    z.sum().backward()
+    assert_close(a.grad, b.data.sum(axis=1), "∂/∂a of Σ(a @ b) = row sums of b")
+    assert_close(b.grad, np.repeat(a.data[:, None], 2, axis=1), "∂/∂b of Σ(a @ b): a, each column")
