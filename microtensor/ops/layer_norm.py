@@ -34,7 +34,9 @@ class LayerNorm(Function):
         self.n_dims, self.eps = n_dims, eps  # S comes folded into the last dim: n_dims is 1
 
     def forward(self, x, weight, bias):
-        xhat, rstd = standardize(x, self.eps)  # x̂ = (x − μ)·r and r = 1/√(σ² + ε), per row
+        # per row: μ = mean(x), σ² = mean((x − μ)²), r = 1/√(σ² + ε) and x̂ = (x − μ)·r,
+        # computed as torch does, so that float32 keeps its precision (parity/variance.py)
+        xhat, rstd = standardize(x, self.eps)
         self.save(xhat=xhat, rstd=rstd, weight=weight)
         y = xhat * weight
         y += bias
