@@ -89,7 +89,7 @@ class ModuleList(Module):
         new = cls.__new__(cls)
         Module.__init__(new)
         for key, m in items:
-            object.__setattr__(new, str(key), m)
+            new._modules[str(key)] = m  # not setattr: that would name them anew
         return new
 
     def __setitem__(self, i, module):
