@@ -12,7 +12,7 @@ from microtensor import Tensor
 from microtensor.scope import enter_scope, restore_scope
 
 from .module_names import ModuleNames
-from .module_parity import ModuleParity, registry_for
+from .module_parity import ModuleParity, refuse_cycle, registry_for
 from .state_dict import ModuleStateDict
 
 
@@ -31,16 +31,13 @@ class Parameter(Tensor):
 
 
 class Module(ModuleParity, ModuleStateDict, ModuleNames):
-    """Base class of every layer. Subclasses call `super().__init__()` and define `forward`."""
+    """Base class of every layer. Subclasses call `super().__init__()`, then assign their
+    parameters and sub-layers, and define `forward`, which calling the module runs."""
 
     def __init__(self):
         for registry in ("_parameters", "_buffers", "_modules"):
             object.__setattr__(self, registry, {})  # name -> value, in registration order
         self.training = True
-
-    def forward(self, *args, **kwargs):
-        raise TypeError(f"{type(self).__name__} has no forward(): every Module subclass "
-                        "defines what calling it computes")
 
     def __call__(self, *args, **kwargs):
         """Run forward inside this module's scope, so every op it records knows its path."""
@@ -60,7 +57,6 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
             self._name_new(name, value)  # the pictures' dotted names: module_names.py
             registry[name] = value
 
-    # ---- walking the tree ---------------------------------------------------------------
     def named_children(self):
         """(name, module) for the direct sub-modules, in registration order, each once."""
         seen = set()
@@ -76,11 +72,8 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
         """(dotted path, module) for this module and all below it, depth first, as torch's:
         one reachable twice is listed at its first path (at each: remove_duplicate=False)."""
         memo = set() if memo is None else memo
-        if self in memo:
-            if remove_duplicate:
-                return
-            raise ValueError(f"{type(self).__name__} at '{prefix}' holds itself (a cycle): its "
-                             "modules cannot be listed with duplicates (nor its state_dict)")
+        if self in memo:  # seen: skip it, or (with duplicates) a cycle, module_parity.py
+            return None if remove_duplicate else refuse_cycle(self, prefix)
         memo.add(self)
         yield prefix, self
         for name, module in self._modules.items():
@@ -109,21 +102,6 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
     def parameters(self, recurse=True):
         """The parameters, each once, as a list (torch gives a generator: docs/conformance.md)."""
         return [p for _, p in self.named_parameters(recurse=recurse)]
-
-    def apply(self, fn):
-        """fn on every sub-module (children first, each once, as torch), then this one."""
-        for child in self.children():
-            child.apply(fn)
-        fn(self)
-        return self
-
-    def zero_grad(self, set_to_none=True):
-        """Forget every parameter's gradient: None, or zeros with set_to_none=False (torch)."""
-        for p in self.parameters():
-            if set_to_none or p.grad is None:
-                p.grad = None
-            else:
-                p.grad[...] = 0
 
     def train(self, mode=True):
         """Set `training = mode` here and below (True: dropout on); returns self.

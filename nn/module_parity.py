@@ -1,11 +1,19 @@
-"""torch.nn.Module's attribute rules, beside the reading path's Module (nn/module.py): which
-registry an assignment goes to, reading and deleting registered names, `requires_grad_`.
+"""torch.nn.Module's attribute rules and the rest of its surface, beside the reading path's
+Module (nn/module.py): which registry an assignment goes to, reading and deleting registered
+names, `apply`, `zero_grad`, `requires_grad_`.
 
 As torch's __setattr__/__getattr__/__delattr__: a name first set as a plain attribute is
 registered when it becomes a Parameter or Module (at the end of its registry), a registered
 name keeps its place when re-assigned, and only None (or the same kind) may replace it.
 """
 from microtensor import Tensor
+
+
+def refuse_cycle(module, prefix):
+    """named_modules(remove_duplicate=False) met a module that holds itself: a ValueError
+    (torch recurses until RecursionError)."""
+    raise ValueError(f"{type(module).__name__} at '{prefix}' holds itself (a cycle): its "
+                     "modules cannot be listed with duplicates (nor its state_dict)")
 
 
 def registry_for(module, name, value):
@@ -53,7 +61,8 @@ def registry_for(module, name, value):
 
 
 class ModuleParity:
-    """Mixed into Module: reading and deleting a registered name, `requires_grad_`."""
+    """Mixed into Module: reading and deleting a registered name, and the rest of torch's
+    surface: `apply`, `zero_grad`, `requires_grad_`."""
 
     def __getattr__(self, name):  # called only where Python's own lookup found nothing
         own = self.__dict__
@@ -78,3 +87,18 @@ class ModuleParity:
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
+
+    def apply(self, fn):
+        """fn on every sub-module (children first, each once, as torch), then this one."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Forget every parameter's gradient: None, or zeros with set_to_none=False (torch)."""
+        for p in self.parameters():
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad[...] = 0
