@@ -91,6 +91,7 @@ class ModuleList(Module):
         Module.__init__(new)
         for key, m in items:
             new._modules[str(key)] = m  # not setattr: that would name them anew
+            object.__setattr__(new, str(key), m)  # and an attribute, as Module.__setattr__
         return new
 
     def __setitem__(self, i, module):

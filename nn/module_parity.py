@@ -64,7 +64,7 @@ class ModuleParity:
     """Mixed into Module: reading and deleting a registered name, and the rest of torch's
     surface: `apply`, `zero_grad`, `requires_grad_`."""
 
-    def __getattr__(self, name):  # called only where Python's own lookup found nothing
+    def __getattr__(self, name):  # only where Python's own lookup found nothing
         own = self.__dict__
         for registry in ("_parameters", "_buffers", "_modules"):
             if name in own.get(registry, ()):
@@ -72,11 +72,11 @@ class ModuleParity:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
-        for registry in (self._parameters, self._buffers, self._modules):
-            if name in registry:
-                del registry[name]
-                return
-        object.__delattr__(self, name)
+        registries = [r for r in (self._parameters, self._buffers, self._modules) if name in r]
+        for registry in registries:
+            del registry[name]
+        if name in self.__dict__ or not registries:  # Module.__setattr__ keeps a copy there
+            object.__delattr__(self, name)
 
     def requires_grad_(self, requires_grad=True):
         """Set `requires_grad` of every parameter (False freezes them); returns self. TypeError

@@ -51,6 +51,7 @@ class ModuleStateDict:
             raise TypeError(f"register_buffer: cannot assign a {type(tensor).__name__} as "
                             f"buffer '{name}' (Tensor or None expected)")
         self._buffers[name] = tensor
+        object.__setattr__(self, name, tensor)  # read as a plain attribute (nn/module.py)
         non_persistent = self.__dict__.setdefault("_non_persistent_buffers", set())
         (non_persistent.discard if persistent else non_persistent.add)(name)
 
