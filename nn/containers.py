@@ -33,10 +33,10 @@ class ModuleList(Module):
 
     def _reset(self, modules):
         """Renumber: the entries become attributes "0", "1", ... again, in this order."""
-        for key in [k for k, _ in self.named_children()]:
+        for key in list(self._modules):
             delattr(self, key)
         for i, m in enumerate(modules):
-            setattr(self, str(i), m)  # found by named_children, in assignment order
+            setattr(self, str(i), m)  # registered in _modules, in assignment order
 
     def append(self, module):
         setattr(self, str(len(self)), self._check(module, len(self)))
@@ -71,10 +71,11 @@ class ModuleList(Module):
         return value
 
     def __iter__(self):
-        return (m for _, m in self.named_children())
+        # every entry, a module held twice at each place (named_children lists it once)
+        return (m for m in self._modules.values() if m is not None)
 
     def __len__(self):
-        return sum(1 for _ in self.named_children())
+        return sum(1 for _ in self)
 
     def __getitem__(self, i):
         if isinstance(i, slice):  # torch's ModuleList numbers a slice's entries from 0
@@ -89,7 +90,8 @@ class ModuleList(Module):
         new = cls.__new__(cls)
         Module.__init__(new)
         for key, m in items:
-            object.__setattr__(new, str(key), m)
+            new._modules[str(key)] = m  # not setattr: that would name them anew
+            object.__setattr__(new, str(key), m)  # and an attribute, as Module.__setattr__
         return new
 
     def __setitem__(self, i, module):
@@ -125,7 +127,7 @@ class Sequential(ModuleList):
         if not isinstance(key, str):
             raise TypeError(f"Sequential: a module name must be a str; got "
                             f"{type(key).__name__}")
-        if not key or "." in key or (key not in dict(self.named_children())
+        if not key or "." in key or (key not in self._modules
                                      and hasattr(self, key)):
             raise KeyError(f"Sequential: {key!r} cannot name a module (empty, holding '.', or "
                            "an attribute of the module)")
@@ -133,18 +135,18 @@ class Sequential(ModuleList):
 
     def __getitem__(self, i):
         if isinstance(i, slice):  # torch's Sequential keeps the names in a slice
-            return type(self)._from(list(self.named_children())[i])
+            return type(self)._from(list(self._modules.items())[i])
         return list(self)[i]
 
     def __setitem__(self, i, module):
         if isinstance(i, slice):
             raise TypeError("Sequential: assign one entry at a time (an int index)")
-        key = list(self.named_children())[i][0]  # IndexError out of range, as a list
+        key = list(self._modules)[i]  # IndexError out of range, as a list
         setattr(self, key, self._check(module, i))  # the entry keeps its name (torch)
 
     def append(self, module):
         key = str(len(self))
-        if key in dict(self.named_children()):
+        if key in self._modules:
             raise ValueError(f"Sequential.append: this Sequential (a slice?) already has an "
                              f"entry named {key!r}, the name append gives; build a new one: "
                              "Sequential(*seq, module)")
@@ -160,7 +162,7 @@ class Sequential(ModuleList):
                             f"{type(index).__name__}")
         if not -n <= index <= n:
             raise IndexError(f"Sequential.insert: index {index} is outside [-{n}, {n}]")
-        if [k for k, _ in self.named_children()] != [str(i) for i in range(n)]:
+        if list(self._modules) != [str(i) for i in range(n)]:
             raise ValueError("Sequential.insert: the entries are not named 0, 1, ... (a "
                              "slice?); build a new one: Sequential(*seq)")
         entries = list(self)

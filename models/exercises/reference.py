@@ -102,10 +102,10 @@ def adamw_step(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_deca
     param = nn.Parameter(np.array(p, copy=True))
     param.grad = np.asarray(g)
     optimizer = nn.optim.AdamW([param], lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
-    optimizer.state[id(param)] = {"step": t - 1, "exp_avg": np.array(m, copy=True),
-                                  "exp_avg_sq": np.array(v, copy=True)}
+    optimizer.state[param] = {"step": t - 1, "exp_avg": np.array(m, copy=True),
+                              "exp_avg_sq": np.array(v, copy=True)}
     optimizer.step()
-    state = optimizer.state[id(param)]
+    state = optimizer.state[param]
     return param.data, state["exp_avg"], state["exp_avg_sq"]
 
 

@@ -89,7 +89,7 @@ def _train_config(train_state):
 def _moments(model, optimizer):
     """({our parameter name: AdamW state}, hyper-parameters) of our `optimizer` over `model`."""
     names = {id(p): name for name, p in model.named_parameters()}
-    moments = {names[key]: state for key, state in optimizer.state.items() if key in names}
+    moments = {names[id(p)]: state for p, state in optimizer.state.items() if id(p) in names}
     group = optimizer.param_groups[0]
     decay = [g["weight_decay"] for g in optimizer.param_groups
              if any(p.ndim >= 2 for p in g["params"])]

@@ -1,16 +1,18 @@
-"""The `Optimizer` base class (PyTorch's torch.optim API).
-
-It holds parameter groups and per-parameter state, and gives `zero_grad` and `state_dict`.
+"""The `Optimizer` base class (PyTorch's torch.optim API): parameter groups, per-parameter
+state, `add_param_group`, `zero_grad`, `state_dict` and `load_state_dict`.
 """
-import numbers
+from collections import defaultdict
 
 import numpy as np
 
 from microtensor import Tensor
 
+from .optimizer_checks import check_param_group
+
 
 class Optimizer:
-    """Holds `param_groups` (list of dicts with 'params' and hyper-parameters) and `state`.
+    """Holds `param_groups` (list of dicts with 'params' and hyper-parameters) and `state`
+    ({parameter: its buffers}, a defaultdict(dict) as torch's: `opt.state[p]["exp_avg"]`).
 
     `params` is an iterable of Parameters, or of dicts `{"params": [...], "lr": ...}` whose
     keys override the defaults for that group (e.g. weight decay only on 2-D weights).
@@ -19,48 +21,24 @@ class Optimizer:
     parameter given twice, an unknown hyper-parameter or one that is not a finite number.
     """
 
-    state_keys = ()  # the buffers each parameter's state must hold once saved (SGD: none needed)
-
     def __init__(self, params, defaults):
-        name = type(self).__name__
         if isinstance(params, Tensor):  # iterating it would yield its rows, not parameters
-            raise TypeError(f"{name}: params must be an iterable of Parameters or of group "
-                            "dicts; got a single Tensor (wrap it in a list)")
+            raise TypeError(f"{type(self).__name__}: params must be an iterable of Parameters "
+                            "or of group dicts; got a single Tensor (wrap it in a list)")
         params = list(params)
         if not params:
-            raise ValueError(f"{name}: got an empty parameter list")
-        groups = params if isinstance(params[0], dict) else [{"params": params}]
+            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
         self.defaults = defaults
         self.param_groups = []
-        seen = set()
-        for group in groups:
-            unknown = set(group) - set(defaults) - {"params"}
-            if unknown:
-                raise ValueError(f"{name}: unknown option(s) {sorted(unknown)} "
-                                 f"in a parameter group; known: {sorted(defaults)}")
-            if "params" not in group:
-                raise ValueError(f"{name}: a parameter group needs a 'params' entry; got keys "
-                                 f"{sorted(group)}")
-            for key, value in {**defaults, **group}.items():
-                if key != "params" and not np.isfinite(value).all():
-                    raise ValueError(f"{name}: {key} must be a finite number; got {value!r}")
-            members = group["params"]
-            # one Tensor as a group's params is that one parameter, as torch (iterating it
-            # would give its rows: copies the step would update instead of the parameter)
-            members = [members] if isinstance(members, Tensor) else list(members)
-            for p in members:
-                if not isinstance(p, Tensor) or not np.issubdtype(p.dtype, np.floating):
-                    raise TypeError(f"{name}: parameters must be floating-point Tensors; got "
-                                    f"{type(p).__name__}" + (f" of dtype {p.dtype}"
-                                                             if isinstance(p, Tensor) else ""))
-                if not p.is_leaf:  # an op's output: updating it changes nothing the model uses
-                    raise ValueError(f"{name}: can't optimize a non-leaf Tensor (made by "
-                                     f"'{p.grad_fn.op}'); pass the parameters themselves")
-                if id(p) in seen:  # it would be updated twice per step
-                    raise ValueError(f"{name}: a parameter of shape {p.shape} appears twice")
-                seen.add(id(p))
-            self.param_groups.append({**defaults, **group, "params": members})
-        self.state = {}  # id(param) -> that parameter's buffers
+        self.state = defaultdict(dict)  # parameter (hashed by identity) -> its buffers
+        for group in params if isinstance(params[0], dict) else [{"params": params}]:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group):
+        """Add a group {"params": [...], option: value} to optimize too (torch's: a layer
+        unfrozen during fine-tuning); options it leaves out take the defaults. Raises as
+        the constructor does, and ValueError for a parameter another group holds."""
+        self.param_groups.append(check_param_group(self, param_group))
 
     def zero_grad(self, set_to_none=True):
         """Forget every parameter's gradient before the next backward(): None, or zeros with
@@ -71,6 +49,10 @@ class Optimizer:
                     p.grad = None
                 else:
                     p.grad[...] = 0
+
+    def _required_state(self, group):
+        """The buffers each parameter's saved state must hold (SGD: none needed)."""
+        return ()
 
     def state_dict(self):
         """A snapshot of the optimizer, in PyTorch's layout:
@@ -88,15 +70,16 @@ class Optimizer:
             saved = {key: value for key, value in group.items() if key != "params"}
             saved["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
             groups.append(saved)
-        state = {index[key]: {name: value.copy() if isinstance(value, np.ndarray) else value
-                              for name, value in buffers.items()}
-                 for key, buffers in self.state.items() if key in index}
+        state = {index[id(p)]: {name: value.copy() if isinstance(value, np.ndarray) else value
+                                for name, value in buffers.items()}
+                 for p, buffers in self.state.items() if id(p) in index and buffers}
         return {"state": dict(sorted(state.items())), "param_groups": groups}
 
     def load_state_dict(self, state_dict):
         """Restore a `state_dict()` snapshot into this optimizer (built over the same parameters).
 
-        The hyper-parameters of each group are taken from the snapshot (as PyTorch does) and
+        The hyper-parameters of each group are taken from the snapshot (as PyTorch does; an
+        option the snapshot lacks, as one saved before it existed, keeps this optimizer's) and
         every buffer is copied into this optimizer's parameters' dtype. Raises ValueError
         when the number of groups, a group's size, a parameter index or a buffer's shape
         does not match, naming it.
@@ -106,26 +89,31 @@ class Optimizer:
         if len(saved_groups) != len(self.param_groups):
             raise ValueError(f"{name}.load_state_dict: the state dict has {len(saved_groups)} "
                              f"parameter groups, this optimizer {len(self.param_groups)}")
-        params = []
+        params, owners, groups = [], [], []  # owners[i]: the group of params[i]
         for i, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
             if len(saved["params"]) != len(group["params"]):
                 raise ValueError(f"{name}.load_state_dict: parameter group {i} has "
                                  f"{len(saved['params'])} parameters in the state dict, "
                                  f"{len(group['params'])} here")
             params += group["params"]
-        state = {}
+            owners += [i] * len(group["params"])
+            # JSON turns tuples (betas) into lists
+            groups.append({key: tuple(value) if isinstance(group.get(key), tuple) else value
+                           for key, value in saved.items() if key != "params"})
+        state = defaultdict(dict)
         for index, buffers in state_dict["state"].items():
             index = int(index)
             if not 0 <= index < len(params):
                 raise ValueError(f"{name}.load_state_dict: state for parameter {index}, but "
                                  f"there are {len(params)} parameters")
             p = params[index]
-            missing = [key for key in self.state_keys if key not in buffers]
+            owner = owners[index]
+            required = self._required_state({**self.param_groups[owner], **groups[owner]})
+            missing = [key for key in required if key not in buffers]
             if missing:
                 raise ValueError(f"{name}.load_state_dict: the state of parameter {index} lacks "
                                  f"{', '.join(map(repr, missing))}; expected "
-                                 f"{', '.join(map(repr, self.state_keys))}")
-            state[id(p)] = {}
+                                 f"{', '.join(map(repr, required))}")
             for key, value in buffers.items():
                 if key == "step":  # a count, kept a Python int (a file may hold a 0-d array)
                     value = int(np.asarray(value).item())
@@ -137,20 +125,10 @@ class Optimizer:
                                          f"{index} has shape {value.shape}, the parameter "
                                          f"{p.shape}")
                     value = value.astype(p.dtype, copy=True)
-                state[id(p)][key] = value
-        for saved, group in zip(saved_groups, self.param_groups):
-            for key, value in saved.items():
-                if key != "params":  # JSON turns tuples (betas) into lists
-                    group[key] = tuple(value) if isinstance(group.get(key), tuple) else value
+                state[p][key] = value
+        for group, saved in zip(self.param_groups, groups):
+            group.update(saved)
         self.state = state
 
     def _params_with_grad(self, group):
         return (p for p in group["params"] if p.grad is not None)
-
-
-def require_real(name, **options):
-    """TypeError naming the first option that is not a real number (lr="x", say), before the
-    optimizer compares it with 0 and Python's "'<' not supported" says nothing of which."""
-    for key, value in options.items():
-        if not isinstance(value, numbers.Real):
-            raise TypeError(f"{name}: {key} must be a real number; got {value!r}")

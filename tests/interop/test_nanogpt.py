@@ -142,7 +142,7 @@ def test_adamw_moments_land_on_nanogpts_parameters(tmp_path):
     model, tok = random_gpt()
     names = [n for n, _ in model.named_parameters()]
     optimizer = trained_optimizer(model)
-    moments = {n: optimizer.state[id(p)] for n, p in zip(names, model.parameters())}
+    moments = {n: optimizer.state[p] for n, p in zip(names, model.parameters())}
     checkpoint = exported(tmp_path, model, tok, optimizer=optimizer)
     twin = torch_twin(checkpoint)
     torch_optimizer = twin.configure_optimizer()

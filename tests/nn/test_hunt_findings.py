@@ -200,7 +200,7 @@ def test_issue25_2_adamw_on_a_0_dim_parameter_keeps_moving_after_a_state_round_t
     for _ in range(3):
         p.grad = np.array(1.0)
         opt.step()
-    state = opt.state[id(p)]
+    state = opt.state[p]
     assert isinstance(state["exp_avg"], np.ndarray) and state["exp_avg"].shape == (), (
         f"expected a 0-d array exp_avg, got {type(state['exp_avg']).__name__}")
     assert math.isclose(state["exp_avg"], 1 - 0.9 ** 4, rel_tol=1e-12), (
@@ -218,7 +218,7 @@ def test_issue25_2_sgd_momentum_buffer_of_a_0_dim_parameter_is_an_array_after_lo
     fresh.load_state_dict(opt.state_dict())
     p.grad = np.array(2.0)
     fresh.step()  # b = 0.5·2 + 2 = 3, p = 0.8 − 0.3 = 0.5
-    buf = fresh.state[id(p)]["momentum_buffer"]
+    buf = fresh.state[p]["momentum_buffer"]
     assert isinstance(buf, np.ndarray) and buf.shape == () and buf == 3.0, (
         f"expected a 0-d array buffer 3.0, got {buf!r}")
     assert math.isclose(float(p.data), 0.5), f"expected p = 0.5, got {p.data}"

@@ -22,7 +22,7 @@ def test_adamw_on_a_0d_parameter_keeps_stepping_after_a_state_round_trip():
         tp.grad = torch.tensor(1.0, dtype=torch.float64)
         opt.step()
         topt.step()
-    state, tstate = opt.state[id(p)], topt.state[tp]
+    state, tstate = opt.state[p], topt.state[tp]
     assert isinstance(state["exp_avg"], np.ndarray) and state["exp_avg"].shape == ()
     np.testing.assert_allclose(state["exp_avg"], tstate["exp_avg"].item(), rtol=1e-12,
                                err_msg="exp_avg after a round trip: expected torch's")

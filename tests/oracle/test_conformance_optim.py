@@ -5,8 +5,8 @@ where the hunt went).
   over 0-d, 1-d and n-d parameters: stepped, `state_dict()` saved, loaded into a fresh
   optimizer, stepped again; parameters and every state buffer compared after each step, and
   each loaded buffer must still be an array of the parameter's shape.
-  Not supported, refused with TypeError naming the argument: torch's amsgrad, maximize,
-  foreach, capturable, differentiable, fused.
+  With torch's amsgrad (AdamW) and maximize (both). Not supported, refused with TypeError
+  naming the argument: torch's foreach, capturable, differentiable, fused.
 - An optimizer step or `load_state_dict` between forward and backward: backward refuses
   exactly where torch's does (an op that saved the parameter), and gives torch's gradient
   where torch's runs.
@@ -35,6 +35,14 @@ ADAMW_OPTIONS = [dict(lr=lr, betas=betas, eps=eps, weight_decay=wd)
                  for lr, betas, eps, wd in itertools.product(
                      (0.1, 1e-3), ((0.9, 0.999), (0.5, 0.9), (0.0, 0.99)), (1e-8, 1e-3),
                      (0.0, 0.01, 0.5))]
+# issue 32: torch's amsgrad and maximize, with and without decay and momentum
+SGD_OPTIONS += [dict(lr=0.1, momentum=mu, nesterov=nest, weight_decay=wd, maximize=True)
+                for mu, nest, wd in ((0.0, False, 0.1), (0.9, False, 0.0), (0.9, True, 0.1))]
+ADAMW_OPTIONS += [dict(lr=0.1, betas=betas, eps=1e-8, weight_decay=wd, amsgrad=ams,
+                       maximize=up)
+                  for (ams, up), betas, wd in itertools.product(
+                      ((True, False), (False, True), (True, True)), ((0.9, 0.999), (0.5, 0.9)),
+                      (0.0, 0.5))]
 OPTIMIZERS = ([("SGD", o) for o in SGD_OPTIONS] + [("AdamW", o) for o in ADAMW_OPTIONS])
 STEPS_BEFORE = (1, 2)  # steps before the state round trip; 3 after
 STEPS_AFTER = 3
@@ -60,7 +68,7 @@ def _compare_state(ours_opt, theirs_opt, ours, theirs, when):
     for i, (p, q) in enumerate(zip(ours, theirs)):
         np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-12, atol=1e-15,
                                    err_msg=f"parameter {i} {when}: expected torch's values")
-        mine, torch_state = ours_opt.state.get(id(p), {}), theirs_opt.state.get(q, {})
+        mine, torch_state = ours_opt.state.get(p, {}), theirs_opt.state.get(q, {})
         for key, value in torch_state.items():
             if value is None:  # torch's momentum_buffer before any momentum step
                 continue
@@ -103,8 +111,7 @@ def test_optimizer_steps_saves_loads_and_steps_again_as_torch(case):
 
 
 @pytest.mark.parametrize("name", ["SGD", "AdamW"])
-@pytest.mark.parametrize("option", ["amsgrad", "maximize", "foreach", "capturable",
-                                    "differentiable", "fused"])
+@pytest.mark.parametrize("option", ["foreach", "capturable", "differentiable", "fused"])
 def test_torch_options_we_do_not_support_are_refused_naming_the_argument(name, option):
     with pytest.raises(TypeError, match=option):
         _ours(name)([nn.Parameter(np.ones(2))], lr=0.1, **{option: True})

@@ -1,0 +1,49 @@
+"""The names a module tree gives itself, beside the reading path's Module (nn/module.py): each
+module's dotted path (`blocks.0.attn`), each parameter's full name
+(`blocks.0.attn.q_proj.weight`), the printed tree and its size.
+
+Names are fixed when the tree is built: assigning a sub-module gives it, and everything
+below it, its path, and a parameter without a name its full name. Calling a module runs
+`forward` inside a scope of that path, which every op records for the graph pictures
+(viz/); calling never renames anything, so a graph recorded earlier keeps its names.
+"""
+
+
+class ModuleNames:
+    """Mixed into Module: `_path`, the naming of what is assigned, `__repr__`, `num_parameters`."""
+
+    _path = ""  # dotted path from the root of the tree this module was built into
+
+    def _name_new(self, name, value):
+        """Name `value`, about to be registered as `self.name`: a module new to this tree (a
+        shared one keeps the path where it was first assigned, as named_modules lists it)
+        and all below it, or a parameter without a name (a tied weight keeps its first)."""
+        if isinstance(value, ModuleNames):
+            if not any(m is value for m in self.modules()):
+                value._name_tree(self._child_path(name))
+        elif getattr(value, "is_parameter", False) and value.name is None:
+            value.name = self._child_path(name)
+
+    def _child_path(self, name):
+        return f"{self._path}.{name}" if self._path else name
+
+    def _name_tree(self, path):
+        """Give this module the dotted `path`, each sub-module its path below it, and each
+        parameter its full name, as `named_parameters()` of this module lists them."""
+        for sub_path, module in self.named_modules(prefix=path):
+            object.__setattr__(module, "_path", sub_path)
+        for name, param in self.named_parameters():
+            param.name = f"{path}.{name}" if path else name
+
+    def num_parameters(self):
+        """Total number of learnable scalars (shared weights counted once)."""
+        return sum(p.size for p in self.parameters())
+
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        children = [f"  ({n}): " + repr(m).replace("\n", "\n  ")
+                    for n, m in self._modules.items() if m is not None]  # each place, as torch
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        return head + (")" if not children else "\n" + "\n".join(children) + "\n)")
