@@ -1,9 +1,11 @@
-"""The base of every config dataclass (GPTConfig, Seq2SeqConfig, the trainers' settings):
+"""The base of every config dataclass (Seq2SeqConfig, the trainers' settings) and GPTConfig:
 range checks for `__post_init__` that name the config, the field and the value, and JSON round
 trips that check each value's type first (models/schema.py)."""
-from dataclasses import MISSING, asdict, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 
 import numpy as np
+
+import nn
 
 from .schema import Bool, FileError, Int, Nullable, Number, Object, Optional, Str, check
 
@@ -65,3 +67,42 @@ class Config:
         if unknown:
             raise FileError(f"{where}: {field or 'the config'} has unknown fields {unknown}")
         return cls(**check(d, cls.schema(), where, field))
+
+
+@dataclass
+class GPTConfig(Config):
+    """The shape of a GPT; the MLP is 4 * n_embd wide. ValueError for a size < 1, n_embd not
+    divisible by n_head, dropout outside [0, 1), an unknown activation or attention, a non-bool.
+
+    bias: biases in every Linear and LayerNorm (False is nanoGPT's slightly better, faster choice).
+    norm_first: pre-norm blocks (GPT-2) if True, the 2017 post-norm if False.
+    activation: "gelu" (GPT-2) or "relu" (the 2017 Transformer).
+    attention: "ordinary" (primitive ops, keeps the T×T weights) or "tiled" (O(T) memory,
+        nn/tiled_attention.py; notes 3.8): the same values and gradients.
+    """
+
+    vocab_size: int
+    block_size: int
+    n_layer: int
+    n_head: int
+    n_embd: int
+    dropout: float = 0.0
+    bias: bool = True
+    norm_first: bool = True
+    activation: str = "gelu"
+    attention: str = "ordinary"
+
+    def __post_init__(self):
+        self.require_positive("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
+        nn.check_attention(self.attention, "GPTConfig")
+        self.require_heads_divide("n_embd", "n_head")
+        self.require_dropout_and_activation()
+        self.require_bools()
+
+    def num_elements(self):
+        """The parameter count of GPT(self): embeddings, n_layer blocks of 12·D² weights
+        (+ 13·D biases and LayerNorm shifts, or 2·D LayerNorm scales without them), ln_f."""
+        d, bias = self.n_embd, self.bias
+        block = 12 * d * d + (13 * d if bias else 2 * d)
+        final_norm = 2 * d if bias else d
+        return (self.vocab_size + self.block_size) * d + self.n_layer * block + final_norm
