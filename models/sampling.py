@@ -7,7 +7,6 @@ import numpy as np
 
 import microtensor
 
-
 TEMPERATURE_MIN = float(np.finfo(np.float32).tiny)  # see check_generate
 
 

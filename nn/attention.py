@@ -77,7 +77,7 @@ class MultiHeadAttention(Module):
         check_mha_arguments(d_model, n_heads, dropout, attention)
         self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
         self.dropout, self.attention = dropout, attention
-        self.q_proj = Linear(d_model, d_model, bias)   # W_Q [D, D]: the H heads' [D, d_k] side by side
+        self.q_proj = Linear(d_model, d_model, bias)   # W_Q [D, D]: H heads, [D, d_k] each
         self.k_proj = Linear(d_model, d_model, bias)   # W_K
         self.v_proj = Linear(d_model, d_model, bias)   # W_V
         self.out_proj = Linear(d_model, d_model, bias)  # W_O

@@ -1,5 +1,5 @@
-"""The checks attention runs on its arguments and inputs, kept out of nn/attention.py so the formulas
-read first (the masks' checks are in nn/masks.py, the caches' in nn/kv_cache.py).
+"""The checks attention runs on its arguments and inputs, kept out of nn/attention.py so the
+formulas read first (the masks' checks are in nn/masks.py, the caches' in nn/kv_cache.py).
 
 It raises a one-line TypeError or ValueError naming the argument, what it got and what it
 expected.
