@@ -47,3 +47,14 @@ def test_the_exercises_workspace_copies_the_readme_reading_path():
     missing = [path for path in readme if path not in READING_PATH]
     assert not missing, (f"models/exercises/catalog.py's READING_PATH lacks {missing} of the "
                          f"README's reading path; expected every file of it")
+
+
+def test_each_page_states_the_path_s_total_as_the_sum_of_its_rows():
+    """Issue 31: the README says the path's total; it is the sum of the table's lengths."""
+    for page in ("README.md", "docs/reading-guide.md", "docs/reading-guide.zh.md"):
+        stated = sum(lines for _, lines in path_rows(page))
+        text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+        totals = re.findall(r"(?:The path is|路线共) ([\d,]+)", text)
+        assert totals and int(totals[0].replace(",", "")) == stated, (
+            f"{page}: expected the path's total {stated:,} stated after the table, "
+            f"found {totals}")
