@@ -12,7 +12,6 @@ positions), §5.4 (dropout, label smoothing); Rush et al., "The Annotated Transf
 NLP), the same model in PyTorch. The layers are nn/transformer.py's.
 """
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,62 +20,11 @@ import microtensor.functional as F
 import nn
 from microtensor import Tensor, writing
 
-from .config import Config
-from .gpt import sample_next
+from .config import Seq2SeqConfig
+from .sampling import sample_next
+from .seq2seq_inputs import ids_array, source_and_padding
 
-
-@dataclass
-class Seq2SeqConfig(Config):
-    """The shape of an encoder-decoder Transformer (the paper's base model: d_model 512,
-    n_heads 8, 6 + 6 layers, d_ff 2048, dropout 0.1). Raises ValueError as GPTConfig does,
-    and for a special id outside either vocabulary.
-
-    max_len: the most positions of a source or a target (the sinusoid table's length).
-    norm_first: pre-norm layers (each stack then ends with a LayerNorm); False: the paper's.
-    pad_id, bos_id, eos_id: the special tokens, shared by source and target vocabularies.
-    tie_output: the output projection is the target embedding transposed (§3.4).
-    activation, attention: as GPTConfig's, with the paper's "relu" by default.
-    """
-
-    src_vocab_size: int
-    tgt_vocab_size: int
-    max_len: int
-    d_model: int
-    n_heads: int
-    n_encoder_layers: int
-    n_decoder_layers: int
-    d_ff: int
-    dropout: float = 0.0
-    norm_first: bool = False
-    pad_id: int = 0
-    bos_id: int = 1
-    eos_id: int = 2
-    tie_output: bool = True
-    activation: str = "relu"
-    attention: str = "ordinary"
-
-    def __post_init__(self):
-        nn.check_attention(self.attention, "Seq2SeqConfig")
-        self.require_positive("src_vocab_size", "tgt_vocab_size", "max_len", "d_model",
-                              "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff")
-        self.require_heads_divide("d_model", "n_heads")
-        self.require_dropout_and_activation()
-        self.require_bools()
-        smaller = min(self.src_vocab_size, self.tgt_vocab_size)
-        for name in ("pad_id", "bos_id", "eos_id"):
-            if not 0 <= (value := getattr(self, name)) < smaller:
-                raise ValueError(f"Seq2SeqConfig: {name}={value} must be an id of both "
-                                 f"vocabularies, in [0, {smaller})")
-
-    def num_elements(self):
-        """Parameters of Seq2SeqTransformer(self), plus its [max_len, d_model] sinusoid table."""
-        d, f = self.d_model, self.d_ff
-        attention, ffn, norm = 4 * d * d + 4 * d, 2 * d * f + f + d, 2 * d
-        encoder, decoder = attention + ffn + 2 * norm, 2 * attention + ffn + 3 * norm
-        return ((self.src_vocab_size + self.tgt_vocab_size + self.max_len) * d
-                + self.n_encoder_layers * encoder + self.n_decoder_layers * decoder
-                + (2 * norm if self.norm_first else 0)
-                + (0 if self.tie_output else d * self.tgt_vocab_size + self.tgt_vocab_size))
+__all__ = ["Seq2SeqTransformer", "Seq2SeqConfig", "sinusoidal_positions"]
 
 
 def sinusoidal_positions(max_len, d_model):
@@ -93,15 +41,6 @@ def sinusoidal_positions(max_len, d_model):
     pe[:, 0::2] = np.sin(angles)
     pe[:, 1::2] = np.cos(angles[:, :d_model // 2])
     return pe.astype(np.float32)
-
-
-def _ids(x, name):
-    """x (array or Tensor) as int64 ids [B, T]; ValueError naming `name` otherwise."""
-    ids = np.asarray(x.data if isinstance(x, Tensor) else x)
-    if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
-        raise ValueError(f"Seq2SeqTransformer: {name} must be integer ids [B, T]; "
-                         f"got {ids.dtype} of shape {ids.shape}")
-    return ids.astype(np.int64)
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -153,25 +92,12 @@ class Seq2SeqTransformer(nn.Module):
         pe = Tensor(self.positions[start:end], name="positions (sinusoidal)")  # [T, D]
         return self.drop(x + pe)                                    # [B, T, D] + [T, D]
 
-    def _source(self, src, src_padding_mask=None):
-        """(src as int64 ids [B, T_src], bool [B, T_src] True at padding: the mask given, or
-        where src equals pad_id); ValueError for ids or a mask of the wrong kind or shape."""
-        src = _ids(src, "src")
-        if src_padding_mask is None:
-            return src, src == self.config.pad_id
-        mask = src_padding_mask
-        mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-        if mask.dtype != np.bool_ or mask.shape != src.shape:
-            raise ValueError(f"src_padding_mask must be boolean {src.shape} (True at padding); "
-                             f"got {mask.dtype} {mask.shape}")
-        return src, mask
-
     def encode(self, src, src_padding_mask=None):
         """The encoder output, `memory` [B, T_src, D], for src [B, T_src] int.
 
         src_padding_mask: bool [B, T_src] (True at padding; None: where src == pad_id).
         """
-        src, pad = self._source(src, src_padding_mask)
+        src, pad = source_and_padding(src, src_padding_mask, self.config.pad_id)
         x = self._embed(self.src_embed, src)                        # [B, T_src, D]
         for layer in self.encoder:
             x = layer(x, src_key_padding_mask=pad)                  # [B, T_src, D]
@@ -201,28 +127,22 @@ class Seq2SeqTransformer(nn.Module):
 
     def forward(self, src, tgt_in, targets=None, src_padding_mask=None, tgt_padding_mask=None,
                 label_smoothing=0.0):
-        """Teacher forcing: logits for every target position at once, and the loss given targets.
+        """Teacher forcing (3.7): (logits [B, T_tgt, V] float32, the loss given targets, or None).
 
-        Args:
-            src: int ids [B, T_src]; tgt_in: int ids [B, T_tgt], the target shifted right
-                (bos_id, y_1, ..., y_{T-1}); targets: int ids [B, T_tgt] (y_1, ..., eos_id),
-                positions equal to pad_id are left out of the loss.
-            src_padding_mask: bool [B, T_src], True at padding (None: where src == pad_id).
-            tgt_padding_mask: bool [B, T_tgt], True at padding (None: only the causal mask,
-                enough for right-padded targets).
-            label_smoothing: ε (§5.4, the paper's 0.1): the target distribution is
-                (1 − ε)·onehot + ε/V, as torch's cross_entropy.
-        Returns:
-            (logits [B, T_tgt, tgt_vocab_size] float32 Tensor, loss scalar Tensor or None).
-        Raises:
-            ValueError: ids not 2-D integers, masks of the wrong shape, positions past max_len.
+        src int [B, T_src]; tgt_in int [B, T_tgt], the target shifted right (bos_id, y_1, ...);
+        targets [B, T_tgt] (y_1, ..., eos_id), pad_id positions left out of the loss.
+        src_padding_mask bool [B, T_src] (None: where src == pad_id); tgt_padding_mask bool
+        [B, T_tgt] (None: the causal mask alone, enough for right-padded targets), True at
+        padding. label_smoothing ε (§5.4): targets (1 − ε)·onehot + ε/V, as torch's.
+        ValueError: ids not 2-D integers, masks of the wrong shape, positions past max_len.
         """
-        src, pad = self._source(src, src_padding_mask)
+        src, pad = source_and_padding(src, src_padding_mask, self.config.pad_id)
         memory = self.encode(src, pad)                              # [B, T_src, D]
-        logits = self.decode(_ids(tgt_in, "tgt_in"), memory, pad, tgt_padding_mask)  # [B, T, V]
+        tgt_in = ids_array(tgt_in, "tgt_in")
+        logits = self.decode(tgt_in, memory, pad, tgt_padding_mask)  # [B, T_tgt, V]
         if targets is None:
             return logits, None
-        targets = _ids(targets, "targets")
+        targets = ids_array(targets, "targets")
         targets = np.where(targets == self.config.pad_id, -100, targets)  # ignore_index
         return logits, F.cross_entropy(logits, targets, label_smoothing=label_smoothing)
 
@@ -230,19 +150,17 @@ class Seq2SeqTransformer(nn.Module):
         """Greedy translation from bos_id to eos_id -> int64 [B, ≤ max_new_tokens].
 
         The encoder runs once. With use_cache each decoder layer keeps a KVCache of its
-        self-attention (each step computes the newest token alone) and one of its
-        cross-attention (memory's keys and values, projected on the first step only); without
-        it every step reruns the decoder on the whole prefix, giving the same tokens. The
-        result leaves out bos_id and keeps each row's eos_id, then pad_id until every row has
-        ended or max_new_tokens are written. Runs under no_grad in the current train/eval mode
-        (as GPT.generate). Raises ValueError for max_new_tokens not an int in [1, max_len], or
-        logits that are not finite (`sample_next`).
+        self-attention (the newest token alone each step) and of its cross-attention (memory
+        projected once); without, each step reruns the whole prefix: the same tokens. The
+        result leaves out bos_id and keeps each row's eos_id, then pad_id, until every row has
+        ended. Under no_grad, in the current train/eval mode. ValueError for max_new_tokens
+        not an int in [1, max_len], or logits that are not finite (`sample_next`).
         """
         c, n = self.config, max_new_tokens
         if not (isinstance(n, (int, np.integer)) and 1 <= n <= c.max_len):
             raise ValueError(f"generate: max_new_tokens must be an int in [1, max_len="
                              f"{c.max_len}]; got {n!r}")
-        src, pad = self._source(src, src_padding_mask)
+        src, pad = source_and_padding(src, src_padding_mask, self.config.pad_id)
         out = np.full((len(src), 1), c.bos_id, dtype=np.int64)     # [B, 1]
         done = np.zeros(len(src), dtype=bool)
         with microtensor.no_grad():

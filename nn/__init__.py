@@ -1,19 +1,15 @@
 """nn: layers, attention, Transformer blocks and optimizers on microtensor (torch.nn's names)."""
 from . import optim, utils
-from .attention import (
-                        MultiHeadAttention,
-                        keep_attention,
-                        scaled_dot_product_attention,
-                        use_attention,
-)
+from .activations import GELU, ReLU
+from .attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention
 from .block import TransformerBlock, residual, sublayer
 from .containers import ModuleList, Sequential
 from .feedforward import FeedForward
+from .keep_attention import keep_attention
 from .kv_cache import KVCache, check_kv_caches
-from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU
-from .masks import causal_mask
+from .layers import Dropout, Embedding, LayerNorm, Linear
 from .module import Module, Parameter
-from .tiled_attention import check_attention, tiled_attention
+from .tiled_attention import check_attention, tiled_attention, use_attention
 from .transformer import TransformerDecoderLayer, TransformerEncoderLayer
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Embedding", "LayerNorm",

@@ -1,11 +1,9 @@
-"""The decoder-only Transformer block: attention and FFN sublayers (notes 3.6).
+"""The Transformer block: attention and FFN sub-layers, each inside a residual connection with
+LayerNorm (notes 3.6). `sublayer` holds the two orders, for this block and for the 2017
+encoder and decoder layers (nn/transformer.py) alike:
 
-Causal self-attention and a feed-forward network, each inside a residual connection with
-LayerNorm. One sub-layer function, `sublayer`, holds the two orders, for this block and for
-the 2017 encoder and decoder layers (nn/transformer.py) alike:
-
-Pre-norm (GPT-2, nanoGPT):       x = x + F(LN(x))
-Post-norm (Vaswani et al. 2017): x = LN(x + F(x))
+    pre-norm (GPT-2, nanoGPT):       x = x + F(LN(x))
+    post-norm (Vaswani et al. 2017): x = LN(x + F(x))
 """
 from .attention import MultiHeadAttention
 from .feedforward import FeedForward
@@ -14,40 +12,30 @@ from .module import Module
 
 
 def residual(skip, branch):
-    """skip + branch, a residual connection: input 0 is the skip path, input 1 the branch F.
-
-    ∂L/∂skip = g (the identity term of I + ∂F/∂x), ∂L/∂branch = g (then on through F).
-    The add's graph node gets the role "residual", so pictures can tell the two edges apart.
-    """
+    """skip + branch: ∂L/∂skip = g (the identity of I + ∂F/∂x), ∂L/∂branch = g. Its graph node
+    gets the role "residual" (input 0 the skip path), so pictures tell the two edges apart."""
     out = skip + branch
     if out.grad_fn is not None:
         out.grad_fn.role = "residual"
     return out
 
 
-def sublayer(x, norm, fn, norm_first):
-    """One residual sub-layer: x + fn(norm(x)) (pre-norm) or norm(x + fn(x)) (post-norm).
-
-    x [B, T, D]; fn a function [B, T, D] -> [B, T, D] (attention or the FFN); norm a LayerNorm.
-    """
+def sublayer(x, norm, fn, norm_first, skip=None):
+    """x + fn(norm(x)) (pre-norm) or norm(x + fn(x)) (post-norm); x [B, T, D], fn [B, T, D] ->
+    [B, T_out, D] (attention or the FFN), norm a LayerNorm; skip: the rows fn returns (x)."""
+    skip = x if skip is None else skip
     if norm_first:
-        return residual(x, fn(norm(x)))
-    return norm(residual(x, fn(x)))
+        return residual(skip, fn(norm(x)))
+    return norm(residual(skip, fn(x)))
 
 
 class TransformerBlock(Module):
-    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN (pre- or post-norm).
+    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN, pre- or post-norm.
 
-    `norm_first=True` is pre-norm, False the 2017 post-norm. Sub-modules, named as nanoGPT's:
-    ln_1, attn (MultiHeadAttention), ln_2, mlp (FeedForward, d_ff wide; GELU by default, as
-    GPT-2, where the 2017 paper and notes 3.6 use ReLU). The final LayerNorm of the stack
-    (notes 3.6) belongs to the model, not the block. `forward` also takes a
-    `key_padding_mask` [B, T] (True = padding) and a `kv_cache` (nn.KVCache) for generation,
-    both handed to the attention.
-
-    The maths is nn.TransformerEncoderLayer's with is_causal=True (both are two `sublayer`s);
-    the names differ because each class keeps its reference's: nanoGPT's and GPT-2's here
-    (checkpoints, `focus="blocks.0.attn"`, export without renaming), torch.nn's there.
+    ln_1, attn (MultiHeadAttention), ln_2, mlp (FeedForward, d_ff wide; GELU as GPT-2, where
+    the 2017 paper and notes 3.6 use ReLU): nanoGPT's names, for its checkpoints. The stack's
+    final LayerNorm belongs to the model. The maths is nn.TransformerEncoderLayer's with
+    is_causal=True, whose names are torch.nn's.
     """
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True, activation="gelu",
@@ -59,13 +47,17 @@ class TransformerBlock(Module):
         self.ln_2 = LayerNorm(d_model, bias=bias)
         self.mlp = FeedForward(d_model, d_ff, activation=activation, dropout=dropout, bias=bias)
 
-    def forward(self, x, key_padding_mask=None, kv_cache=None):
-        def attend(h):                                      # [B, T, D] -> [B, T, D]
-            return self.attn(h, key_padding_mask=key_padding_mask, is_causal=True,
-                             kv_cache=kv_cache)
+    def forward(self, x, key_padding_mask=None, kv_cache=None, last_only=False):
+        """x [B, T, D] -> [B, T, D]; key_padding_mask [B, T] True at padding; kv_cache an
+        nn.KVCache (generation). last_only: the last row alone [B, 1, D], its query over
+        every position (generation samples from it; the rows after attention are each their own)."""
+        def attend(h):                                      # [B, T, D] -> [B, T or 1, D]
+            return self.attn(h[:, -1:] if last_only else h, context=h if last_only else None,
+                             key_padding_mask=key_padding_mask, is_causal=True,
+                             kv_cache=kv_cache, causal_alignment="bottom_right")
 
-        x = sublayer(x, self.ln_1, attend, self.norm_first)     # [B, T, D]
-        return sublayer(x, self.ln_2, self.mlp, self.norm_first)  # [B, T, D]
+        x = sublayer(x, self.ln_1, attend, self.norm_first, x[:, -1:] if last_only else x)
+        return sublayer(x, self.ln_2, self.mlp, self.norm_first)  # [B, T or 1, D]
 
     def extra_repr(self):
         return f"norm_first={self.norm_first}"

@@ -45,6 +45,16 @@ class KVCache:
             self.k, self.v = self._buffers.append(k, v)
         return self.k, self.v
 
+    def keys_values(self, attn, source, cross):
+        """An nn.MultiHeadAttention's K, V [B, H, T_k, d_k] through this cache: in
+        self-attention, `source`'s projected and appended (returns every position's); in
+        cross-attention (`cross`), the context's projected at the first call and reused after."""
+        if cross and len(self):
+            return self.k, self.v                           # projected once per source
+        k = attn._split_heads(attn.k_proj(source))          # [B, H, T_new, d_k]
+        v = attn._split_heads(attn.v_proj(source))
+        return self.append(k, v)                            # [B, H, T_past + T_new, d_k]
+
 
 class DoublingBuffers:
     """Speed: the cache's keys and values in buffers with room to spare, doubled when full.

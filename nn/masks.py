@@ -1,5 +1,6 @@
-"""Attention's masks: the causal mask and its alignment, the checks a mask must pass, and the
-one mask `MultiHeadAttention` builds from a causal rule, padding and a caller's mask (notes 3.3).
+"""Attention's masks beyond the notes' M (nn/attention.py draws that, 3.3): the causal alignment,
+the checks a mask must pass, a caller's mask joined to M, and the one mask
+`MultiHeadAttention` builds from a causal rule, padding and a caller's mask.
 
 Masks follow the contract: a boolean mask is True where a key is *blocked* (as `masked_fill`
 and torch's `nn.MultiheadAttention`); a float mask is *added* to the scaled scores.
@@ -9,15 +10,6 @@ import functools
 import numpy as np
 
 from microtensor import Tensor
-
-
-def causal_mask(t_q, t_k, offset=0):
-    """Boolean [t_q, t_k], True where key j lies in query i's future: j > i + offset.
-
-    offset=0 is the usual square mask; with a KV cache the t_q new queries sit at the
-    end of t_k keys, so offset = t_k − t_q.
-    """
-    return np.triu(np.ones((t_q, t_k), dtype=bool), k=offset + 1)
 
 
 def causal_offset(t_q, t_k, alignment):
@@ -45,12 +37,14 @@ def module_causal_offset(t_q, t_k, is_causal, causal_alignment, cached):
 
 @functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
 def shared_causal_mask(t_q, t_k, offset):
-    """Speed: causal_mask(t_q, t_k, offset), built once per shape and shared read-only.
+    """Speed: nn.attention.causal_mask(t_q, t_k, offset), built once per shape and shared
+    read-only (tests/nn/test_attention.py checks the two agree).
 
     Every attention layer of every step asks for the same few shapes, and np.triu builds
-    a 64 × 64 mask in about the time of a small op. Used by `attention_mask` alone.
+    a 64 × 64 mask in about the time of a small op. Used by `attention_mask` alone. Written
+    out rather than imported: nn/attention.py imports this file, never the other way.
     """
-    mask = causal_mask(t_q, t_k, offset)
+    mask = np.triu(np.ones((t_q, t_k), dtype=bool), k=offset + 1)
     mask.flags.writeable = False
     return mask
 
@@ -83,6 +77,24 @@ def check_mask_fits(mask, shape, name):
     if not fits:
         raise ValueError(f"{name} of shape {mask.shape} does not broadcast to the scores "
                          f"{tuple(shape)} = [..., T_q, T_k]")
+
+
+def add_attn_mask(s, attn_mask, blocked):
+    """scaled_dot_product_attention's attn_mask joined to the causal mask `blocked` (bool or
+    None): a boolean one ORed into it, a float one added to the scores S [..., T_q, T_k] (on
+    the graph when it requires grad: a learned bias). Returns (S, blocked). TypeError or
+    ValueError for a mask that is neither boolean nor floating, or does not fit S."""
+    if attn_mask is None:
+        return s, blocked
+    mask = attn_mask_array(attn_mask)
+    check_mask_fits(mask, s.shape, "attn_mask")
+    if mask.dtype == np.bool_:
+        return s, (mask if blocked is None else blocked | mask)
+    learned = isinstance(attn_mask, Tensor) and attn_mask.requires_grad
+    s = s + (attn_mask if learned else mask.astype(s.dtype))  # QKᵀ/√d_k + M
+    if s.grad_fn is not None:
+        s.grad_fn.role = "S + M"
+    return s, blocked
 
 
 def attention_mask(scores_shape, attn_mask=None, key_padding_mask=None, causal_offset=None):

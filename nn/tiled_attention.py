@@ -16,7 +16,8 @@ from microtensor import Tensor, random
 from microtensor.ops.tiled_attention import TiledAttention
 from microtensor.tensor import apply
 
-from .masks import attn_mask_array, check_mask_fits
+from .keep_attention import attention_layers
+from .masks import attention_mask, attn_mask_array, check_mask_fits
 
 ATTENTIONS = ("ordinary", "tiled")  # what GPTConfig(attention=...) and the CLI's --attention take
 # queries and keys per tile: 64 and 128 were the fastest of 32–256 at T = 1024 here
@@ -78,3 +79,22 @@ def tiled_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0, cau
     if z.grad_fn is not None:
         z.grad_fn.role = "Z (tiled)"  # the pictures' one node for all of attention
     return z
+
+
+def multi_head_tiled(mha, q, k, v, attn_mask, key_padding_mask, causal_offset, dropout_p):
+    """MultiHeadAttention's Z [B, H, T_q, d_k] with attention="tiled": its masks joined (the
+    causal one as a rule, not a mask: tiles past it are skipped); no weights to keep."""
+    b, h, t_q, t_k = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
+    mask = attention_mask((b, h, t_q, t_k), attn_mask, key_padding_mask)
+    mha.last_attention = None
+    return tiled_attention(q, k, v, mask, causal_offset is not None, dropout_p,
+                           causal_offset or 0)
+
+
+def use_attention(module, attention):
+    """Make every nn.MultiHeadAttention inside `module` compute with `attention` ("ordinary" or
+    "tiled"); the models call it with their config's choice. Returns `module`."""
+    check_attention(attention, "use_attention")
+    for m in attention_layers(module):
+        m.attention = attention
+    return module

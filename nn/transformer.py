@@ -1,17 +1,11 @@
-"""The two layers of the 2017 encoder-decoder Transformer: an encoder layer (bidirectional
-self-attention, FFN) and a decoder layer (causal self-attention, cross-attention over the
-encoder output, FFN).
-
-References: Vaswani et al. 2017, "Attention Is All You Need", §3.1 (the two stacks), §3.2.3
-(the three uses of attention), §5.4 (dropout on every sub-layer); course notes 3.6 (the
-decoder-only GPT is not the whole original Transformer). Names and arguments follow
-torch.nn.TransformerEncoderLayer / TransformerDecoderLayer; tensors are always batch-first
-[B, T, D], as torch's with batch_first=True.
-
-Post-norm, the paper's order (the default):  x = LN(x + Sublayer(x))
-Pre-norm (norm_first=True):                  x = x + Sublayer(LN(x))
-Both orders are `nn.sublayer` (nn/block.py), the one the GPT's block uses: an encoder
-layer is a TransformerBlock without the causal mask, under torch.nn's names.
+"""The two layers of the 2017 encoder-decoder: an encoder layer (self-attention over the whole
+source, FFN) and a decoder layer (causal self-attention, cross-attention over the encoder
+output, FFN). Vaswani et al. 2017 §3.1, §3.2.3 (three uses of attention), §5.4 (dropout);
+notes 3.6. Both orders, post-norm LN(x + F(x)) (the paper's, the default) and pre-norm
+x + F(LN(x)), are nn/block.py's `sublayer`: an encoder layer is a TransformerBlock without
+the causal mask. These mirror torch.nn.TransformerEncoderLayer / TransformerDecoderLayer, so
+they keep torch's names: nhead = n_heads (H), dim_feedforward = d_ff (F); tensors are
+batch-first [B, T, D].
 """
 from .attention import MultiHeadAttention
 from .block import sublayer
@@ -29,15 +23,11 @@ def _require_batch_first(layer, batch_first):
 
 
 class TransformerEncoderLayer(Module):
-    """src [B, T_src, D] -> [B, T_src, D]: self-attention over the whole source, then the FFN.
-
-    Every source position attends to every other one, before and after it (no causal mask):
-    the encoder reads the whole sentence at once. Sub-modules: self_attn
-    (MultiHeadAttention), norm1, ff (FeedForward D → dim_feedforward → D; torch's linear1 is
-    ff.fc, its linear2 is ff.proj), norm2. Dropout `dropout` sits on the attention weights
-    and on each sub-layer's output (§5.4).
-    Differences from torch: Linear weights are [in, out] (the transpose of torch's), the
-    Q, K, V projections are three Linear layers (torch fuses them into in_proj_weight).
+    """src [B, T_src, D] -> [B, T_src, D]: self-attention over the whole source (every position
+    sees every other: no causal mask), then the FFN. self_attn, norm1, ff (torch's linear1 is
+    ff.fc, linear2 ff.proj), norm2; dropout on the weights and each sub-layer's output (§5.4).
+    Differences from torch: Linear weights are [in, out], and Q, K, V are three Linear layers
+    (torch fuses them into in_proj_weight).
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
@@ -52,13 +42,10 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        """src [B, T_src, D] -> [B, T_src, D].
-
-        src_mask: bool (True = blocked) or float (added) mask broadcasting to [T_src, T_src];
-        src_key_padding_mask: bool [B, T_src], True at padding (no position reads a pad);
-        is_causal: block later positions (not used by the 2017 encoder; here for torch's
-        signature). Raises ValueError for masks of the wrong shape or dtype.
-        """
+        """src [B, T_src, D] -> [B, T_src, D]. src_mask: bool (True = blocked) or float (added),
+        broadcasting to [T_src, T_src]; src_key_padding_mask: bool [B, T_src], True at padding;
+        is_causal: torch's signature (the 2017 encoder does not use it). ValueError for masks
+        of the wrong shape or dtype."""
         def self_attention(h):
             return self.self_attn(h, attn_mask=src_mask, key_padding_mask=src_key_padding_mask,
                                   is_causal=is_causal)
@@ -71,16 +58,12 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerDecoderLayer(Module):
-    """tgt [B, T_tgt, D], memory [B, T_src, D] -> [B, T_tgt, D]: self-, cross-attention, FFN.
-
-    The self-attention sees only earlier target positions (teacher forcing, notes 3.7); the
-    cross-attention takes its queries from the decoder and its keys and values from
-    `memory`, the encoder output, so it is the one place where the source reaches the
-    decoder. Sub-modules: self_attn, norm1, multihead_attn (the cross-attention; torch's
-    name), norm2, ff (FeedForward), norm3.
-    Differences from torch: besides the weight layout (see TransformerEncoderLayer), the
-    self-attention is causal by default (tgt_is_causal=True applies the mask; torch's
-    tgt_is_causal is only a hint and the mask must come in tgt_mask).
+    """tgt [B, T_tgt, D], memory [B, T_src, D] -> [B, T_tgt, D]: causal self-attention (notes
+    3.7), cross-attention (queries from the decoder, keys and values from `memory`, the
+    encoder output: where the source reaches the decoder), FFN. self_attn, norm1,
+    multihead_attn (the cross-attention; torch's name), norm2, ff, norm3.
+    Differences from torch: the weight layout (see TransformerEncoderLayer), and
+    tgt_is_causal=True applies the mask (torch's is only a hint; its mask comes in tgt_mask).
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
@@ -99,16 +82,12 @@ class TransformerDecoderLayer(Module):
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=True, self_attn_cache=None,
                 cross_attn_cache=None):
-        """tgt [B, T_tgt, D], memory [B, T_src, D] -> [B, T_tgt, D].
-
-        tgt_mask / memory_mask: extra bool or float masks for the self- / cross-attention
-        scores ([T_tgt, T_tgt] / [T_tgt, T_src]); tgt_key_padding_mask: bool [B, T_tgt],
-        memory_key_padding_mask: bool [B, T_src], True at padding (a padded source position
-        gets zero cross-attention weight); tgt_is_causal: block later target positions.
-        For greedy decoding one step at a time: self_attn_cache, an nn.KVCache of the target
-        positions so far, and cross_attn_cache, an nn.KVCache that holds memory's keys and
-        values after the first step (memory is projected once per source).
-        """
+        """tgt [B, T_tgt, D], memory [B, T_src, D] -> [B, T_tgt, D]. tgt_mask / memory_mask:
+        bool or float masks for the self- / cross-attention scores ([T_tgt, T_tgt] /
+        [T_tgt, T_src]); tgt_key_padding_mask bool [B, T_tgt], memory_key_padding_mask bool
+        [B, T_src], True at padding; tgt_is_causal: block later target positions. Decoding a
+        step at a time: self_attn_cache (nn.KVCache of the target so far), cross_attn_cache
+        (memory's keys and values, projected at the first step only)."""
         def self_attention(h):
             return self.self_attn(h, attn_mask=tgt_mask, key_padding_mask=tgt_key_padding_mask,
                                   is_causal=tgt_is_causal, kv_cache=self_attn_cache)

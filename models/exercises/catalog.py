@@ -116,7 +116,7 @@ EXERCISES = (
 )
 
 # README.md's "The reading path", in its order, with the files the exercises' pieces live in
-# (nn/kv_cache.py, nn/optim/adamw.py): what the workspace copies under reading/.
+# (nn/kv_cache.py): what the workspace copies under reading/.
 READING_PATH = (
     "microtensor/autograd.py", "microtensor/tensor.py",
     "microtensor/ops/arithmetic.py", "microtensor/ops/matmul.py",
@@ -124,9 +124,10 @@ READING_PATH = (
     "microtensor/ops/pointwise.py", "microtensor/ops/softmax.py", "microtensor/ops/masking.py",
     "microtensor/ops/layer_norm.py", "microtensor/ops/embedding.py", "microtensor/ops/loss.py",
     "microtensor/ops/dropout.py",
-    "nn/module.py", "nn/layers.py", "nn/feedforward.py", "nn/attention.py", "nn/block.py",
-    "models/gpt.py", "nn/transformer.py", "models/seq2seq.py",
-    "nn/kv_cache.py", "nn/optim/adamw.py",
+    "nn/module.py", "nn/layers.py", "nn/attention.py", "nn/feedforward.py", "nn/block.py",
+    "models/gpt.py", "nn/optim/adamw.py", "models/training/train.py",
+    "nn/transformer.py", "models/seq2seq.py",
+    "nn/kv_cache.py",
 )
 
 

@@ -4,6 +4,7 @@ or the built-in corpus's, the 90/10 split, and random batches.
 References: Karpathy, nanoGPT `data/shakespeare_char/prepare.py` and `train.py`'s `get_batch`
 (random windows of block_size + 1); course notes 3.7 (y is x shifted: every position trains).
 """
+import hashlib
 import os
 
 import numpy as np
@@ -81,3 +82,25 @@ def get_batch(ids, batch_size, block_size, generator=None):
     else:
         windows = np.asarray(ids)[starts[:, None] + np.arange(block_size + 1)]
     return windows[:, :-1].astype(np.int64), windows[:, 1:].astype(np.int64)  # [B, T] each
+
+
+def corpus_sha256(tokenizer, ids):
+    """A fingerprint of the corpus as the model sees it: its vocabulary and every id."""
+    digest = hashlib.sha256(tokenizer.fingerprint().encode("utf-8"))
+    for start in range(0, len(ids), 1 << 20):  # a million ids at a time: never the whole file
+        digest.update(np.ascontiguousarray(ids[start:start + (1 << 20)]))
+    return digest.hexdigest()
+
+
+def describe_data(run, tokenizer, ids, source, data_path):
+    """The checkpoint's record of the training text {"source", "path", "sha256", unit: count};
+    ValueError when `run` resumes a checkpoint trained on other text (its sha256 differs)."""
+    data = {"source": source, "path": data_path, "sha256": corpus_sha256(tokenizer, ids),
+            tokenizer.unit: len(ids)}                                  # "characters" or "tokens"
+    if run.resuming and run.manifest["info"]["data"].get("sha256") != data["sha256"]:
+        trained_on = run.manifest["info"]["data"]["source"]
+        what = (f"{source} has changed since the checkpoint in {run.out_dir} was trained on it"
+                if trained_on == source else f"{source} is not the text the checkpoint in "
+                f"{run.out_dir} was trained on ({trained_on})")
+        raise ValueError(f"{what}; a resumed run needs the same data (--data)")
+    return data

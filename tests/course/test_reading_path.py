@@ -47,3 +47,51 @@ def test_the_exercises_workspace_copies_the_readme_reading_path():
     missing = [path for path in readme if path not in READING_PATH]
     assert not missing, (f"models/exercises/catalog.py's READING_PATH lacks {missing} of the "
                          f"README's reading path; expected every file of it")
+
+
+def test_each_page_states_the_path_s_total_as_the_sum_of_its_rows():
+    """Issue 31: the README says the path's total; it is the sum of the table's lengths."""
+    for page in ("README.md", "docs/reading-guide.md", "docs/reading-guide.zh.md"):
+        stated = sum(lines for _, lines in path_rows(page))
+        text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+        totals = re.findall(r"(?:The path is|路线共) ([\d,]+)", text)
+        assert totals and int(totals[0].replace(",", "")) == stated, (
+            f"{page}: expected the path's total {stated:,} stated after the table, "
+            f"found {totals}")
+
+
+# Issue 31's measure of the path: each idea of the chapter, and how its first line is found.
+IDEAS = {
+    "Function and backward()": r"class Function\b[\s\S]*def backward\(",
+    "matmul": r"class MatMul\b",
+    "softmax": r"class Softmax\b",
+    "layer norm": r"class LayerNorm\w*\b",
+    "ReLU or GELU": r"class (ReLU|GELU|Relu|Gelu)\b",
+    "masked fill": r"class MaskedFill\b|def masked_fill\b",
+    "causal mask": r"def causal\w*\(|causal_mask\s*=|tril\(",
+    "attention": (r"def scaled_dot_product_attention\b"
+                  r"|class (MultiHeadAttention|CausalSelfAttention)\b"),
+    "GPT": r"class GPT\b",
+    "AdamW step": r"class AdamW\b[\s\S]*def step\(",
+    "training loop": r"\.backward\(\)[\s\S]{0,800}\.step\(\)",
+}
+PATH_LINES, ATTENTION_BY = 2000, 1200  # one evening's reading; the chapter's subject by 1,200
+
+
+def test_the_path_holds_every_idea_of_the_chapter_in_2000_lines_with_attention_by_1200():
+    """Issue 31: read in the README's order, the path holds the whole chapter (the causal mask,
+    an AdamW step and the training loop included) in at most 2,000 lines, and reaches
+    attention by line 1,200. The numbers are the files' own lines, not the table's."""
+    first, at = {}, 0
+    for path in dict.fromkeys(path for path, _ in path_rows("README.md")):
+        text = (ROOT / path).read_text(encoding="utf-8")
+        for idea, pattern in IDEAS.items():
+            match = idea not in first and re.search(pattern, text)
+            if match:
+                first[idea] = at + text[:match.start()].count("\n") + 1
+        at += len(text.splitlines())
+    missing = [idea for idea in IDEAS if idea not in first]
+    assert not missing, f"expected every idea of the chapter on the path; missing {missing}"
+    assert at <= PATH_LINES, f"expected the path to be at most {PATH_LINES} lines, got {at}"
+    assert first["attention"] <= ATTENTION_BY, (
+        f"expected attention by line {ATTENTION_BY}, got line {first['attention']} ({first})")

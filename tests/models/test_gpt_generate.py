@@ -10,7 +10,6 @@ import nn
 from microtensor import Tensor
 from models import GPT, GPTConfig
 from models.gpt import sample_next
-from models.last_position import last_position_logits
 
 
 def make_model(block_size=8, seed=0, **overrides):
@@ -37,15 +36,15 @@ def test_cached_logits_match_full_forward():
 
 
 @pytest.mark.parametrize("norm_first", [True, False])
-def test_last_position_logits_give_the_last_row_of_the_full_logits_with_less_work(norm_first):
+def test_last_only_gives_the_last_row_of_the_full_logits_with_less_work(norm_first):
     model = make_model(norm_first=norm_first)
     idx = prompt(2, 8)
     with microtensor.no_grad():
         full = model(idx)[0].data                           # [2, 8, V]
         with microtensor.profile() as prof:
-            last = last_position_logits(model, idx).data    # [2, 1, V]
+            last = model(idx, last_only=True)[0].data       # [2, 1, V]
         caches = [nn.KVCache() for _ in model.blocks]
-        prefill = last_position_logits(model, idx[:, :5], caches).data
+        prefill = model(idx[:, :5], kv_caches=caches, last_only=True)[0].data
         step = model(idx[:, 5:6], kv_caches=caches)[0].data     # the cache holds all 5
     assert last.shape == (2, 1, 13), f"expected logits (2, 1, 13), got {last.shape}"
     np.testing.assert_allclose(last, full[:, -1:], atol=1e-5)
@@ -57,13 +56,13 @@ def test_last_position_logits_give_the_last_row_of_the_full_logits_with_less_wor
         f"last-position FLOPs: expected < 0.8 x {full_prof.flops()}, got {prof.flops()}")
 
 
-def test_last_position_logits_refuse_a_cache_that_already_holds_positions():
+def test_last_only_refuses_a_cache_that_already_holds_positions():
     model = make_model()
     caches = [nn.KVCache() for _ in model.blocks]
     with microtensor.no_grad():
         model(prompt(1, 3), kv_caches=caches)
         with pytest.raises(ValueError, match="empty"):
-            last_position_logits(model, prompt(1, 2), caches)
+            model(prompt(1, 2), kv_caches=caches, last_only=True)
 
 
 @pytest.mark.parametrize("norm_first", [True, False])

@@ -292,7 +292,7 @@ def test_attention_s_files_import_one_way_with_no_circle():
     """Issue 24: attention, kv_cache, tiled_attention and attention_checks imported each other
     in a circle (lazy imports included); attention.py now imports the others, never back."""
     graph = _nn_imports()
-    for helper in ("masks", "kv_cache", "tiled_attention", "attention_checks"):
+    for helper in ("masks", "kv_cache", "tiled_attention", "attention_checks", "keep_attention"):
         assert "attention" not in graph.get(helper, ()), f"nn/{helper}.py imports nn/attention.py"
 
     def reach(start, seen):
@@ -303,3 +303,15 @@ def test_attention_s_files_import_one_way_with_no_circle():
         return seen
     circles = sorted(m for m in graph if m != "__init__" and m in reach(m, set()))
     assert not circles, f"expected no import circle in nn/, got one through {circles}"
+
+
+@pytest.mark.parametrize("t_q, t_k, offset", [(4, 4, 0), (1, 6, 5), (3, 7, 4), (5, 3, -2)])
+def test_the_shared_causal_mask_is_the_notes_mask_read_only(t_q, t_k, offset):
+    """nn/masks.py's speed copy builds the same M as nn/attention.py's causal_mask (written out
+    there so that masks.py never imports attention.py), and cannot be written into."""
+    from nn.masks import shared_causal_mask
+    shared = shared_causal_mask(t_q, t_k, offset)
+    expected = nn.causal_mask(t_q, t_k, offset)
+    assert shared.dtype == np.bool_ and np.array_equal(shared, expected), (
+        f"expected {expected.astype(int)}, got {shared.astype(int)}")
+    assert not shared.flags.writeable, "expected the shared mask to be read-only"

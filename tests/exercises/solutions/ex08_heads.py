@@ -14,8 +14,8 @@ Hint: reshape only regroups the last axis (D = H·d → H, d) while the memory o
 mix positions and heads. To merge, transpose back *first*, then reshape. Tensor methods:
 `x.reshape(b, t, h, d)`, `x.transpose(1, 2)`.
 
-Reference (read it after): nn/attention.py, `MultiHeadAttention._split_heads` and the lines
-after `scaled_dot_product_attention` in `MultiHeadAttention.forward`.
+Reference (read it after): nn/attention.py, `MultiHeadAttention._split_heads` and
+`MultiHeadAttention._merge_heads`.
 """
 
 

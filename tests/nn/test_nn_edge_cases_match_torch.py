@@ -1,5 +1,6 @@
-"""Silent wrong results a careful user found in nn (issue 16's hunt), each pinned by a test
-against torch or a hand calculation."""
+"""nn's edge cases where a result could silently differ from torch's (attention's alignment and
+learned masks, module assignment, copies, torch's positional arguments, refusals), each pinned
+against torch or a hand calculation (found in issues 16 and 25)."""
 import copy
 import math
 import pickle

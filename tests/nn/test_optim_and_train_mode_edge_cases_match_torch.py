@@ -1,4 +1,6 @@
-"""Issue 25's findings in nn, each against PyTorch in float64 (or torch's refusal)."""
+"""Optimizers' and train mode's edge cases against PyTorch in float64 (or torch's refusal): a 0-d
+parameter's AdamW state, clip_grad_norm_'s norm types, train(mode), a step between forward and
+backward (found in issue 25)."""
 import numpy as np
 import pytest
 
