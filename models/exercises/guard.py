@@ -396,7 +396,8 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
     install: its tests/ hold solutions): no file under it is read but the library's and the
     student's own. Compiling a string is the import system's alone, and that of the two
     standard-library files that write code from identifiers they checked (dataclasses,
-    collections' namedtuple); typing may compile a ForwardRef that is a dotted name.
+    collections' namedtuple; ast, which only parses); typing may compile a ForwardRef made of
+    names, attributes, subscripts and `|` (a type, no call).
 
     Everything the hook calls is bound here, before the student's code runs: a student who
     rebinds os.path or builtins attributes changes nothing the hook uses."""
@@ -437,10 +438,17 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
     code_writers = frozenset(absolute(m.__file__) for m in (dataclasses, collections, ast))
     typing_file = absolute(typing.__file__)
     installed = absolute(installed_root) + "/" if installed_root else "\x00"
-    is_identifier = str.isidentifier
+    parse, walk, instance = ast.parse, ast.walk, isinstance
+    # what a type annotation is made of: names, attributes, subscripts, tuples, X | Y, constants
+    plain = (ast.Expression, ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List,
+             ast.Constant, ast.Load, ast.BinOp, ast.BitOr, ast.Slice)
 
-    def dotted(text):
-        return all(is_identifier(part) for part in split(text, "."))
+    def annotation(text):
+        try:
+            tree = parse(text, mode="eval")
+        except (SyntaxError, ValueError):
+            return False
+        return all(instance(node, plain) for node in walk(tree))
 
     def refuse(what):
         write(2, (f"{REFUSED_MARK}your code {what}; a solution computes the piece itself "
@@ -471,8 +479,10 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
                 return  # an import: the student's file, or a lazy import of the library
             if starts(caller, "/") and absolute(caller) in code_writers:
                 return  # dataclasses, namedtuple: code written from identifiers they checked
-            if caller == typing_file and type_of(source) is string and dotted(source):
-                return  # typing's ForwardRef("Node"): a dotted name, no call, no code
+            if type_of(source) is byte_string:  # the event gives a string source as bytes
+                source = to_str(source)
+            if caller == typing_file and type_of(source) is string and annotation(source):
+                return  # typing's ForwardRef("tuple[int, ...]"): names, no call, no code
             refuse(f"compiled code from a string ({name})")
         elif event == "open":
             path, mode, flags = args[0], args[1], args[2]

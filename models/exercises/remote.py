@@ -42,7 +42,7 @@ class RemoteStudent:
     """A student's file of exercise `ex`, run in its own process."""
 
     def __init__(self, ex, path):
-        self.ex, self.path = ex, Path(path)
+        self.ex, self.path = ex, Path(path).resolve()  # the child runs in its folder
         self.process, self.functions, self.refusal = None, (), None
         self.deadline, self.seconds = None, None
         self.last_written = ()
