@@ -1,19 +1,22 @@
 """What the graders refuse in a student's file, and how: "the piece must be the student's".
 
-Three fences, each with a one-line reason the student reads:
+Three fences, each with a one-line reason the student reads; none refuses a name of the
+student's own (`input`, a helper called `sublayer`, a class `KVCache`, `getattr`):
 1. Before anything runs, the grader reads the file's syntax tree (`static_check`): imports are
    limited to numpy, math and a few of Python's small helpers (plus microtensor's and nn's
    public names in the exercises built on the engine); the engine's internals (any submodule
-   but `microtensor.functional`), the reference answers (`models`), torch, and the exercise's
-   own piece (e.g. `nn.scaled_dot_product_attention` in exercise 7, `block(x)` in exercise 9)
-   are refused, and so is Python's introspection (`__code__`, frames, `getattr`, `eval`),
-   which could reach the grader's code.
+   but `microtensor.functional`), the reference answers (`models`) and torch are refused, and
+   so is the machinery that reaches code (`__code__`, `__subclasses__`, frames, `eval`).
 2. In the child process (sandbox.py) the file runs with an import fence (the same list, at run
-   time), and the exercise's piece, wherever the package keeps it, is replaced by a function
-   that refuses: a name put together at run time meets the same answer.
+   time), and the exercise's piece is fenced where it lives, as an object (`poison`): a class
+   changed in place, a function's code swapped, every reference the engine holds replaced, so
+   that every road to it (a dotted name built at run time, `object.__subclasses__()`, a frame)
+   meets a function that refuses. The child never needs the piece; the original code is kept
+   nowhere in it.
 3. Names have aliases (dataclasses.inspect.importlib), so last, in the child, Python's audit
-   hook watches acts (`seal`): another file's code run, a file written or a project file read,
-   a process started end the child with a refusal.
+   hook watches acts (`seal`): another file's code run, code compiled from a string, a file
+   written, a file of the project (or of the clone it is installed from) read, a thread or a
+   process started end the child with a refusal.
 
 The engine's layout may change (modules move, merge): nothing here names a module path of its
 internals. "Internal" is found by asking the package which submodules it has.
