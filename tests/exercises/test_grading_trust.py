@@ -268,3 +268,14 @@ def test_the_grade_command_exits_0_once_every_workspace_was_graded(tmp_path, cap
     assert main(["exercises", "grade", str(a), str(tmp_path / "nowhere")]) == 1
     out = capsys.readouterr().out
     assert "error: exercises grade:" in out and "nowhere is not a folder" in out, out
+
+
+def test_a_student_who_clears_the_graph_in_place_changes_nothing_for_the_next_in_one_process(
+        tmp_path):
+    """Issue 33: graded in one process, a student's ex 12 that rewrote the grader's module-level
+    graph made the next, right student fail 2/3 with a wrong hint. Nothing a call writes comes
+    back now: the next student passes 3/3."""
+    first = run_graders(_workspace(tmp_path / "a", {12: CLEARS_THE_GRAPH}), [12])[12]
+    second = run_graders(_workspace(tmp_path / "b", solved=(12,)), [12])[12]
+    assert first.status == "failed", first.messages
+    assert second.status == "passed" and second.passed == 3, second.messages[:1]

