@@ -1,5 +1,6 @@
 """`microtensor exercises`: write a student's workspace of stubs (`start DIR`), grade it
-(`check [N]`), show progress (`status`). See models/exercises/ and docs/exercises.md.
+(`check [N]`), show progress (`status`), grade a class (`grade WORKSPACE...`, a teacher's).
+See models/exercises/ and docs/exercises.md.
 
 `check` exits 0 when every exercise it graded passes, 1 otherwise (a course's script can rely
 on it); the graders run in this process with pytest, as `pytest` in the workspace would, and
@@ -34,6 +35,18 @@ def add_parser(subparsers):
                            description="Grade every exercise quietly and print one line each.")
     t.add_argument("--dir", default=".", help="the workspace (default: the current folder)")
     t.set_defaults(run=run_status)
+    g = actions.add_parser(
+        "grade", help="a teacher's: grade a class of workspaces, one row per student",
+        description="Grade each WORKSPACE in a process of its own with the graders this package "
+                    "ships (never the workspace's own graders/ or conftest.py): one row per "
+                    "student, one column per exercise (checks passed/checks), the first message "
+                    "of each failure. Exits 0 once every workspace was graded, whatever it "
+                    "scored; 1 when a path could not be graded (its row says why).")
+    g.add_argument("workspaces", metavar="WORKSPACE", nargs="+", help="a student's workspace")
+    g.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="table (a terminal's, the default), csv (one row per workspace, one "
+                        "column per exercise, k/m) or json (a list, one object per workspace)")
+    g.set_defaults(run=run_grade)
 
 
 def _exercise_number(text):
@@ -100,3 +113,12 @@ def run_status(args):
         ex = upcoming[0].exercise
         print(f"next: exercises/{ex.filename}, then `microtensor exercises check {ex.number}`")
     return 0
+
+
+def run_grade(args):
+    from models.exercises import classroom
+
+    rows = classroom.grade_class(args.workspaces)
+    print({"table": classroom.as_table, "csv": classroom.as_csv,
+           "json": classroom.as_json}[args.format](rows), end="")
+    return 1 if any("error" in row for row in rows) else 0

@@ -20,9 +20,11 @@ class Exercise:
     pieces: tuple = () # where the reading path holds it: (file, qualified name), stubbed
     formula: str = ""  # the formula, in the notes' symbols, beside the stub in reading/
     engine: bool = False  # the student may use microtensor's and nn's public names (Tensors)
-    refused: tuple = ()   # the piece itself and what is built on it: refused in the student's
-    #                       file by name (guard.static_check) and poisoned in its process
-    calls_param: tuple = None  # (function, index): an argument the student must not call
+    refused: tuple = ()   # the piece itself and what is built on it, by public dotted name:
+    #                       fenced where it lives in the student's process (guard.poison)
+    fenced_ops: tuple = ()  # classes of the engine that compute the piece, by class name
+    #                       (found among object's subclasses at run time, wherever they live)
+    calls_param: tuple = None  # unused: the block's forward is fenced as an object
 
     @property
     def filename(self):
@@ -84,7 +86,8 @@ EXERCISES = (
              "softmax(QKᵀ/√d_k + M) V", engine=True,
              refused=("nn.scaled_dot_product_attention", "nn.MultiHeadAttention",
                       "nn.tiled_attention", "nn.TransformerBlock", "nn.TransformerEncoderLayer",
-                      "nn.TransformerDecoderLayer")),
+                      "nn.TransformerDecoderLayer"),
+             fenced_ops=("TiledAttention",)),
     Exercise(8, "ex08_heads", "multi-head split and merge", "3.5",
              ("split_heads", "merge_heads"),
              (("nn/attention.py", "MultiHeadAttention._split_heads"),
@@ -96,12 +99,13 @@ EXERCISES = (
              (("nn/block.py", "TransformerBlock.forward"),),
              "x = x + Attn(LN(x)); x = x + FFN(LN(x))", engine=True,
              refused=("nn.TransformerBlock.forward", "nn.sublayer", "nn.TransformerEncoderLayer",
-                      "nn.TransformerDecoderLayer"),
-             calls_param=("pre_norm_block", 0)),
+                      "nn.TransformerDecoderLayer")),
     Exercise(10, "ex10_kv_cache", "decoding with a KV cache", "3.7", ("attend_with_cache",),
              (("nn/kv_cache.py", "KVCache.append"),),
              "K ← [K; k_t], V ← [V; v_t]; attend with q_t to all of K, V", engine=True,
-             refused=("nn.KVCache",)),
+             refused=("nn.KVCache", "nn.MultiHeadAttention", "nn.TransformerBlock",
+                      "nn.TransformerEncoderLayer", "nn.TransformerDecoderLayer"),
+             fenced_ops=("DoublingBuffers", "TiledAttention")),
     Exercise(11, "ex11_adamw", "AdamW's step", "training", ("adamw_step",),
              (("nn/optim/adamw.py", "AdamW.step"),),
              "p ← p − lr·λ·p; p ← p − lr · (m/(1 − β₁ᵗ)) / (√(v/(1 − β₂ᵗ)) + ε)"),

@@ -89,6 +89,40 @@ def call(fn, *args, what=None, context="", hint="", **kwargs):
         raise ExerciseFailure(message) from None
 
 
+def _contents(value):
+    if isinstance(value, Tensor):
+        value = value.data
+    if isinstance(value, np.ndarray):
+        return value.shape, value.dtype.str, value.tobytes()
+    if isinstance(value, list):
+        return repr(value)
+    return None
+
+
+def _own_copy(value):
+    if isinstance(value, np.ndarray):
+        return np.copy(value)
+    if isinstance(value, list):
+        return [list(v) if isinstance(v, list) else v for v in value]
+    return value
+
+
+def call_watching(fn, *args, **kwargs):
+    """fn on copies of `args` (the grader's own arrays and lists are never handed out): (its
+    result, the indices of the arguments it wrote into). A student's file run in its own
+    process (remote.py) says which it wrote into; a module in this process is watched here.
+    Raises as `call`."""
+    copies = [_own_copy(a) for a in args]
+    before = [_contents(c) for c in copies]
+    out = call(fn, *copies, **kwargs)
+    written = {i for i, (c, b) in enumerate(zip(copies, before))
+               if b is not None and _contents(c) != b}
+    remote = getattr(fn, "written", None)
+    if callable(remote):
+        written |= set(remote())
+    return out, written
+
+
 def as_array(x, name):
     """A student's return value as a numpy array (a Tensor's data); ExerciseFailure if None."""
     if x is None:
@@ -257,10 +291,11 @@ def check_student_gradients(student, task, task_args, got_pick, reference_fn, in
         shape = np.shape(as_array(reference_fn(*inputs), "out"))
     w = weights_like(shape)
     where = f"finite differences{', ' + context if context else ''}"
+    # the truth first, from this process's own copies, before the student's code runs
+    expected = finite_differences(reference_fn, [_own_tensor(t) for t in inputs], w)
     result = call(run_task, student, task, *task_args(w), what="backward() with your code",
                   context=context, hint=hint)
     grads = got_pick(result)
-    expected = finite_differences(reference_fn, inputs, w)
     wanted = [name for t, name in zip(inputs, names) if isinstance(t, Tensor) and t.requires_grad]
     for name, got, numeric in zip(wanted, grads, expected):
         if got is None:
@@ -268,6 +303,12 @@ def check_student_gradients(student, task, task_args, got_pick, reference_fn, in
                                   " Hint: build the output with the engine's Tensor ops (no "
                                   ".data, no numpy), so that the graph connects it to the inputs")
         expect_close(got, numeric, f"∂L/∂{name}", hint=hint, atol=atol, rtol=rtol, context=where)
+
+
+def _own_tensor(t):
+    if isinstance(t, Tensor):
+        return Tensor(np.copy(t.data), requires_grad=t.requires_grad)
+    return _own_copy(t)
 
 
 def shape_text(*arrays):

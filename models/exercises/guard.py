@@ -1,19 +1,22 @@
 """What the graders refuse in a student's file, and how: "the piece must be the student's".
 
-Three fences, each with a one-line reason the student reads:
+Three fences, each with a one-line reason the student reads; none refuses a name of the
+student's own (`input`, a helper called `sublayer`, a class `KVCache`, `getattr`):
 1. Before anything runs, the grader reads the file's syntax tree (`static_check`): imports are
    limited to numpy, math and a few of Python's small helpers (plus microtensor's and nn's
    public names in the exercises built on the engine); the engine's internals (any submodule
-   but `microtensor.functional`), the reference answers (`models`), torch, and the exercise's
-   own piece (e.g. `nn.scaled_dot_product_attention` in exercise 7, `block(x)` in exercise 9)
-   are refused, and so is Python's introspection (`__code__`, frames, `getattr`, `eval`),
-   which could reach the grader's code.
+   but `microtensor.functional`), the reference answers (`models`) and torch are refused, and
+   so is the machinery that reaches code (`__code__`, `__subclasses__`, frames, `eval`).
 2. In the child process (sandbox.py) the file runs with an import fence (the same list, at run
-   time), and the exercise's piece, wherever the package keeps it, is replaced by a function
-   that refuses: a name put together at run time meets the same answer.
+   time), and the exercise's piece is fenced where it lives, as an object (`poison`): a class
+   changed in place, a function's code swapped, every reference the engine holds replaced, so
+   that every road to it (a dotted name built at run time, `object.__subclasses__()`, a frame)
+   meets a function that refuses. The child never needs the piece; the original code is kept
+   nowhere in it.
 3. Names have aliases (dataclasses.inspect.importlib), so last, in the child, Python's audit
-   hook watches acts (`seal`): another file's code run, a file written or a project file read,
-   a process started end the child with a refusal.
+   hook watches acts (`seal`): another file's code run, code compiled from a string, a file
+   written, a file of the project (or of the clone it is installed from) read, a thread or a
+   process started end the child with a refusal.
 
 The engine's layout may change (modules move, merge): nothing here names a module path of its
 internals. "Internal" is found by asking the package which submodules it has.
@@ -26,10 +29,21 @@ import importlib.util
 import sys
 
 SMALL_HELPERS = ("numpy", "math", "functools", "itertools", "collections", "dataclasses",
-                 "typing", "__future__", "operator", "heapq", "bisect", "numbers")
+                 "typing", "__future__", "operator", "heapq", "bisect", "numbers", "copy")
 ENGINE = ("microtensor", "microtensor.functional", "nn")
-BANNED_BUILTINS = ("eval", "exec", "compile", "__import__", "globals", "locals", "vars",
-                   "getattr", "setattr", "delattr", "breakpoint", "open", "input", "memoryview")
+# builtins that run a string as code: refused by name where the file does not define its own
+STATIC_BUILTINS = ("eval", "exec", "compile", "breakpoint", "__builtins__", "__loader__",
+                   "__spec__")
+# absent from the student's builtins (the audit hook refuses them however reached)
+RUNTIME_ABSENT = ("eval", "exec", "compile", "breakpoint", "input")
+# dunders that reach code objects, globals and the class tree (no answer needs them; `__name__`,
+# `__class__`, `__init__` and the like are a student's to use)
+MACHINERY = ("__code__", "__globals__", "__dict__", "__subclasses__", "__builtins__",
+             "__closure__", "__mro__", "__bases__", "__base__", "__loader__", "__spec__",
+             "__import__", "__reduce__", "__reduce_ex__", "__getattribute__", "__traceback__",
+             "__defaults__", "__kwdefaults__", "__wrapped__", "__func__", "__self__",
+             "__getstate__", "__setstate__", "__class_getitem__", "__init_subclass__",
+             "__set_name__", "__objclass__")
 # numpy's file readers and writers: np.load(..., allow_pickle=True) runs whatever a pickle
 # names (the reference, say), and a file read or written is a channel the grader cannot see
 FILE_ATTRIBUTES = ("load", "loadtxt", "genfromtxt", "fromfile", "fromregex", "memmap", "save",
@@ -37,7 +51,7 @@ FILE_ATTRIBUTES = ("load", "loadtxt", "genfromtxt", "fromfile", "fromregex", "me
                    "ctypeslib")
 # frames, code objects and module tables: the ways one function reaches another's data
 BANNED_ATTRIBUTES = ("f_back", "f_locals", "f_globals", "f_code", "gi_frame", "cr_frame",
-                     "tb_frame", "tb_next", "_getframe", "modules", "co_code", "func_globals")
+                     "tb_frame", "tb_next", "_getframe", "co_code", "func_globals")
 
 
 class Refusal(BaseException):
@@ -94,20 +108,28 @@ def _submodules(package):
 def static_check(source, filename, number, engine, refused=(), calls_param=None):
     """The first reason to refuse `source` (the student's file) before it runs, or None.
 
-    refused: the exercise's piece and its relatives, as dotted names ("nn.KVCache"): any use of
-    their last name is refused. calls_param: (function, index) of an argument the student's
-    function must not call or ask for its `forward` (exercise 9's block).
+    It reads imports and Python's machinery only: a module the exercise may not import, a
+    dunder that reaches code, globals or classes (`__code__`, `__subclasses__`), a frame's
+    attribute, numpy's file readers, and eval/exec/compile where the file does not define
+    them itself. It never refuses a name of the student's own (`input` as a loop variable, a
+    helper called `sublayer`, a class `KVCache`, `getattr` with a default): the exercise's
+    piece is fenced where it lives, in the child (`poison`). `refused` and `calls_param` are
+    kept for callers of the old signature and unused.
     """
     try:
         tree = ast.parse(source, filename)
     except SyntaxError:
         return None  # the import itself reports it, with its line
-    # "nn.KVCache" refuses the name KVCache; "nn.TransformerBlock.forward" (a method) refuses
-    # the class's name: `.forward` alone is every module's method
-    names = {(r.split(".")[-2] if r.count(".") >= 2 else r.split(".")[-1]): r for r in refused}
     internals = {"microtensor": _submodules("microtensor") - {"functional"},
                  "nn": _submodules("nn")} if engine else {}
     aliases = {}  # local name -> "microtensor" / "nn", from `import microtensor as mt`
+    own = {node.id for node in ast.walk(tree)
+           if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    own |= {node.name for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    own |= {a.arg for node in ast.walk(tree) if isinstance(node, ast.arguments)
+            for a in (*node.posonlyargs, *node.args, *node.kwonlyargs,
+                      *(x for x in (node.vararg, node.kwarg) if x))}
     where = f"{filename}, line "
     for node in ast.walk(tree):
         line = getattr(node, "lineno", "?")
@@ -131,13 +153,11 @@ def static_check(source, filename, number, engine, refused=(), calls_param=None)
                 if refusal:
                     return f"{where}{line}: {refusal}"
             for alias in node.names:
-                if alias.name in names:
-                    return f"{where}{line}: {_piece(number, names[alias.name])}"
                 if isinstance(node, ast.Import) and alias.name in ("microtensor", "nn"):
                     aliases[alias.asname or alias.name] = alias.name
         elif isinstance(node, ast.Attribute):
             attr = node.attr
-            if attr.startswith("__") and attr.endswith("__"):
+            if attr in MACHINERY:
                 return (f"{where}{line}: `.{attr}` reaches into Python's machinery (code "
                         "objects, globals, classes), where the grader's own code is; it is "
                         "refused in an exercise")
@@ -145,10 +165,8 @@ def static_check(source, filename, number, engine, refused=(), calls_param=None)
                 return (f"{where}{line}: `.{attr}` reads or writes files (np.load can run "
                         "code a pickle names); an exercise works on the arrays it is given")
             if attr in BANNED_ATTRIBUTES:
-                return (f"{where}{line}: `.{attr}` reads another function's frame or the "
-                        "table of loaded modules; it is refused in an exercise")
-            if attr in names:
-                return f"{where}{line}: {_piece(number, names[attr])}"
+                return (f"{where}{line}: `.{attr}` reads another function's frame; it is "
+                        "refused in an exercise")
             base = node.value
             if isinstance(base, ast.Name) and aliases.get(base.id) in internals:
                 package = aliases[base.id]
@@ -159,40 +177,19 @@ def static_check(source, filename, number, engine, refused=(), calls_param=None)
         elif isinstance(node, ast.keyword) and node.arg == "allow_pickle":
             return (f"{where}{line}: allow_pickle runs code a file names; it is refused in an "
                     "exercise")
-        elif isinstance(node, ast.Name):
-            if node.id in BANNED_BUILTINS or node.id in ("__builtins__", "__loader__",
-                                                         "__spec__"):
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id in STATIC_BUILTINS and node.id not in own:
                 return (f"{where}{line}: `{node.id}` is refused in an exercise (it can run or "
                         "reach code the file does not show)")
-            if node.id in names:
-                return f"{where}{line}: {_piece(number, names[node.id])}"
-        elif (calls_param and isinstance(node, ast.FunctionDef)
-              and node.name == calls_param[0] and len(node.args.args) > calls_param[1]):
-            param = node.args.args[calls_param[1]].arg
-            for inner in ast.walk(node):
-                called = isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name)
-                if called and inner.func.id == param:
-                    return (f"{where}{inner.lineno}: `{param}(...)` runs the reference "
-                            f"TransformerBlock.forward: exercise {number} is that forward; call "
-                            f"its parts ({param}.ln_1, {param}.attn, {param}.ln_2, {param}.mlp) "
-                            "yourself")
-                if (isinstance(inner, ast.Attribute) and inner.attr == "forward"
-                        and isinstance(inner.value, ast.Name) and inner.value.id == param):
-                    return (f"{where}{inner.lineno}: `{param}.forward` is the reference "
-                            f"TransformerBlock.forward: exercise {number} is that forward")
     return None
-
-
-def _piece(number, dotted):
-    return (f"{dotted} is the piece exercise {number} asks you to write (or is built on it): "
-            "using it is refused")
 
 
 # ---- the child's side: the import fence and the poisoned pieces ----
 
 def fenced_builtins(module_name, number, engine, on_refusal):
     """A builtins dict for the student's module: `__import__` refuses what static_check refuses
-    (a name put together at run time included); eval, exec, getattr and the rest are absent."""
+    (a name put together at run time included); eval, exec, compile, breakpoint and input are
+    absent (the audit hook refuses them however reached)."""
     real_import = builtins.__import__
 
     def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
@@ -213,16 +210,19 @@ def fenced_builtins(module_name, number, engine, on_refusal):
                 raise Refusal(refusal)
         return real_import(name, globals, locals, fromlist, level)
 
-    fenced = {k: v for k, v in vars(builtins).items() if k not in BANNED_BUILTINS}
+    fenced = {k: v for k, v in vars(builtins).items() if k not in RUNTIME_ABSENT}
     fenced["__import__"] = guarded_import
     return fenced
 
 
-def poison(dotted_names, number, on_refusal):
-    """Replace each of `dotted_names` ("nn.scaled_dot_product_attention",
-    "nn.TransformerBlock.forward"), wherever its package keeps it (every module of the package
-    that holds the same object, every class attribute), by a function that refuses. A name the
-    package no longer has is skipped: the static check still refuses it by name."""
+def fenced_objects(dotted_names, op_names):
+    """The objects an exercise fences, found in the loaded engine: each dotted public name
+    ("nn.scaled_dot_product_attention", "nn.TransformerBlock.forward") resolved, and every
+    class of microtensor or nn whose name is in `op_names` ("TiledAttention", the engine's
+    Function subclasses and nn's helpers, wherever their module now is: found by walking
+    object's subclasses, never by a module path). A name the package no longer has is
+    skipped."""
+    found = []
     for dotted in dotted_names:
         parts = dotted.split(".")
         try:
@@ -233,25 +233,132 @@ def poison(dotted_names, number, on_refusal):
                         else getattr(owner, parts[-1]))
         except (ImportError, AttributeError, KeyError):
             continue
-        if original is None:
-            continue
+        if original is not None:
+            found.append((dotted, owner if isinstance(owner, type) else None, parts[-1],
+                          original))
+    if op_names:
+        seen, todo = set(), [object]
+        while todo:
+            cls = todo.pop()
+            try:
+                subs = type.__subclasses__(cls)
+            except TypeError:
+                continue
+            for sub in subs:
+                if id(sub) in seen:
+                    continue
+                seen.add(id(sub))
+                todo.append(sub)
+                module = getattr(sub, "__module__", "") or ""
+                if sub.__name__ in op_names and module.split(".")[0] in ("microtensor", "nn"):
+                    found.append((f"{module}.{sub.__qualname__}", None, sub.__name__, sub))
+    return found
+
+
+def poison(dotted_names, number, on_refusal, op_names=()):
+    """Fence each object of `fenced_objects` where it lives, so that every road to it (an
+    attribute string, `object.__subclasses__()`, a frame, a module's dict) meets the fence:
+
+    - a class: every function of its own dict (`__init__`, `forward`, `append`, ...) replaced,
+      in the class object itself, by one that refuses;
+    - a method (`nn.TransformerBlock.forward`): replaced in its class;
+    - a function: its code object swapped, in place, for one that refuses (where it has no
+      closure), and every reference the engine's modules, classes, closures and defaults hold
+      replaced by a function that refuses.
+    The original code is kept nowhere in the child."""
+    for dotted, owner, attr, original in fenced_objects(dotted_names, op_names):
         message = (f"exercise {number}: your code called {dotted}, the piece this exercise asks "
                    "you to write (or one built on it): refused")
-
-        def refuse(*args, _message=message, **kwargs):
-            on_refusal(_message)
-            raise Refusal(_message)
-
-        if isinstance(owner, type):
-            setattr(owner, parts[-1], refuse)
+        refuse = _refuser(message, on_refusal)
+        if isinstance(original, type):
+            for name, value in list(vars(original).items()):
+                if isinstance(value, (staticmethod, classmethod)):
+                    value = value.__func__
+                if callable(value) and hasattr(value, "__code__"):
+                    type.__setattr__(original, name, refuse)
+                    _swap_code(value, message, on_refusal)
             continue
-        for name, module in list(sys.modules.items()):
-            if module is None or not (name == parts[0] or name.startswith(parts[0] + ".")):
-                continue
-            for attr, value in list(vars(module).items()):
-                if value is original:
-                    setattr(module, attr, refuse)
+        if owner is not None:
+            type.__setattr__(owner, attr, refuse)
+        _swap_code(original, message, on_refusal)
+        _replace_everywhere(original, refuse)
 
+
+def _refuser(message, on_refusal):
+    def refuse(*args, **kwargs):
+        on_refusal(message)
+        raise Refusal(message)
+    return refuse
+
+
+def _swap_code(function, message, on_refusal):
+    """Give `function` (the object itself, reached by any road) code that refuses: the code of
+    a function defined here with as many free variables as it has."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return
+    n = len(code.co_freevars)
+    if n == 0:
+        namespace = {}
+        # a refusing function whose code reads one name of the original's globals
+        globals_ = function.__globals__
+        globals_["_mt_refuse_" + str(number_of(message))] = _refuser(message, on_refusal)
+        source = ("def _refuse(*args, **kwargs):\n"
+                  f"    return _mt_refuse_{number_of(message)}()\n")
+        exec(compile(source, "<fenced>", "exec"), globals_, namespace)
+        try:
+            function.__code__ = namespace["_refuse"].__code__
+        except (ValueError, TypeError):
+            pass
+
+
+def number_of(message):
+    return abs(hash(message)) % 10**9
+
+
+def _replace_everywhere(original, replacement):
+    """Every reference to `original` held by the engine's modules (their dicts, the dicts of
+    their classes, module-level lists and dicts) and by their functions' closures and
+    defaults, replaced by `replacement`."""
+    for name, module in list(sys.modules.items()):
+        if module is None or name.split(".")[0] not in ("microtensor", "nn"):
+            continue
+        for attr, value in list(vars(module).items()):
+            if value is original:
+                setattr(module, attr, replacement)
+            elif isinstance(value, type):
+                for key, item in list(vars(value).items()):
+                    if item is original:
+                        type.__setattr__(value, key, replacement)
+                    _replace_in_function(item, original, replacement)
+            elif isinstance(value, dict):
+                for key, item in list(value.items()):
+                    if item is original:
+                        value[key] = replacement
+            elif isinstance(value, list):
+                value[:] = [replacement if item is original else item for item in value]
+            _replace_in_function(value, original, replacement)
+
+
+def _replace_in_function(function, original, replacement):
+    if isinstance(function, (staticmethod, classmethod)):
+        function = function.__func__
+    for cell in getattr(function, "__closure__", None) or ():
+        try:
+            if cell.cell_contents is original:
+                cell.cell_contents = replacement
+        except ValueError:  # an empty cell
+            continue
+    defaults = getattr(function, "__defaults__", None)
+    if defaults and any(d is original for d in defaults):
+        function.__defaults__ = tuple(replacement if d is original else d for d in defaults)
+    kwdefaults = getattr(function, "__kwdefaults__", None)
+    if kwdefaults:
+        for key, item in list(kwdefaults.items()):
+            if item is original:
+                kwdefaults[key] = replacement
+    if getattr(function, "__wrapped__", None) is original:
+        function.__wrapped__ = replacement
 
 
 # ---- the child's last fence: Python's audit hook --------------------------------------------
@@ -274,11 +381,12 @@ REFUSED_EVENTS = ("os.system", "os.exec", "os.fork", "os.forkpty", "os.posix_spa
                   "tempfile.", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
                   "sys.settrace", "sys.setprofile", "sys._current_frames",
                   "pickle.", "code.__new__", "function.__new__", "resource.prlimit",
-                  "signal.pthread_kill", "builtins.input", "webbrowser.", "urllib.", "http.",
+                  "signal.pthread_kill", "builtins.input", "_thread.start_new_thread",
+                  "webbrowser.", "urllib.", "http.",
                   "ftplib.", "smtplib.", "imaplib.", "poplib.", "telnetlib.", "nntplib.")
 
 
-def seal(student_path, project_dirs, trusted_roots, number):
+def seal(student_path, project_dirs, trusted_roots, number, installed_root=None):
     """From now on, end this process with a refusal when code in it runs another file's code
     (an import or reload of the project, torch, or any module already loaded: the reference
     answers and the exercise's piece are among them), compiles code from a string itself (the
@@ -286,6 +394,13 @@ def seal(student_path, project_dirs, trusted_roots, number):
     writing, reads a file of the project (but the student's own) or of /proc, or does one of
     REFUSED_EVENTS. Lazy imports of the standard library and numpy (files under
     `trusted_roots`, not yet loaded) still run.
+
+    `installed_root`: the folder the project is installed from (a clone, for an editable
+    install: its tests/ hold solutions): no file under it is read but the library's and the
+    student's own. Compiling a string is the import system's alone, and that of the two
+    standard-library files that write code from identifiers they checked (dataclasses,
+    collections' namedtuple; ast, which only parses); typing may compile a ForwardRef made of
+    names, attributes, subscripts and `|` (a type, no call).
 
     Everything the hook calls is bound here, before the student's code runs: a student who
     rebinds os.path or builtins attributes changes nothing the hook uses."""
@@ -318,6 +433,25 @@ def seal(student_path, project_dirs, trusted_roots, number):
     loaded = frozenset(absolute(m.__file__) for m in list(sys.modules.values())
                        if type_of(getattr(m, "__file__", None)) is string)
     loader = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+    import collections
+    import dataclasses
+    import typing
+    # dataclasses and namedtuple write code from identifiers they checked; ast only parses
+    # (a syntax tree runs nothing: compiling it to code is a compile of its own)
+    code_writers = frozenset(absolute(m.__file__) for m in (dataclasses, collections, ast))
+    typing_file = absolute(typing.__file__)
+    installed = absolute(installed_root) + "/" if installed_root else "\x00"
+    parse, walk, instance = ast.parse, ast.walk, isinstance
+    # what a type annotation is made of: names, attributes, subscripts, tuples, X | Y, constants
+    plain = (ast.Expression, ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List,
+             ast.Constant, ast.Load, ast.BinOp, ast.BitOr, ast.Slice)
+
+    def annotation(text):
+        try:
+            tree = parse(text, mode="eval")
+        except (SyntaxError, ValueError):
+            return False
+        return all(instance(node, plain) for node in walk(tree))
 
     def refuse(what):
         write(2, (f"{REFUSED_MARK}your code {what}; a solution computes the piece itself "
@@ -340,15 +474,18 @@ def seal(student_path, project_dirs, trusted_roots, number):
                        "not use)")
         elif event == "compile":
             caller = frame(1).f_code.co_filename  # who compiles: the loader, a stdlib helper?
-            name = args[1]
+            source, name = args[0], args[1]
             if type_of(caller) is not string or type_of(name) not in (string, byte_string):
                 refuse("compiled code by a name that is not a str")
             name = to_str(name) if type_of(name) is byte_string else name
             if caller in loader and (absolute(name) == student or library(absolute(name))):
                 return  # an import: the student's file, or a lazy import of the library
-            if starts(caller, "/") and starts(absolute(caller), trusted) and \
-                    not starts(absolute(caller), project):
-                return  # dataclasses, namedtuple: the library writes code from strings
+            if starts(caller, "/") and absolute(caller) in code_writers:
+                return  # dataclasses, namedtuple: code written from identifiers they checked
+            if type_of(source) is byte_string:  # the event gives a string source as bytes
+                source = to_str(source)
+            if caller == typing_file and type_of(source) is string and annotation(source):
+                return  # typing's ForwardRef("tuple[int, ...]"): names, no call, no code
             refuse(f"compiled code from a string ({name})")
         elif event == "open":
             path, mode, flags = args[0], args[1], args[2]
@@ -366,7 +503,8 @@ def seal(student_path, project_dirs, trusted_roots, number):
             if path == student or (starts(path, student_cache) and
                                    starts(path[len(student_cache):], stem)):
                 return
-            if starts(path, project) or starts(path, "/proc/"):
+            if starts(path, project) or starts(path, "/proc/") or (
+                    starts(path, installed) and not starts(path, trusted)):
                 refuse(f"read or loaded {path} (a file it may not use)")
         elif event == "object.__setattr__" or event == "object.__delattr__":
             module = get_attr(args[0], "__module__", None)

@@ -3,9 +3,10 @@ child process, one per exercise, and return plain numbers.
 
 `RemoteStudent(ex, path)` refuses the file first (guard.static_check) or starts the child;
 `student.split_heads(x, 3)` sends the arguments, waits for the reply (a time limit per check),
-and gives back arrays (Tensors without a graph where the student returned Tensors); what the
-student's function wrote into an argument is written into the caller's array too, so that a
-grader sees an in-place write as it would in one process. `student.task(name, ...)` runs one of
+and gives back arrays (Tensors without a graph where the student returned Tensors). Nothing the
+student's function does to its arguments reaches the grader's arrays: the child works on its
+own copies and says only which arguments it wrote into (`written()`), so that a grader can name
+an in-place write. `student.task(name, ...)` runs one of
 tasks.py's procedures in the child (a backward through the student's graph, a decoding run).
 """
 import os
@@ -15,8 +16,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
 
 from . import guard, sandbox
 from .grading import ExerciseFailure
@@ -43,9 +42,10 @@ class RemoteStudent:
     """A student's file of exercise `ex`, run in its own process."""
 
     def __init__(self, ex, path):
-        self.ex, self.path = ex, Path(path)
+        self.ex, self.path = ex, Path(path).resolve()  # the child runs in its folder
         self.process, self.functions, self.refusal = None, (), None
         self.deadline, self.seconds = None, None
+        self.last_written = ()
         self._log = None
         self._log_read = 0
 
@@ -54,7 +54,7 @@ class RemoteStudent:
     def start_check(self, seconds):
         """Before each check: the static check on the file as it is now, then a fresh import
         of it in the child (started if needed). Raises Refused or ExerciseFailure."""
-        self.refusal, self.seconds = None, seconds
+        self.refusal, self.seconds, self.last_written = None, seconds, ()
         self.deadline = time.monotonic() + seconds
         if not self.path.is_file():
             raise ExerciseFailure(f"{self.path.name} is missing from the workspace (expected at "
@@ -73,6 +73,7 @@ class RemoteStudent:
                                       "number": self.ex.number,
                                       "functions": list(self.ex.functions),
                                       "engine": self.ex.engine, "poison": list(self.ex.refused),
+                                      "fenced_ops": list(self.ex.fenced_ops),
                                       "tasks": str(HERE / "tasks.py")})
         else:
             reply, _ = self._request({"op": "reload"})
@@ -117,6 +118,7 @@ class RemoteStudent:
             return self._run({"op": "call", "fn": name}, args, kwargs)
 
         proxy.__name__ = name
+        proxy.written = lambda: self.last_written
         return proxy
 
     def cpu_seconds(self):
@@ -159,13 +161,7 @@ class RemoteStudent:
 
         try:
             value = sandbox.decode(reply["ok"], got, tensor)
-            for i, written in reply.get("wrote", {}).items():
-                _write_back(args[int(i)], sandbox.decode(written, got))
-            for i, contents in reply.get("dicts", {}).items():
-                target = args[int(i)]
-                if isinstance(target, dict):
-                    target.clear()
-                    target.update(sandbox.decode(contents, got, tensor))
+            self.last_written = tuple(int(i) for i in reply.get("wrote", ()))
         except (sandbox.ChannelError, KeyError, IndexError, TypeError, ValueError) as error:
             raise ExerciseFailure(f"the reply of your code could not be read back "
                                   f"({type(error).__name__}: {error})") from None
@@ -224,17 +220,6 @@ def _stub_message(source):
                 and node.args and isinstance(node.args[0], ast.Constant)):
             return str(node.args[0].value)
     return "the stub is still in place"
-
-
-def _write_back(target, written):
-    """Write the child's new contents of an argument into the caller's array (or Tensor), or
-    list."""
-    if isinstance(target, list):
-        target[:] = list(written)
-        return
-    array = target if isinstance(target, np.ndarray) else getattr(target, "data", None)
-    if isinstance(array, np.ndarray) and array.shape == np.shape(written) and array.flags.writeable:
-        np.copyto(array, written, casting="unsafe")
 
 
 class _DeadlineReader:

@@ -196,7 +196,8 @@ class Session:
             spec = importlib.util.spec_from_file_location("_mt_tasks", self.header["tasks"])
             self.tasks = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(self.tasks)
-            self.guard.poison(self.header.get("poison", ()), self.number, self.note)
+            self.guard.poison(self.header.get("poison", ()), self.number, self.note,
+                              tuple(self.header.get("fenced_ops", ())))
         self.seal()
         return self.reload()
 
@@ -220,7 +221,7 @@ class Session:
         project = [os.path.join(top, name) for name in ("microtensor", "nn", "models", "viz")]
         paths = sysconfig.get_paths()
         trusted = {paths["stdlib"], paths["platstdlib"], os.path.dirname(np.__file__)}
-        self.guard.seal(self.header["path"], project, sorted(trusted), self.number)
+        self.guard.seal(self.header["path"], project, sorted(trusted), self.number, top)
 
     def reload(self):
         """A fresh module of the student's file (every check starts from the file as written)."""
@@ -253,7 +254,8 @@ class Session:
 
     def serve(self, header, arrays):
         """Answer one "call" (a student's function) or "task" (tasks.py, with the student's
-        module) on the decoded arguments; what the call wrote into its arguments comes back."""
+        module) on the decoded arguments; only the result comes back (and which arguments the
+        call wrote into, as indices)."""
         op = header.get("op")
         if op == "reload":
             return self.reload()
@@ -289,15 +291,13 @@ class Session:
         out_arrays = []
         try:
             value = encode(result, out_arrays, self.tensor_type, self.block_type)
-            wrote, dicts = {}, {}
-            for i, (arg, old) in enumerate(zip(args, before)):
-                if old is not None and _snapshot(arg, self.tensor_type) != old:
-                    wrote[str(i)] = encode(arg, out_arrays, self.tensor_type)
-                if isinstance(arg, dict):
-                    dicts[str(i)] = encode(arg, out_arrays, self.tensor_type)
+            # which arguments the call wrote into (their indices): a grader names an in-place
+            # write; the contents never go back, so nothing written reaches the grader's arrays
+            wrote = [i for i, (arg, old) in enumerate(zip(args, before))
+                     if old is not None and _snapshot(arg, self.tensor_type) != old]
         except TypeError as error:
             return {"bad_return": str(error)}, []
-        return {"ok": value, "wrote": wrote, "dicts": dicts}, out_arrays
+        return {"ok": value, "wrote": wrote}, out_arrays
 
 
 def _snapshot(value, tensor_type):

@@ -22,7 +22,6 @@ import contextlib
 import io
 import json
 import os
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,10 +73,18 @@ def grade(number, check, grader_file):
     against and makes the comparison, so that no student's file can change a verdict."""
     import pytest
 
+    student = Path(grader_file).resolve().parent.parent / "exercises" / exercise(number).filename
+    message = grade_check(number, check, student)
+    if message:  # outside the except: pytest would print the exception it handled, too
+        pytest.fail(message, pytrace=False)
+
+
+def grade_check(number, check, student):
+    """One check of exercise `number` on the student's file `student`: None when it passes,
+    else the one-line message (a refusal, whatever the check made of it, is the verdict)."""
     ex = exercise(number)
-    student = Path(grader_file).resolve().parent.parent / "exercises" / ex.filename
     message = None
-    remote = _remote(ex, student)
+    remote = _remote(ex, Path(student))
     try:
         remote.start_check(CHECK_SECONDS)
         check(remote)
@@ -97,8 +104,7 @@ def grade(number, check, grader_file):
                    "docstring asks for)")
     if remote.refusal:  # whatever the check made of it: the refusal is the verdict
         message = f"exercise {number}: refused: {remote.refusal}"
-    if message:  # outside the except: pytest would print the exception it handled, too
-        pytest.fail(message, pytrace=False)
+    return message
 
 
 CHECK_SECONDS = 60  # a check takes well under a second: past this the student's code is stuck
@@ -224,101 +230,78 @@ class Result:
     messages: list = field(default_factory=list)
 
 
-class _Collector:
-    """A pytest plugin that keeps each grader test's outcome and message."""
-
-    def __init__(self):
-        self.reports = []
-
-    def pytest_runtest_logreport(self, report):
-        if report.when == "call" or report.failed:
-            self.reports.append(report)
-
-    def pytest_collectreport(self, report):
-        if report.failed:  # a grader file that does not import
-            self.reports.append(report)
-
-
-def _forget_modules_of(folder):
-    """Drop the modules pytest imported from `folder` (the grader files): pytest names them by
-    their path under the rootdir, the same in every workspace, so a second run in this
-    process would otherwise reuse the first workspace's modules."""
-    folder = str(Path(folder).resolve())
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(folder + os.sep):
-            del sys.modules[name]
-
-
 def _grader_text(ex):
     """The grader file `start` writes for exercise `ex`."""
     return _GRADER_FILE.format(n=ex.number, title=ex.title, source=ex.source, slug=ex.slug)
 
 
-def run_graders(workspace, numbers=None):
-    """Run the graders of `numbers` (default: all) with pytest in this process (the students'
-    files each in a child process: `grade`); returns
-    {number: Result}. pytest's own output is kept out of the way (it goes to a buffer).
-    Raises RuntimeError when pytest is not installed."""
-    try:
-        import pytest
-    except ImportError:
-        raise RuntimeError("the graders need pytest: pip install pytest (or the package's "
-                           "extra, 'microtensor[exercises]')") from None
+def foreign_grader_files(workspace):
+    """The files under the workspace's graders/ that `start` did not write (pytest's
+    __pycache__ aside): a `graders/__init__.py` or `conftest.py` there would run inside
+    plain pytest's grading."""
+    folder = Path(workspace) / "graders"
+    expected = {ex.grader_filename for ex in EXERCISES}
+    if not folder.is_dir():
+        return []
+    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*")
+                  if path.name not in expected and "__pycache__" not in path.parts
+                  and not (path.is_dir() and path.name == "__pycache__"))
 
+
+def run_graders(workspace, numbers=None, own_graders=False):
+    """Grade the exercises `numbers` (default: all) of `workspace`: each check of the package's
+    own graders run here on the student's file (in a child process per exercise: `grade_check`);
+    returns {number: Result}. What the student's code printed is kept with its failure.
+
+    The workspace's graders/ is never imported (a planted file or bytecode there cannot run);
+    `check` refuses to grade one that holds a file `start` did not write, or one whose grader
+    files differ from the ones `start` wrote, so that `check` and plain `pytest` agree.
+    own_graders=True (a teacher's `exercises grade`) ignores the workspace's graders/."""
     workspace = Path(workspace)
     selected = [exercise(n) for n in numbers] if numbers else list(EXERCISES)
     results = {ex.number: Result(ex) for ex in selected}
-    missing = [ex for ex in selected if not (workspace / "graders" / ex.grader_filename).is_file()]
-    for ex in missing:
-        results[ex.number].status = "failed"
-        results[ex.number].messages.append(f"graders/{ex.grader_filename} is missing; copy it "
-                                           "from a fresh `microtensor exercises start`")
-    for ex in selected:  # a grader file runs in this process: only the one `start` wrote
-        path = workspace / "graders" / ex.grader_filename
-        if ex not in missing and path.read_text(encoding="utf-8") != _grader_text(ex):
-            missing.append(ex)
-            results[ex.number].status = "failed"
-            results[ex.number].messages.append(
-                f"graders/{ex.grader_filename} is not the file `microtensor exercises start` "
-                "wrote (it was edited); copy it from a fresh start to grade")
-    files = [str(workspace / "graders" / ex.grader_filename) for ex in selected
-             if ex not in missing]
-    if files:
-        collector = _Collector()
-        # the workspace is the student's: its pytest.ini (pythonpath, addopts) and any
-        # conftest.py could change a verdict, so `check` reads neither, only its own settings
-        with tempfile.TemporaryDirectory() as own:
-            ini = Path(own) / "pytest.ini"
-            ini.write_text("[pytest]\n", encoding="utf-8")
-            args = [*files, "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
-                    "--noconftest", "--rootdir", str(workspace), "-c", str(ini)]
-            with contextlib.redirect_stdout(io.StringIO()):
-                try:
-                    pytest.main(args, plugins=[collector])
-                finally:
-                    close_remotes()
-                    _forget_modules_of(workspace)
-        by_file = {ex.grader_filename: ex.number for ex in selected}
-        for report in collector.reports:
-            number = by_file.get(Path(report.nodeid.split("::")[0]).name)
-            if number is None:
-                continue
-            result = results[number]
-            if report.when == "call":
-                result.total += 1
-                result.passed += report.passed
-            if report.failed:
-                message = report.longreprtext.strip()
-                printed = getattr(report, "capstdout", "").strip().splitlines()
-                if printed:  # the student's own print() calls, kept for debugging (20 lines)
-                    message += "\n  your code printed:\n" + "\n".join(
-                        "    " + line for line in printed[:20])
-                result.messages.append(message)
+    refused = []
+    if not own_graders:
+        foreign = foreign_grader_files(workspace)
         for ex in selected:
+            path = workspace / "graders" / ex.grader_filename
+            if foreign:
+                why = (f"graders/ holds {', '.join(foreign)}, which `microtensor exercises "
+                       "start` did not write (pytest would run it inside grading); remove it "
+                       "to grade")
+            elif not path.is_file():
+                why = (f"graders/{ex.grader_filename} is missing; copy it from a fresh "
+                       "`microtensor exercises start`")
+            elif path.read_text(encoding="utf-8", errors="replace") != _grader_text(ex):
+                why = (f"graders/{ex.grader_filename} is not the file `microtensor exercises "
+                       "start` wrote (it was edited); copy it from a fresh start to grade")
+            else:
+                continue
+            refused.append(ex)
+            results[ex.number].status = "failed"
+            results[ex.number].messages.append(why)
+    try:
+        for ex in selected:
+            if ex in refused:
+                continue
             result = results[ex.number]
-            if result.total == 0 and not result.messages:
-                result.messages.append(f"graders/{ex.grader_filename} ran no test")
+            student = workspace / "exercises" / ex.filename
+            for check in checks(ex.number):
+                printed = io.StringIO()
+                with contextlib.redirect_stdout(printed):
+                    message = grade_check(ex.number, check, student)
+                result.total += 1
+                if message is None:
+                    result.passed += 1
+                    continue
+                lines = printed.getvalue().strip().splitlines()
+                if lines:  # the student's own print() calls, kept for debugging (20 lines)
+                    message += "\n  your code printed:\n" + "\n".join(
+                        "    " + line for line in lines[:20])
+                result.messages.append(message)
             if result.messages:
                 started = any(NOT_STARTED not in m.splitlines()[0] for m in result.messages)
                 result.status = "failed" if started else NOT_STARTED
+    finally:
+        close_remotes()
     return results

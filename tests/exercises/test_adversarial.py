@@ -48,18 +48,18 @@ ATTACKS = {
     "expected from the stack frame (sys)": (3, FRAME_SYS, "your file imports sys"),
     "expected from the stack frame (inspect)": (11, FRAME_INSPECT, "your file imports inspect"),
     "the block itself, block(x)": (9, "def pre_norm_block(block, x):\n    return block(x)\n",
-                                   "`block(...)` runs the reference TransformerBlock.forward"),
+                                   "your code called nn.TransformerBlock.forward"),
     "block.forward": (9, "def pre_norm_block(block, x):\n    return block.forward(x)\n",
-                      "`block.forward` is the reference TransformerBlock.forward"),
+                      "your code called nn.TransformerBlock.forward"),
     "nn.scaled_dot_product_attention": (
         7, "import nn\ndef scaled_dot_product_attention(q, k, v, mask=None):\n"
            "    return nn.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n",
-        "nn.scaled_dot_product_attention is the piece exercise 7 asks you to write"),
+        "your code called nn.scaled_dot_product_attention, the piece"),
     "from nn import scaled_dot_product_attention": (
         7, "from nn import scaled_dot_product_attention as sdpa\n"
            "def scaled_dot_product_attention(q, k, v, mask=None):\n"
            "    return sdpa(q, k, v, attn_mask=mask)\n",
-        "nn.scaled_dot_product_attention is the piece exercise 7 asks you to write"),
+        "your code called nn.scaled_dot_product_attention, the piece"),
     "the engine's own unbroadcast": (
         1, "from microtensor.autograd import unbroadcast  # noqa\n",
         "your file imports microtensor.autograd: this exercise is written in numpy"),
@@ -79,12 +79,12 @@ ATTACKS = {
               "your file imports torch: torch would compute the piece for you"),
     "nn.KVCache": (10, "import nn\ndef attend_with_cache(cache, q, k, v):\n"
                        "    return nn.KVCache()\n",
-                   "nn.KVCache is the piece exercise 10 asks you to write"),
+                   "your code called nn.KVCache, the piece"),
     "MultiHeadAttention's own split": (
         8, "import nn\ndef split_heads(x, n_heads):\n"
            "    return nn.MultiHeadAttention._split_heads(None, x)\n"
            "def merge_heads(z):\n    return z\n",
-        "nn.MultiHeadAttention is the piece exercise 8 asks you to write"),
+        "your code called nn.MultiHeadAttention, the piece"),
     "eval": (4, "def layer_norm_backward(g, xhat, rstd, weight):\n"
                 "    return eval('1')\n", "`eval` is refused in an exercise"),
     "a class's __dict__": (6, "import numpy as np\ndef masked_fill(x, mask, value):\n"
@@ -106,7 +106,7 @@ ATTACKS = {
         "each exercise stands alone (its own process): copy the function"),
     "nn.sublayer": (9, "import nn\ndef pre_norm_block(block, x):\n"
                        "    return nn.sublayer(x, block.ln_1, block.attn, True)\n",
-                    "nn.sublayer is the piece exercise 9 asks you to write"),
+                    "your code called nn.sublayer, the piece"),
 }
 
 

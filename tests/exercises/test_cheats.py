@@ -27,7 +27,7 @@ EXPECTED = {
     "ex3_builtins_eval.py": "compiled code from a string",
     "ex5_inspect_importlib.py": "/models/",
     "ex6_read_reference_source.py": "/models/",
-    "ex7_reference_attention.py": "nn.scaled_dot_product_attention is the piece",
+    "ex7_reference_attention.py": "/models/",
     "ex7_reload_attention.py": "/nn/",
     "ex8_reload.py": "/nn/",
     "ex9_reload_block.py": "/nn/",
@@ -39,9 +39,23 @@ EXPECTED = {
     "ex1_unbroadcast_own_import_system.py": "not a plain path",
     "ex7_strsubclass_read_exec.py": "not a plain path",
     "ex9_strsubclass_read_exec.py": "not a plain path",
-    "ex10_fake_profile.py": "s of CPU; cached steps take",
+    "ex10_fake_profile.py": "s of CPU, each step timed on its own; cached steps take",
     "ex13_bpe_merge_own_import_system.py": "not a plain path",
     "ex4_hardcoded.py": "raised KeyError",  # answers recorded for inputs a run no longer draws
+    # issue 33: the grader's arrays zeroed through frames, then zeros returned (nothing a call
+    # writes reaches the grader, whose expected values come first, from its own copies)
+    "ex7_frames_zero_inputs.py": "A[0, 0] = 0, expected 0.6698",
+    "ex10_frames_zero_inputs.py": "Z[0, 0, 0, 0] = 0, expected",
+    # code from a string compiled by the standard library, the clone's solutions read
+    "ex3_codeop_compile_command.py": "compiled code from a string (<solution>)",
+    "ex11_typing_forward_ref.py": "compiled code from a string",
+    "ex5_reads_solutions.py": "/tests/exercises/solutions/ex05_cross_entropy_backward.py",
+    # the pieces reached by another road: fenced where they live, as objects
+    "ex7_tiled_attention_by_string.py": "your code called nn.tiled_attention",
+    "ex7_tiled_attention_op_subclasses.py": "TiledAttention, the piece",
+    "ex10_kvcache_subclasses.py": "your code called nn.KVCache",
+    # CPU burnt in the prompt: each step is timed on its own
+    "ex10_burns_the_prompt.py": "s of CPU, each step timed on its own; cached steps take",
 }
 
 

@@ -4,7 +4,6 @@ MatMul against finite differences."""
 import numpy as np
 
 from microtensor import Tensor
-from microtensor.ops.matmul import MatMul
 
 from .. import reference
 from ..grading import (
@@ -17,6 +16,9 @@ from ..grading import (
     shape_text,
     student_function,
 )
+from ..parts import op
+
+MatMul = op("MatMul")  # the engine's op, wherever its file is
 
 HINT = ("∂L/∂a = G bᵀ and ∂L/∂b = aᵀ G, with ᵀ swapping the last two axes "
         "(np.swapaxes(x, -1, -2)); check that each result has its input's shape")

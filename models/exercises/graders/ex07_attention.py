@@ -56,6 +56,12 @@ def _zero_fill(q, k, v, mask=None):
     return a @ v, a
 
 
+def _large_negative(q, k, v, mask=None):
+    s = q @ k.transpose(-2, -1) * (1 / math.sqrt(q.shape[-1]))
+    a = (s if mask is None else s.masked_fill(mask, -1e9)).softmax(-1)
+    return a @ v, a
+
+
 def _a_then_z(q, k, v, mask=None):
     z, a = reference.scaled_dot_product_attention(q, k, v, mask)
     return a, z
@@ -73,6 +79,9 @@ MISTAKES = [
             "of A is a distribution (3.1), not each column", _over_queries),
     Mistake("fill 0", "a blocked score must be −∞, not 0: exp(0) = 1 still gives the future "
             "key weight", _zero_fill),
+    Mistake("-1e9", "fill with −∞, not a large negative number: on a query row whose keys "
+            "are *all* blocked, −1e9 everywhere softmaxes to uniform weights 1/T_k (the row sees "
+            "every blocked key), where −∞ gives the zero row the notes ask for", _large_negative),
     Mistake("(A, Z)", "return the pair in the order (Z, A): the output first, then the "
             "weights", _a_then_z),
 ]

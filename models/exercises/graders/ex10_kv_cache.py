@@ -204,36 +204,42 @@ LONG, STEPS_TIMED = 1536, 32  # a long prompt, then steps: recomputing it is ~ST
 CPU_FACTOR = 8  # a student's steps may take 8× the reference's CPU time (slower, not quadratic)
 
 
-def _cpu_of_steps(runner, cpu, q, k, v):
-    """CPU seconds of STEPS_TIMED one-position steps after a LONG prompt: (prompt + steps)
-    minus (prompt alone), so that whatever the first call costs cancels out."""
-    start = cpu()
-    runner(q[:, :, :LONG], k[:, :, :LONG], v[:, :, :LONG], [LONG])
-    prompt = cpu()
-    runner(q, k, v, [LONG] + [1] * STEPS_TIMED)
-    return (cpu() - prompt) - (prompt - start)
+def _cpu_of_steps(student, cpu, q, k, v):
+    """CPU seconds of each of STEPS_TIMED one-position steps after a LONG prompt, each step a
+    call of its own with the clock read just before and just after it: work moved into the
+    prompt (or burnt there) changes nothing, and no step's time can be negative."""
+    run_task(student, "decode_reset")
+    run_task(student, "decode_step", q[:, :, :LONG], k[:, :, :LONG], v[:, :, :LONG])
+    times = []
+    for t in range(LONG, LONG + STEPS_TIMED):
+        start = cpu()
+        run_task(student, "decode_step", q[:, :, t:t + 1], k[:, :, t:t + 1], v[:, :, t:t + 1])
+        times.append(max(cpu() - start, 0.0))
+    return times
 
 
 def check_the_steps_cpu_time_grows_like_a_caches(student):
     """The FLOP count above is kept in the student's process, where a file could change it;
-    the CPU time is read by the grader: after a prompt of 1,536 positions, 32 one-position
-    steps must take at most 8× the reference's CPU time (plus 0.3 s), where recomputing the
-    whole sequence at each step costs about 32 prompts."""
+    the CPU time is read by the grader, step by step: after a prompt of 1,536 positions, 32
+    one-position steps (each timed on its own) must take at most 8× the reference's CPU time
+    (plus 0.3 s), where recomputing the whole sequence at each step costs about 32 prompts."""
     student_function(student, "attend_with_cache")
-    rng = np.random.default_rng(35)
+    rng = inputs_rng(35)
     q, k, v = (rng.normal(size=(1, 2, LONG + STEPS_TIMED, 8)).astype(np.float32)
                for _ in range(3))
     cpu = getattr(student, "cpu_seconds", None)
     if cpu is None or cpu() is None:  # in-process (the tests' own students): this process's
         cpu = time.process_time
-    got = _cpu_of_steps(lambda *a: _run(student, *a, hint=HINT), cpu, q, k, v)
     reference_student = _as_student(reference.attend_with_cache)
-    expected = _cpu_of_steps(lambda *a: _run(reference_student, *a), time.process_time, q, k, v)
-    if got > CPU_FACTOR * max(expected, 0.0) + 0.3:
+    expected = sum(_cpu_of_steps(reference_student, time.process_time, q, k, v))
+    context = f"q, k, v [1, 2, {LONG + STEPS_TIMED}, 8]"
+    got = sum(call(_cpu_of_steps, student, cpu, q, k, v, what="attend_with_cache",
+                   context=context, hint=HINT))
+    if got > CPU_FACTOR * expected + 0.3:
         raise ExerciseFailure(
             f"{STEPS_TIMED} decode steps after a prompt of {LONG} positions took {got:.2f} s of "
-            f"CPU; cached steps take {expected:.2f} s here (q, k, v [1, 2, {LONG + STEPS_TIMED},"
-            f" 8]). Hint: {COST_HINT}")
+            f"CPU, each step timed on its own; cached steps take {expected:.2f} s here "
+            f"({context}). Hint: {COST_HINT}")
 
 
 COST_HINT = ("a step must not recompute the past: attend only the new query (q has T_new rows) "

@@ -10,6 +10,7 @@ from ..grading import (
     Mistake,
     as_array,
     call,
+    call_watching,
     compare,
     inputs_rng,
     student_function,
@@ -32,6 +33,18 @@ def _no_bias_correction(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, we
     m = b1 * m + (1 - b1) * g
     v = b2 * v + (1 - b2) * g * g
     return p - lr * m / (np.sqrt(v) + eps), m, v
+
+
+def _one_corrected(correct_m, correct_v):
+    def step(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+        b1, b2 = betas
+        p = p * (1 - lr * weight_decay)
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        m_hat = m / (1 - b1 ** t) if correct_m else m
+        v_hat = v / (1 - b2 ** t) if correct_v else v
+        return p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+    return step
 
 
 def _l2(p, g, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
@@ -77,6 +90,13 @@ MISTAKES = [
             "and v's deficit (1 − β₂ᵗ = 0.001 at t = 1, under the square root) outweighs m's, "
             "so without the correction the first step is ≈ 3.16× too large (lr·0.1/√0.001 "
             "with a constant gradient), ≈ 6.5× at t = 10", _no_bias_correction),
+    Mistake("m not corrected", "m̂ = m / (1 − β₁ᵗ): you corrected v but not m, so the "
+            "first step is (1 − β₁) = 0.1× too small at t = 1 (m starts at 0 and holds only "
+            "(1 − β₁)·g); divide m by (1 − β₁ᵗ) as you did v by (1 − β₂ᵗ)",
+            _one_corrected(False, True)),
+    Mistake("v not corrected", "v̂ = v / (1 − β₂ᵗ): you corrected m but not v, so at t = 1 the "
+            "step is √(1 − β₂) ≈ 0.032× too small (v holds only (1 − β₂)·g²); divide v by "
+            "(1 − β₂ᵗ) as you did m by (1 − β₁ᵗ)", _one_corrected(True, False)),
     Mistake("L2", "AdamW decays the weight itself, p ← p − lr·λ·p; adding λp to the gradient "
             "is Adam with L2, which the moments rescale", _l2),
     Mistake("decay without lr", "the decay is multiplied by the learning rate: p ← p·(1 − lr·λ)",
@@ -130,15 +150,12 @@ def check_eps_dtype_and_inputs_untouched(student):
         compare(fn, args, expected[i], name, hint=HINT, mistakes=MISTAKES,
                 pick=lambda out, i=i: _pick(out, i), dtype=np.float32, atol=1e-6, rtol=1e-4,
                 context=context)
-    kept = [a.copy() for a in (p, g, m, v)]
-    call(fn, *args, context=context, hint=HINT)
-    for name, before, now in zip("pgmv", kept, (p, g, m, v)):
-        if not np.array_equal(before, now):
-            idx = tuple(int(i) for i in np.argwhere(before != now)[0])
+    _, wrote = call_watching(fn, *args, context=context, hint=HINT)
+    for i, name in enumerate("pgmv"):
+        if i in wrote:
             raise ExerciseFailure(
-                f"your code wrote into the caller's {name}: {name}{list(idx)} = {now[idx]:.6g} "
-                f"after the call, expected it unchanged, {before[idx]:.6g} ({context}). "
-                f"Hint: {IN_PLACE.hint}")
+                f"your code wrote into the caller's {name} (its argument {name} changed during "
+                f"the call; expected it unchanged) ({context}). Hint: {IN_PLACE.hint}")
 
 
 def check_five_steps_against_the_reference(student):

@@ -7,7 +7,7 @@ student's three functions."""
 import itertools
 
 from .. import reference
-from ..grading import ExerciseFailure, Mistake, call, student_function
+from ..grading import ExerciseFailure, Mistake, call, call_watching, inputs_rng, student_function
 
 HINT = ("count zip(chunk, chunk[1:]) inside each chunk; the top pair is the one with the "
         "highest count, ties to the smallest (a, b); merge left to right: at a match emit "
@@ -176,16 +176,17 @@ def _expect_top(fn, counts, context):
 
 
 def _expect_merge(fn, chunks, pair, new_id, context):
-    given = [list(c) for c in chunks]
-    got = _chunks(call(fn, given, pair, new_id, what="merge(...)", context=context, hint=HINT))
+    got, wrote = call_watching(fn, [list(c) for c in chunks], pair, new_id, what="merge(...)",
+                               context=context, hint=HINT)
+    got = _chunks(got)
     expected = reference.merge(chunks, pair, new_id)
     if got != expected:
         hint = _diagnose(got, [chunks, pair, new_id], MERGE_MISTAKES, _chunks)
         raise ExerciseFailure(f"merge(...) = {_show(got)}, expected {_show(expected)} "
                               f"({context}). Hint: {hint}")
-    if given != chunks:
-        raise ExerciseFailure(f"merge wrote into the caller's chunks: {_show(given)} after the "
-                              f"call, expected them unchanged, {_show(chunks)} ({context}). "
+    if 0 in wrote:
+        raise ExerciseFailure(f"merge wrote into the caller's chunks (they changed during the "
+                              f"call), expected them unchanged, {_show(chunks)} ({context}). "
                               f"Hint: {MERGE_MISTAKES[-1].hint}")
 
 
@@ -216,6 +217,15 @@ def check_counts_inside_chunks(student):
     _expect_counts(count, chunks, "the chunks of \"the cat sat on the mat\"")
     _expect_counts(count, [_ids("aaa"), [], [7], _ids("aaaa")], "\"aaa\", [], [7], \"aaaa\"")
     _expect_counts(count, [], "no chunks")
+    chunks = _random_chunks(inputs_rng(130))
+    _expect_counts(count, chunks, f"random chunks {_show(chunks)}")
+
+
+def _random_chunks(rng, n=8, alphabet=6):
+    """Chunks of small random ids, drawn per run (a table of recorded answers fails them)."""
+    base = int(rng.integers(0, 250))
+    return [[base + int(i) for i in rng.integers(0, alphabet, size=int(rng.integers(0, 7)))]
+            for _ in range(n)]
 
 
 def check_ties_go_to_the_smallest_pair(student):
@@ -227,6 +237,11 @@ def check_ties_go_to_the_smallest_pair(student):
         _expect_top(top, dict(order), f"counts {dict(order)}")
     _expect_top(top, {(5, 6): 1}, "one pair")
     _expect_top(top, {(1, 2): 3, (0, 9): 3, (4, 4): 5}, "counts {(1, 2): 3, (0, 9): 3, (4, 4): 5}")
+    rng = inputs_rng(131)
+    pairs = {(int(a), int(b)) for a, b in rng.integers(0, 300, size=(8, 2))}
+    drawn = {pair: int(c) for pair, c in zip(sorted(pairs, key=lambda _: rng.random()),
+                                             rng.integers(1, 4, size=len(pairs)))}
+    _expect_top(top, drawn, f"counts {drawn}")
 
 
 def check_merge_left_to_right(student):
@@ -237,6 +252,11 @@ def check_merge_left_to_right(student):
     _expect_merge(merge, [_ids("aaa"), _ids("aaaa"), _ids("baa"), _ids("bcd"), [], [a]],
                   (a, a), 300, "\"aaa\", \"aaaa\", \"baa\", \"bcd\", [], [97] with (97, 97)")
     _expect_merge(merge, [_ids("abab"), _ids("ba")], (a, 98), 301, "\"abab\", \"ba\" with (97, 98)")
+    rng = inputs_rng(132)
+    chunks = _random_chunks(rng, alphabet=3)
+    flat = [i for c in chunks for i in c] or [0]
+    pair = (int(rng.choice(flat)), int(rng.choice(flat)))
+    _expect_merge(merge, chunks, pair, 400, f"random chunks {_show(chunks)} with {pair}")
 
 
 TEXT = ("the cat sat on the mat; the rat sat on the cat. that is that, and then the cat ran "
@@ -244,13 +264,17 @@ TEXT = ("the cat sat on the mat; the rat sat on the cat. that is that, and then 
 
 
 def check_twelve_merges_of_a_text(student):
-    """Twelve merge steps on a short text split into words with their leading space, each step
+    """Twelve merge steps on a short text (its words shuffled and letters renamed per run) split
+    into words with their leading space, each step
     through your three functions (count, top pair, merge), ids from 256: the same pairs and
     chunks as the reference trainer's step."""
     count = student_function(student, "count_pairs")
     top = student_function(student, "most_frequent_pair")
     merge = student_function(student, "merge")
-    words = TEXT.split(" ")
+    rng = inputs_rng(133)  # the text's words in an order, and its letters renamed, per run
+    letters = sorted(set(TEXT) - {" "})
+    renamed = dict(zip(letters, rng.permutation(letters)))
+    words = ["".join(renamed[c] for c in w) for w in rng.permutation(TEXT.split(" "))]
     chunks = [_ids(words[0])] + [_ids(" " + w) for w in words[1:]]
     for step in range(12):
         context = f"merge {step + 1} of a text of {len(chunks)} chunks"
