@@ -120,6 +120,10 @@ def _views(root, keys, table, focus, depth, fold, rankdir, direction, title):
         nodes, edges = graph_view(root, depth=spec[1], focus=spec[0], fold=spec[2])
         graph = render(nodes, edges, focus=spec[0], rankdir=rankdir, direction=direction,
                        title=title if spec == (focus, depth, fold) else None)
+        # a 3-D module box keeps a line of room above its name (Graphviz's default margin set
+        # "wte" on the box's top border)
+        graph.body = [line.replace("shape=box3d", 'shape=box3d margin="0.11,0.14"')
+                      for line in graph.body]
         ids = {key: f"n{i}" for i, key in enumerate(nodes)}  # render's own DOT names
         boxes, opens, parts = {}, {}, {}
         for key, node in nodes.items():

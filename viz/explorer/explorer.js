@@ -49,12 +49,39 @@ function showView(v, keepTrail) {
       if (!(i in nodeBox) || view.boxes[nodeBox[i]].length > view.boxes[box].length) nodeBox[i] = box;
     });
   });
+  clearTitles();
   const b = svg.viewBox.baseVal;
   home = { x: b.x, y: b.y, w: b.width, h: b.height };
   if (keyTop !== null && keyTop > b.y + b.height / 2) home.h = keyTop - b.y; // the key, at the bottom, moved out: the graph alone
   readable();
   crumbs();
   light();
+}
+function crossed(t, edges) { // does an edge's line run through the text t?
+  const r = t.getBBox();
+  return edges.some((path) => {
+    const q = path.getBBox();
+    if (!overlaps(r, q) && !(q.width === 0 || q.height === 0)) return false;
+    const length = path.getTotalLength();
+    for (let d = 0; d <= length; d += 3) {
+      const p = path.getPointAtLength(d);
+      if (p.x >= r.x - 2 && p.x <= r.x + r.width + 2 && p.y >= r.y - 1 && p.y <= r.y + r.height + 1) return true;
+    }
+    return false;
+  });
+}
+function clearTitles() { // a module's title that an edge runs through (a residual's branch into ln_2) moves along the box's top
+  const edges = Array.from(svg.querySelectorAll("g.edge path"));
+  svg.querySelectorAll("g.cluster").forEach((c) => {
+    const t = c.querySelector("text"), frame = c.querySelector("polygon, path"); // Graphviz wraps them in a tooltip's <a>
+    if (!t || !frame || !crossed(t, edges)) return;
+    const f = frame.getBBox(), x0 = t.getAttribute("x"), a0 = t.getAttribute("text-anchor");
+    for (const [x, anchor] of [[f.x + 8, "start"], [f.x + f.width - 8, "end"]]) {
+      t.setAttribute("x", x); t.setAttribute("text-anchor", anchor);
+      if (!crossed(t, edges)) return;
+    }
+    t.setAttribute("x", x0); t.setAttribute("text-anchor", a0);
+  });
 }
 function crumbs() {
   $("crumbs").innerHTML = state.trail.map((v, k) => (k === state.trail.length - 1
@@ -126,13 +153,13 @@ function lit(el, grow) { // the screen rectangle of a lit box and the inputs it 
     const q = b.getBoundingClientRect();
     u = { left: Math.min(u.left, q.left), right: Math.max(u.right, q.right), top: Math.min(u.top, q.top), bottom: Math.max(u.bottom, q.bottom) };
   });
-  const fits = (u.right - u.left) * grow <= g.width * 0.8 && (u.bottom - u.top) * grow <= g.height * 0.8;
+  const fits = (u.right - u.left) * grow <= g.width * 0.96 && (u.bottom - u.top) * grow <= g.height * 0.96;
   return fits ? { left: u.left, top: u.top, width: u.right - u.left, height: u.bottom - u.top } : el.getBoundingClientRect();
 }
 function reveal(el) { // pan (keeping the zoom) when the lit boxes near the window's edge
   const r = lit(el, 1), g = $("graph").getBoundingClientRect();
   const whole = vb.w >= home.w * 0.99 && vb.h >= home.h * 0.99; // the whole graph is on screen
-  const mx = whole ? 0 : g.width * 0.1, my = whole ? 0 : g.height * 0.1;
+  const mx = whole ? 0 : Math.min(g.width * 0.1, (g.width - r.width) / 2), my = whole ? 0 : Math.min(g.height * 0.1, (g.height - r.height) / 2);
   if (r.left >= g.left + mx && r.left + r.width <= g.right - mx && r.top >= g.top + my && r.top + r.height <= g.bottom - my) return;
   centre(r);
 }
@@ -206,13 +233,15 @@ function light() {
   let line = '<span class="pass ' + s.pass + '">' + s.pass + " " + k + " / " + total + "</span> ";
   if (s.pass === "forward") {
     line += "<b>" + esc(nodeName(i)) + "</b>" + esc(where(i)) + esc(part) + " makes " + esc(shape(n.shape)) +
-      (n.inputs.length ? " from " + n.inputs.map((j) => esc(nodeName(j)) + " " + esc(shape(NODES[j].shape))).join(", ") : "");
+      (n.inputs.length ? " from " + n.inputs.map((j, k2) => esc(inputName(i, k2)) + " " + esc(shape(NODES[j].shape))).join(n.role === "residual" ? " + " : ", ") : "");
     if (k === 1) line += ' <span class="hint">(the ‖g‖ already in the boxes are from this step\'s backward pass, which comes after)</span>';
   } else if (n.kind !== "op") {
     line += "<b>" + esc(nodeName(i)) + "</b>" + esc(part) + " receives its gradient: .grad += g, ‖g‖ = " + fmt(n.grad && n.grad.stats.norm);
   } else {
     line += "<b>" + esc(nodeName(i)) + "</b>" + esc(where(i)) + esc(part) + ": ‖∂L/∂y‖ = " + fmt(n.grad && n.grad.stats.norm) + "; sends " +
-      n.inputs.map((j, k2) => "‖g‖ " + fmt(n.sent[k2]) + " to " + esc(nodeName(j))).join(", ");
+      n.inputs.map((j, k2) => "‖g‖ " + fmt(n.sent[k2]) + " to " + esc(inputName(i, k2))).join(", ") +
+      n.inputs.map((j, k2) => broadcastNote(i, k2)).filter((t) => t).map((t) => ' <span class="hint">(' + esc(t) + ")</span>").join("");
+    if (n.role === "residual") line += ' <span class="hint">(z = x + F(x): both get g unchanged, ∂z/∂x = I + ∂F/∂x)</span>';
   }
   if (!box) line += ' <span class="hint">(not drawn in this picture)</span>';
   text.innerHTML = line;
@@ -225,23 +254,25 @@ function label(edge, text) { // a number near the middle of an edge, on a white 
   const a = path.getPointAtLength(0), b = path.getPointAtLength(length);
   const across = Math.abs(b.x - a.x) > Math.abs(b.y - a.y); // a row (attention's steps): above the boxes
   const t = document.createElementNS(ns, "text");
-  t.setAttribute("text-anchor", across ? "middle" : "start"); t.setAttribute("class", "mt-label");
+  t.setAttribute("class", "mt-label");
   t.textContent = text;
   edge.appendChild(t);
-  const blockers = [];
-  svg.querySelectorAll("g.cluster > text, g.node").forEach((el) => blockers.push(el.getBBox()));
-  let at = null, best = null;
-  search: for (const dy of across ? [-30, 22] : [4]) { // above a row first, else below it
+  const titles = Array.from(svg.querySelectorAll("g.cluster text"), (el) => el.getBBox()); // a title sits in its tooltip's <a>
+  const boxes = Array.from(svg.querySelectorAll("g.node"), (el) => el.getBBox());
+  let best = null; // the place that covers least: a module's title counts more than a box
+  search: for (const [dy, side] of across ? [[-30, 0], [22, 0]] : [[4, 1], [4, -1]]) { // above a row first, else below it; right of a column, else left
     for (const f of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8]) { // the place along the edge where it covers least
       const p = path.getPointAtLength(length * f);
-      t.setAttribute("x", across ? p.x : p.x + 6); t.setAttribute("y", p.y + dy);
-      const r = t.getBBox(), hits = blockers.filter((q) => overlaps(r, q)).length;
-      if (best === null || hits < best.hits) best = { hits: hits, p: p, dy: dy };
+      t.setAttribute("text-anchor", across ? "middle" : side > 0 ? "start" : "end");
+      t.setAttribute("x", across ? p.x : p.x + 6 * side); t.setAttribute("y", p.y + dy);
+      const r = t.getBBox(), hits = 10 * titles.filter((q) => overlaps(r, q)).length + boxes.filter((q) => overlaps(r, q)).length;
+      if (best === null || hits < best.hits) best = { hits: hits, p: p, dy: dy, side: side };
       if (!hits) break search;
     }
   }
-  at = best.p;
-  t.setAttribute("x", across ? at.x : at.x + 6); t.setAttribute("y", at.y + best.dy);
+  const at = best.p;
+  t.setAttribute("text-anchor", across ? "middle" : best.side > 0 ? "start" : "end");
+  t.setAttribute("x", across ? at.x : at.x + 6 * best.side); t.setAttribute("y", at.y + best.dy);
   const r = t.getBBox(), bg = document.createElementNS(ns, "rect");
   bg.setAttribute("x", r.x - 2); bg.setAttribute("y", r.y - 1); bg.setAttribute("width", r.width + 4); bg.setAttribute("height", r.height + 2);
   bg.setAttribute("class", "mt-label");
@@ -262,6 +293,15 @@ function go(k) {
     if (ownBoxSize(best, i) < Infinity) showView(best, false);
   }
   select(i);
+  if (STEPS[state.step].pass === "backward") toGradient();
+}
+function toGradient() { // a backward step is about the gradient: the panel opens on it, not on the metadata
+  const p = $("panel"), g = p.querySelector(".grad-section");
+  if (g) p.scrollTop += g.getBoundingClientRect().top - p.getBoundingClientRect().top;
+}
+function atGradient() {
+  const p = $("panel"), g = p.querySelector(".grad-section");
+  return !!g && Math.abs(g.getBoundingClientRect().top - p.getBoundingClientRect().top) < 4;
 }
 function play() {
   if (state.timer) { clearInterval(state.timer); state.timer = null; $("play").textContent = "▶ play"; return; }
@@ -287,30 +327,47 @@ function hash() { // the step in the address: a reload (or a link in the slides)
 const ON_PAGE = new Set(); // the nodes some view of this page draws (a --focus page draws part of the graph)
 DATA.views.forEach((view) => Object.values(view.boxes).forEach((m) => m.forEach((i) => ON_PAGE.add(i))));
 const jumpState = { text: "", at: -1 };
-function jump(text) { // a step ("f12", "b5") or the next node whose name, module or role holds the text
+function matchTier(i, q, raw) { // how well node i answers the query: 0 exact (case kept), 1 exact, 2 a whole word, 3 part of a word; null: no match
+  const n = NODES[i], module = n.module || "", last = module.split(".").pop();
+  const exact = [n.role, n.op, n.name, module, last, nodeName(i)].filter((w) => w);
+  if (exact.indexOf(raw) >= 0) return 0;
+  if (exact.some((w) => w.toLowerCase() === q)) return 1;
+  const words = [nodeName(i), n.name, module, n.role, "#" + i].join(" ").toLowerCase();
+  if (words.split(/[^\w#]+/).indexOf(q) >= 0) return 2;
+  return words.indexOf(q) >= 0 ? 3 : null;
+}
+function noStep(text) { // "f99": a step this page lacks, said as the address says it
+  return "no step " + JSON.stringify(text.trim()) + ": this page has f1–f" + DATA.forward.length + " and b1–b" + DATA.backward.length;
+}
+function jump(text, keep) { // a step ("f12", "b5") or the best-matching node (an exact role, op or module first), the next one on a repeat
   const k = parseStep(text);
-  if (k !== null) { go(k); $("jump-info").textContent = ""; return; }
-  const q = text.trim().toLowerCase();
-  if (!q) return;
-  const found = [];
+  if (k !== null) { go(k); $("jump-info").textContent = ""; return true; }
+  const raw = text.trim(), q = raw.toLowerCase();
+  if (!q) return false;
+  if (/^(f|forward|b|backward)?\s*\d+$/i.test(raw)) { $("jump-info").textContent = noStep(raw); return false; }
+  let found = [], best = 4;
   NODES.forEach((n, i) => {
     if (!ON_PAGE.has(i)) return;
-    const words = [nodeName(i), n.name, n.module, n.role, "#" + i].join(" ").toLowerCase();
-    if (words.indexOf(q) >= 0) found.push(i);
+    const t = matchTier(i, q, raw);
+    if (t === null || t > best) return;
+    if (t < best) { best = t; found = []; }
+    found.push(i);
   });
   const order = (i) => (i in FWD_RANK ? FWD_RANK[i] : i in BWD_RANK ? DATA.forward.length + BWD_RANK[i] : STEPS.length + i);
   found.sort((a, b) => order(a) - order(b));
-  if (!found.length) { $("jump-info").textContent = "no node on this page matches " + JSON.stringify(text.trim()); return; }
-  jumpState.at = jumpState.text === q ? (jumpState.at + 1) % found.length : 0;
-  jumpState.text = q;
+  if (!found.length) { $("jump-info").textContent = "no node on this page matches " + JSON.stringify(raw); return false; }
+  jumpState.at = jumpState.text === raw ? (jumpState.at + 1) % found.length : 0;
+  jumpState.text = raw;
   const i = found[jumpState.at];
-  $("jump-info").textContent = (jumpState.at + 1) + " of " + found.length + (found.length > 1 ? " (Enter: next)" : "");
+  $("jump-info").textContent = (jumpState.at + 1) + " of " + found.length + (best < 2 ? " exact" : "") + (found.length > 1 ? " (Enter: next)" : "");
   if (i in FWD_RANK) go(FWD_RANK[i]);
   else if (i in BWD_RANK) go(DATA.forward.length + BWD_RANK[i]);
   else select(i);
+  return true;
 }
 $("jump").addEventListener("keydown", (e) => {
-  if (e.key === "Enter") { jump($("jump").value); e.preventDefault(); }
+  // Enter jumps and gives the keys back to the stepper (→ steps at once); Enter again: the next match
+  if (e.key === "Enter") { if (jump($("jump").value)) $("jump").blur(); e.preventDefault(); }
   else if (e.key === "Escape") { $("jump").blur(); e.preventDefault(); }
   e.stopPropagation();
 });
@@ -331,14 +388,34 @@ function frameSvg() { // the graph as now on screen (this zoom, these lit boxes)
   const title = document.createElementNS(ns, "title");
   title.textContent = words;
   copy.insertBefore(title, copy.firstChild);
-  // the caption a slide needs (which step this is), 18 px tall on screen, on a white band at the top
-  const unit = vb.w / r.width, size = 18 * unit, band = document.createElementNS(ns, "rect");
-  [["x", vb.x], ["y", vb.y], ["width", vb.w], ["height", size * 1.7], ["fill", "#fff"], ["fill-opacity", "0.9"]].forEach(([a, v]) => band.setAttribute(a, v));
+  // the caption a slide needs (which step this is), 18 px tall on screen, wrapped to the frame's width, on a white band
+  // added above the graph: the frame keeps its size in pixels and the graph is drawn whole below the caption
+  const unit = vb.w / r.width, size = 18 * unit, lines = wrap(words, Math.max(20, Math.floor(r.width / 9.5)));
+  const bandH = size * (1.3 * lines.length + 0.6), top = vb.y - bandH;
+  copy.setAttribute("viewBox", [vb.x, top, vb.w, vb.h + bandH].join(" "));
+  copy.setAttribute("preserveAspectRatio", "xMidYMid meet");
+  ground.setAttribute("y", top); ground.setAttribute("height", vb.h + bandH);
   const caption = document.createElementNS(ns, "text");
-  [["x", vb.x + 8 * unit], ["y", vb.y + size * 1.2], ["font-size", size], ["font-family", "sans-serif"], ["class", "mt-caption"]].forEach(([a, v]) => caption.setAttribute(a, v));
-  caption.textContent = words;
-  copy.append(band, caption);
+  [["x", vb.x + 8 * unit], ["y", top + size * 1.2], ["font-size", size], ["font-family", "sans-serif"], ["class", "mt-caption"]].forEach(([a, v]) => caption.setAttribute(a, v));
+  lines.forEach((line, k) => {
+    const span = document.createElementNS(ns, "tspan");
+    span.setAttribute("x", vb.x + 8 * unit); span.setAttribute("dy", k ? size * 1.3 : 0);
+    span.textContent = line;
+    caption.appendChild(span);
+  });
+  const rule = document.createElementNS(ns, "line");
+  [["x1", vb.x], ["x2", vb.x + vb.w], ["y1", vb.y], ["y2", vb.y], ["stroke", "#bbb"], ["stroke-width", unit]].forEach(([a, v]) => rule.setAttribute(a, v));
+  copy.append(caption, rule);
   return new XMLSerializer().serializeToString(copy);
+}
+function wrap(text, width) { // lines of at most `width` characters, broken between words
+  const lines = [];
+  let line = "";
+  text.split(/\s+/).forEach((w) => {
+    if (line && (line + " " + w).length > width) { lines.push(line); line = w; } else line = line ? line + " " + w : w;
+  });
+  if (line) lines.push(line);
+  return lines;
 }
 function download(name, blob) {
   const a = document.createElement("a");
@@ -403,8 +480,8 @@ function lecture(on) {
   }, 100);
 }
 function refreshPanel() { // the heatmaps are sized to the panel: draw them again when it changes size
-  const top = $("panel").scrollTop;
-  if (state.selected !== null && $("panel").querySelector("canvas.heat")) { select(state.selected); $("panel").scrollTop = top; }
+  const top = $("panel").scrollTop, anchored = atGradient();
+  if (state.selected !== null && $("panel").querySelector("canvas.heat")) { select(state.selected); if (anchored) toGradient(); else $("panel").scrollTop = top; }
 }
 let resizing = null;
 window.addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(refreshPanel, 150); });
@@ -424,8 +501,16 @@ const MOUSE = [["click a box", "its panel: formulas, statistics, heatmaps"], ["c
   ["drag", "pan the graph"], ["wheel / Shift+wheel", "scroll the graph down / sideways"], ["Ctrl+wheel, pinch", "zoom"],
   ["point at a heatmap", "read a cell's value"], ["head menu (above a heatmap)", "which attention head (or slice) the heatmap shows; H steps it"],
   ["speed menu", "steps per second when playing; → still steps after choosing"], ["step links in the panel", "jump the stepper to that node"]];
-$("keys").innerHTML = "<b>Keys</b><table>" + KEYS.map(([k, v]) => row(k, v)).join("") + "</table><b>Mouse</b><table>" + MOUSE.map(([k, v]) => row(k, v)).join("") +
-  "</table><div class='hint'>The address keeps the step (#step=f12): a reload or a link comes back to it.</div>";
+// two columns, keys and mouse side by side: the whole list fits a 1366 × 768 screen in lecture mode
+$("keys").innerHTML = "<div class='cols'><div><b>Keys</b><table>" + KEYS.map(([k, v]) => row(k, v)).join("") + "</table></div><div><b>Mouse</b><table>" +
+  MOUSE.map(([k, v]) => row(k, v)).join("") + "</table><div class='hint'>The address keeps the step (#step=f12): a reload or a link comes back to it.</div></div></div>" +
+  "<div id='keys-more' class='hint' hidden>▼ more below: scroll</div>";
+function keysMore() { // a sign that the list goes on below, where a small window still cuts it
+  const k = $("keys");
+  $("keys-more").hidden = k.hidden || k.scrollTop + k.clientHeight >= k.scrollHeight - 2;
+}
+$("keys").addEventListener("scroll", keysMore);
+function toggleHelp() { $("keys").hidden = !$("keys").hidden; keysMore(); }
 function openCurrent() {
   const i = state.step >= 0 ? STEPS[state.step].node : state.selected;
   const box = nodeBox[i], view = DATA.views[state.view];
@@ -460,7 +545,8 @@ document.addEventListener("keydown", (e) => {
   else if (k === "Escape") { if (!$("keys").hidden) $("keys").hidden = true; else lecture(false); } // the topmost first
   else if (k === "u" || k === "U") { if (state.trail.length > 1) showView(state.trail[state.trail.length - 2]); }
   else if (k === "o" || k === "O") openCurrent();
-  else if (k === "?") $("keys").hidden = !$("keys").hidden;
+  else if (k === "?") toggleHelp();
+  else if (k === "Enter" && jumpState.text && $("jump").value.trim() === jumpState.text) jump(jumpState.text); // the next match
   else return;
   e.preventDefault();
 });
@@ -472,7 +558,7 @@ $("play").addEventListener("click", play);
 $("speed").addEventListener("change", () => { $("speed").blur(); if (state.timer) { play(); play(); } });
 $("fit").addEventListener("click", fit);
 $("lecture").addEventListener("click", () => lecture());
-$("help").addEventListener("click", () => { $("keys").hidden = !$("keys").hidden; });
+$("help").addEventListener("click", toggleHelp);
 $("save-svg").addEventListener("click", saveSvg);
 $("save-png").addEventListener("click", savePng);
 $("key-toggle").addEventListener("click", toggleKey);
