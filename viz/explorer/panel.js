@@ -29,7 +29,7 @@ function inputName(i, k) { // input k of node i as a step's text names it: a res
   const twin = n.inputs.some((m, q) => q !== k && nodeName(m) === name && NODES[m].module !== NODES[j].module);
   const own = name + (twin && NODES[j].module ? " in " + NODES[j].module : "");
   if (n.role !== "residual") return own;
-  return (k === 0 ? "the skip x (" : "the branch F(x) (") + own + (NODES[j].module && NODES[j].module !== n.module ? where(j) : "") + ")";
+  return (k === 0 ? "the skip x (" : "the branch F(x) (") + own + (!twin && NODES[j].module && NODES[j].module !== n.module ? where(j) : "") + ")";
 }
 function broadcastAxes(small, big) { // the axes of `big` that an input of shape `small` was copied along
   const out = [], lead = big.length - small.length;
