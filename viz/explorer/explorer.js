@@ -1,6 +1,7 @@
 // The explorer page: pan and zoom the graph Graphviz laid out, step through the engine's forward
 // and backward order, lecture mode and keys. Plain JavaScript, no library; every number comes
-// from the JSON that viz.explore wrote into the page. panel.js draws the side panel.
+// from the JSON that viz.explore wrote into the page. panel.js draws the side panel, marks.js the ‖g‖
+// labels and module titles, frame.js the frames saved for slides.
 
 const DATA = JSON.parse(document.getElementById("mt-data").textContent);
 const NODES = DATA.nodes;
@@ -56,32 +57,6 @@ function showView(v, keepTrail) {
   readable();
   crumbs();
   light();
-}
-function crossed(t, edges) { // does an edge's line run through the text t?
-  const r = t.getBBox();
-  return edges.some((path) => {
-    const q = path.getBBox();
-    if (!overlaps(r, q) && !(q.width === 0 || q.height === 0)) return false;
-    const length = path.getTotalLength();
-    for (let d = 0; d <= length; d += 3) {
-      const p = path.getPointAtLength(d);
-      if (p.x >= r.x - 2 && p.x <= r.x + r.width + 2 && p.y >= r.y - 1 && p.y <= r.y + r.height + 1) return true;
-    }
-    return false;
-  });
-}
-function clearTitles() { // a module's title that an edge runs through (a residual's branch into ln_2) moves along the box's top
-  const edges = Array.from(svg.querySelectorAll("g.edge path"));
-  svg.querySelectorAll("g.cluster").forEach((c) => {
-    const t = c.querySelector("text"), frame = c.querySelector("polygon, path"); // Graphviz wraps them in a tooltip's <a>
-    if (!t || !frame || !crossed(t, edges)) return;
-    const f = frame.getBBox(), x0 = t.getAttribute("x"), a0 = t.getAttribute("text-anchor");
-    for (const [x, anchor] of [[f.x + 8, "start"], [f.x + f.width - 8, "end"]]) {
-      t.setAttribute("x", x); t.setAttribute("text-anchor", anchor);
-      if (!crossed(t, edges)) return;
-    }
-    t.setAttribute("x", x0); t.setAttribute("text-anchor", a0);
-  });
 }
 function crumbs() {
   $("crumbs").innerHTML = state.trail.map((v, k) => (k === state.trail.length - 1
@@ -246,43 +221,6 @@ function light() {
   if (!box) line += ' <span class="hint">(not drawn in this picture)</span>';
   text.innerHTML = line;
 }
-function overlaps(a, b) { return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height; }
-function label(edge, text) { // a number near the middle of an edge, on a white ground, clear of cluster titles and boxes
-  const path = edge.querySelector("path");
-  if (!path) return;
-  const length = path.getTotalLength(), ns = "http://www.w3.org/2000/svg";
-  const a = path.getPointAtLength(0), b = path.getPointAtLength(length);
-  const across = Math.abs(b.x - a.x) > Math.abs(b.y - a.y); // a row (attention's steps): above the boxes
-  const t = document.createElementNS(ns, "text");
-  t.setAttribute("class", "mt-label");
-  t.textContent = text;
-  edge.appendChild(t);
-  const titles = Array.from(svg.querySelectorAll("g.cluster text"), (el) => el.getBBox()); // a title sits in its tooltip's <a>
-  const boxes = Array.from(svg.querySelectorAll("g.node"), (el) => el.getBBox());
-  let best = null; // the place that covers least: a module's title counts more than a box
-  search: for (const [dy, side] of across ? [[-30, 0], [22, 0]] : [[4, 1], [4, -1]]) { // above a row first, else below it; right of a column, else left
-    for (const f of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8]) { // the place along the edge where it covers least
-      const p = path.getPointAtLength(length * f);
-      t.setAttribute("text-anchor", across ? "middle" : side > 0 ? "start" : "end");
-      t.setAttribute("x", across ? p.x : p.x + 6 * side); t.setAttribute("y", p.y + dy);
-      const r = t.getBBox(), hits = 10 * titles.filter((q) => overlaps(r, q)).length + boxes.filter((q) => overlaps(r, q)).length;
-      if (best === null || hits < best.hits) best = { hits: hits, p: p, dy: dy, side: side };
-      if (!hits) break search;
-    }
-  }
-  const at = best.p;
-  t.setAttribute("text-anchor", across ? "middle" : best.side > 0 ? "start" : "end");
-  t.setAttribute("x", across ? at.x : at.x + 6 * best.side); t.setAttribute("y", at.y + best.dy);
-  const r = t.getBBox(), bg = document.createElementNS(ns, "rect");
-  bg.setAttribute("x", r.x - 2); bg.setAttribute("y", r.y - 1); bg.setAttribute("width", r.width + 4); bg.setAttribute("height", r.height + 2);
-  bg.setAttribute("class", "mt-label");
-  edge.insertBefore(bg, t);
-  if (!across) return;
-  const lead = document.createElementNS(ns, "line"); // a label above a row: a leader down to its edge
-  lead.setAttribute("x1", at.x); lead.setAttribute("y1", best.dy < 0 ? r.y + r.height + 1 : r.y - 1); lead.setAttribute("x2", at.x); lead.setAttribute("y2", at.y);
-  lead.setAttribute("class", "mt-label");
-  edge.insertBefore(lead, bg);
-}
 function go(k) {
   state.step = Math.max(-1, Math.min(STEPS.length - 1, k));
   if (state.step < 0) { light(); return; }
@@ -372,70 +310,6 @@ $("jump").addEventListener("keydown", (e) => {
   e.stopPropagation();
 });
 
-// ---- the frame as a picture for the slides --------------------------------------------------
-function frameSvg() { // the graph as now on screen (this zoom, these lit boxes) as one SVG file
-  const r = $("graph").getBoundingClientRect(), copy = svg.cloneNode(true), ns = "http://www.w3.org/2000/svg";
-  copy.setAttribute("xmlns", ns);
-  copy.setAttribute("width", Math.round(r.width)); copy.setAttribute("height", Math.round(r.height));
-  const rules = [];
-  for (const sheet of document.styleSheets) for (const rule of sheet.cssRules) if (/mt-|g\.node|g\.edge/.test(rule.selectorText || "")) rules.push(rule.cssText);
-  const style = document.createElementNS(ns, "style"); style.textContent = rules.join("\n");
-  const ground = document.createElementNS(ns, "rect");
-  ["x", "y", "width", "height"].forEach((a, k) => ground.setAttribute(a, [vb.x, vb.y, vb.w, vb.h][k]));
-  ground.setAttribute("fill", "#fff");
-  copy.insertBefore(style, copy.firstChild); copy.insertBefore(ground, style.nextSibling);
-  const words = DATA.title + " · " + $("step-text").textContent;
-  const title = document.createElementNS(ns, "title");
-  title.textContent = words;
-  copy.insertBefore(title, copy.firstChild);
-  // the caption a slide needs (which step this is), 18 px tall on screen, wrapped to the frame's width, on a white band
-  // added above the graph: the frame keeps its size in pixels and the graph is drawn whole below the caption
-  const unit = vb.w / r.width, size = 18 * unit, lines = wrap(words, Math.max(20, Math.floor(r.width / 9.5)));
-  const bandH = size * (1.3 * lines.length + 0.6), top = vb.y - bandH;
-  copy.setAttribute("viewBox", [vb.x, top, vb.w, vb.h + bandH].join(" "));
-  copy.setAttribute("preserveAspectRatio", "xMidYMid meet");
-  ground.setAttribute("y", top); ground.setAttribute("height", vb.h + bandH);
-  const caption = document.createElementNS(ns, "text");
-  [["x", vb.x + 8 * unit], ["y", top + size * 1.2], ["font-size", size], ["font-family", "sans-serif"], ["class", "mt-caption"]].forEach(([a, v]) => caption.setAttribute(a, v));
-  lines.forEach((line, k) => {
-    const span = document.createElementNS(ns, "tspan");
-    span.setAttribute("x", vb.x + 8 * unit); span.setAttribute("dy", k ? size * 1.3 : 0);
-    span.textContent = line;
-    caption.appendChild(span);
-  });
-  const rule = document.createElementNS(ns, "line");
-  [["x1", vb.x], ["x2", vb.x + vb.w], ["y1", vb.y], ["y2", vb.y], ["stroke", "#bbb"], ["stroke-width", unit]].forEach(([a, v]) => rule.setAttribute(a, v));
-  copy.append(caption, rule);
-  return new XMLSerializer().serializeToString(copy);
-}
-function wrap(text, width) { // lines of at most `width` characters, broken between words
-  const lines = [];
-  let line = "";
-  text.split(/\s+/).forEach((w) => {
-    if (line && (line + " " + w).length > width) { lines.push(line); line = w; } else line = line ? line + " " + w : w;
-  });
-  if (line) lines.push(line);
-  return lines;
-}
-function download(name, blob) {
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(blob); a.download = name;
-  document.body.append(a); a.click(); a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-}
-function frameName(ext) { return "explorer-" + (state.step >= 0 ? stepName(state.step) : "start") + "." + ext; }
-function saveSvg() { download(frameName("svg"), new Blob([frameSvg()], { type: "image/svg+xml" })); }
-function savePng() { // the SVG drawn on a canvas at twice the screen's pixels: sharp on a projector
-  const text = frameSvg(), img = new Image(), r = $("graph").getBoundingClientRect();
-  img.onload = () => {
-    const c = document.createElement("canvas");
-    c.width = Math.round(r.width) * 2; c.height = Math.round(r.height) * 2;
-    const ctx = c.getContext("2d"); ctx.scale(2, 2); ctx.drawImage(img, 0, 0);
-    c.toBlob((blob) => download(frameName("png"), blob), "image/png");
-  };
-  img.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(text);
-}
-
 // ---- the key: what the marks of this page mean, and the picture's own key ---------------------
 function pictureKey() { // the picture's key (drawn by Graphviz under the graph) moves into the key box: never clipped
   const root = svg.querySelector("g.graph"), ns = "http://www.w3.org/2000/svg";
@@ -480,7 +354,8 @@ function lecture(on) {
   }, 100);
 }
 function refreshPanel() { // the heatmaps are sized to the panel: draw them again when it changes size
-  const top = $("panel").scrollTop, anchored = atGradient();
+  const top = $("panel").scrollTop, s = STEPS[state.step];
+  const anchored = atGradient() || (s && s.pass === "backward" && s.node === state.selected && top > 0);
   if (state.selected !== null && $("panel").querySelector("canvas.heat")) { select(state.selected); if (anchored) toGradient(); else $("panel").scrollTop = top; }
 }
 let resizing = null;

@@ -227,7 +227,7 @@ function tensorSection(title, i, entry) {
     const hs = scaleOf(h, mask, g), at = which ? " of " + which + " " + g : ""; // the statistics of what is shown: this head
     // read back from one-byte codes: within half a code step of the true value, so marked ≈
     visible.innerHTML = "visible cells" + at + " (the heatmap): min ≈ " + fmt(hs.lo) + " · max ≈ " + fmt(hs.hi) +
-      (hs.masked ? " <span class='hint'>· masked: ≈ " + fmt(hs.masked.lo) + " … " + fmt(hs.masked.hi) + "</span>" : "") +
+      (hs.masked ? " <span class='hint'>· masked: ≈ " + fmt(hs.masked.lo) + (hs.masked.hi > hs.masked.lo ? " … " + fmt(hs.masked.hi) : "") + "</span>" : "") +
       " <span class='hint'>(one-byte codes: ± " + fmt(hs.half) + ")</span>";
     if (!hasMask) return;
     let text = mask ? "hatched: positions the mask blocks, drawn in their true colour" : "grey checks: positions the mask blocks (−∞ scores)";
