@@ -378,6 +378,10 @@ def test_the_docs_recipe_rebuilds_the_pages_step_and_matches_its_numbers(open_pa
     mine = np.linalg.norm(scope["attn"].q_proj.weight.grad)
     assert fmt_number(weight) == fmt_number(mine), (weight, mine)
     assert f"‖∂L/∂W_Q‖ {fmt_number(mine)}" in printed, printed
+    # the recipe's comments quote the page's numbers: they must be today's
+    for quoted in (f"loss {scope['loss'].item():.3f}", f"box: {fmt_number(mine)}",
+                   f"min {s_line.group(1)} · max {s_line.group(2)}"):
+        assert quoted in code, f"docs/explorer.md's recipe should quote {quoted!r}"
     # A, head 0, batch row 0 as the recipe computes it, against the heatmap's cells (one byte)
     heat = page.evaluate(f"{DATA}.nodes.find((n) => n.role === 'A' "
                          "&& n.module === 'blocks.0.attn').value.heat")

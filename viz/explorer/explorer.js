@@ -367,7 +367,7 @@ function nextHead(by) { // H / Shift+H: every heatmap of the panel shows the nex
   });
 }
 const KEYS = [["→ / ←", "next / previous step"], ["Home / End", "first / last step"], ["space", "play or pause"],
-  ["/", "jump: type a node's name (softmax, ln_f, q_proj) or a step (f12, b5), Enter; Enter again: the next match"],
+  ["/", "jump: a role, op or name (A, softmax, ln_f) or a step (f12, b5), Enter: → steps on from there; Enter again: the next match"],
   ["↓ / ↑, PgDn / PgUp", "scroll the panel (to its heatmaps)"], ["H / Shift+H", "next / previous head in the panel's heatmaps"],
   ["+ / −", "zoom in / out"], ["F", "fit the graph to the window"], ["U", "up: back out of an opened module"],
   ["O", "open the module the current step is in"], ["K", "the key: whole, marks alone, hidden"], ["S / P", "save this frame as SVG / PNG (for slides)"],
