@@ -169,6 +169,11 @@ def test_the_embedding_adds_backward_names_wte_and_wpe_and_the_batch_sum(open_pa
             "embedding in wpe") in text, text
     assert "copied for each of the batch's 2 rows" in text and "summed over the batch" in text, text
     assert "summed over the batch" in page.inner_text("#panel")
+    go_to(page, "(n) => n.op === 'add' && n.module.endsWith('q_proj')", backward=True)  # + bias
+    text = step_text(page)
+    assert "copied for each of the batch's 2 × 8 positions: its gradient is g summed" in text, text
+    go_to(page, "(n) => n.op === 'matmul' && n.module.endsWith('q_proj')", backward=True)
+    assert "broadcast" not in step_text(page), "a matmul's weight is not broadcast"
 
 
 def test_the_residual_step_says_which_input_is_the_skip_and_which_the_branch(open_page):

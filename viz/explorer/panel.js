@@ -36,15 +36,21 @@ function broadcastAxes(small, big) { // the axes of `big` that an input of shape
   big.forEach((d, a) => { if (a < lead || (small[a - lead] === 1 && d > 1)) out.push(a); });
   return out;
 }
+const ELEMENTWISE = ["add", "sub", "mul", "div", "maximum", "minimum", "where"]; // ops that broadcast their inputs
 function broadcastNote(i, k) { // "" unless input k was broadcast: its gradient is g summed over the copies
   const n = NODES[i], j = n.inputs[k];
   if (n.kind !== "op" || !NODES[j].shape || NODES[j].shape.length === n.shape.length && NODES[j].shape.every((d, a) => d === n.shape[a])) return "";
-  const axes = broadcastAxes(NODES[j].shape, n.shape);
+  const small = NODES[j].shape, lead = n.shape.length - small.length;
+  if (ELEMENTWISE.indexOf(n.op) < 0 || lead < 0 || small.some((d, a) => d !== 1 && d !== n.shape[a + lead])) return ""; // not a broadcast (matmul, reshape...)
+  const axes = broadcastAxes(small, n.shape);
   if (!axes.length || axes.length === n.shape.length) return "";
-  const BT = batchShape(), batch = axes.length === 1 && axes[0] === 0 && n.shape[0] === BT.B;
+  const BT = batchShape(), rows = axes.length === 1 && axes[0] === 0 && n.shape[0] === BT.B;
+  const positions = axes.length === 2 && axes[0] === 0 && axes[1] === 1 && n.shape[0] === BT.B && n.shape[1] === BT.T;
+  const plain = n.op === "add" || n.op === "sub"; // ∂L/∂b = g (or −g) copied back: a sum of g itself
   return inputName(i, k) + " " + shape(NODES[j].shape) + " was broadcast to " + shape(n.shape) + ", copied " +
-    (batch ? "for each of the batch's " + BT.B + " rows" : "along axis " + axes.join(", ")) + ": its gradient is g summed over " +
-    (batch ? "the batch" : "those axes") + ", so its ‖g‖ can exceed ‖∂L/∂y‖";
+    (rows ? "for each of the batch's " + BT.B + " rows" : positions ? "for each of the batch's " + BT.B + " × " + BT.T + " positions"
+      : "along axis " + axes.join(", ")) + ": its gradient is " + (plain ? "g " : "") + "summed over " +
+    (rows ? "the batch" : positions ? "them" : "those axes") + (plain ? ", so its ‖g‖ can exceed ‖∂L/∂y‖" : "");
 }
 
 // ---- the panel: one node ----------------------------------------------------------------
