@@ -4,8 +4,8 @@ tensor, node by node in the engine's own order, with each node's formulas, value
 
 Graphviz lays out every picture when the file is written (`draw_graph`'s own boxes, clusters
 and key, as SVG), so the page needs no Graphviz, server or network: plain JavaScript
-(viz/explorer/explorer.js, panel.js) pans, zooms, steps and draws heatmaps on a canvas. The steps
-and numbers are those `record_steps()` noted from the engine's hooks.
+(viz/explorer/explorer.js, panel.js, marks.js, frame.js) pans, zooms, steps and draws heatmaps
+on a canvas. The steps and numbers are those `record_steps()` noted from the engine's hooks.
 """
 import html
 import json
@@ -120,6 +120,10 @@ def _views(root, keys, table, focus, depth, fold, rankdir, direction, title):
         nodes, edges = graph_view(root, depth=spec[1], focus=spec[0], fold=spec[2])
         graph = render(nodes, edges, focus=spec[0], rankdir=rankdir, direction=direction,
                        title=title if spec == (focus, depth, fold) else None)
+        # a 3-D module box keeps a line of room above its name (Graphviz's default margin set
+        # "wte" on the box's top border)
+        graph.body = [line.replace("shape=box3d", 'shape=box3d margin="0.11,0.14"')
+                      for line in graph.body]
         ids = {key: f"n{i}" for i, key in enumerate(nodes)}  # render's own DOT names
         boxes, opens, parts = {}, {}, {}
         for key, node in nodes.items():
@@ -257,7 +261,8 @@ def write_page(data, path):
             .replace("/*TITLE*/", html.escape(data["title"]))
             .replace("/*DATA*/", _json(data))
             .replace("/*SCRIPT*/", "\n".join((ASSETS / name).read_text(encoding="utf-8")
-                                              for name in ("panel.js", "explorer.js"))))
+                                              for name in ("panel.js", "marks.js", "frame.js",
+                                                           "explorer.js"))))
     check_page_path(path)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     temp = f"{path}.tmp"

@@ -53,20 +53,43 @@ def add_parser(subparsers):
     p.set_defaults(run=run)
 
 
-def run(args):
-    import os
+def rebuild_step(preset="baby", *, out=None, seed=0, batch_size=12, seq_len=None, n_layer=None):
+    """(model, x, y): the model and batch `microtensor explore` builds for the same flags, to
+    check a number of its page from Python (docs/explorer.md, "Checking a number").
+
+        model, x, y = rebuild_step(batch_size=2, seq_len=16)   # --batch-size 2 --seq-len 16
+        _, loss = model(x, y); loss.backward()                # the page's step
+
+    Args: as the command's flags --preset, --out (a checkpoint folder; then no preset),
+        --seed, --batch-size, --seq-len (default: the block size, at most 64), --n-layer.
+    Returns: the GPT in training mode, and int64 token ids x, y [batch_size, seq_len].
+    Raises: ValueError for a seq_len past the model's block size, or a bad preset.
+    """
+    import argparse
 
     import microtensor
-    import viz
 
-    microtensor.manual_seed(args.seed)
-    model, tokenizer = load_model(args)
+    microtensor.manual_seed(seed)
+    model, tokenizer = load_model(argparse.Namespace(out=out, preset=preset, n_layer=n_layer,
+                                                     attention=None))
     block = model.config.block_size
-    seq_len = args.seq_len or min(block, 64)
+    seq_len = seq_len or min(block, 64)
     if seq_len > block:
         raise ValueError(f"--seq-len {seq_len} exceeds the model's block size {block}")
     model.train()  # one training step: dropout, if the model has any, is on
-    x, y = training_batch(tokenizer, args.batch_size, seq_len)
+    x, y = training_batch(tokenizer, batch_size, seq_len)
+    return model, x, y
+
+
+def run(args):
+    import os
+
+    import viz
+
+    model, x, y = rebuild_step(args.preset, out=args.out, seed=args.seed,
+                               batch_size=args.batch_size, seq_len=args.seq_len,
+                               n_layer=args.n_layer)
+    seq_len = x.shape[1]
     start = time.perf_counter()
     with viz.record_steps():
         _, loss = model(x, y)

@@ -304,7 +304,7 @@ def test_the_committed_example_page_carries_the_explorers_current_code():
     explorer.js, panel.js and explorer.css, or the docs show an explorer that no longer exists."""
     root = Path(__file__).resolve().parents[2]
     page = (root / "docs/explorer/attention.html").read_text(encoding="utf-8")
-    for name in ("explorer.js", "panel.js", "explorer.css"):
+    for name in ("explorer.js", "panel.js", "marks.js", "frame.js", "explorer.css"):
         code = (root / "viz/explorer" / name).read_text(encoding="utf-8").strip()
         assert code in page, (f"expected docs/explorer/attention.html to embed the current "
                               f"viz/explorer/{name}; remake it (docs/explorer.md's command)")

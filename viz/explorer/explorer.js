@@ -1,6 +1,7 @@
 // The explorer page: pan and zoom the graph Graphviz laid out, step through the engine's forward
 // and backward order, lecture mode and keys. Plain JavaScript, no library; every number comes
-// from the JSON that viz.explore wrote into the page. panel.js draws the side panel.
+// from the JSON that viz.explore wrote into the page. panel.js draws the side panel, marks.js the ‖g‖
+// labels and module titles, frame.js the frames saved for slides.
 
 const DATA = JSON.parse(document.getElementById("mt-data").textContent);
 const NODES = DATA.nodes;
@@ -49,6 +50,7 @@ function showView(v, keepTrail) {
       if (!(i in nodeBox) || view.boxes[nodeBox[i]].length > view.boxes[box].length) nodeBox[i] = box;
     });
   });
+  clearTitles();
   const b = svg.viewBox.baseVal;
   home = { x: b.x, y: b.y, w: b.width, h: b.height };
   if (keyTop !== null && keyTop > b.y + b.height / 2) home.h = keyTop - b.y; // the key, at the bottom, moved out: the graph alone
@@ -126,13 +128,13 @@ function lit(el, grow) { // the screen rectangle of a lit box and the inputs it 
     const q = b.getBoundingClientRect();
     u = { left: Math.min(u.left, q.left), right: Math.max(u.right, q.right), top: Math.min(u.top, q.top), bottom: Math.max(u.bottom, q.bottom) };
   });
-  const fits = (u.right - u.left) * grow <= g.width * 0.8 && (u.bottom - u.top) * grow <= g.height * 0.8;
+  const fits = (u.right - u.left) * grow <= g.width * 0.96 && (u.bottom - u.top) * grow <= g.height * 0.96;
   return fits ? { left: u.left, top: u.top, width: u.right - u.left, height: u.bottom - u.top } : el.getBoundingClientRect();
 }
 function reveal(el) { // pan (keeping the zoom) when the lit boxes near the window's edge
   const r = lit(el, 1), g = $("graph").getBoundingClientRect();
   const whole = vb.w >= home.w * 0.99 && vb.h >= home.h * 0.99; // the whole graph is on screen
-  const mx = whole ? 0 : g.width * 0.1, my = whole ? 0 : g.height * 0.1;
+  const mx = whole ? 0 : Math.min(g.width * 0.1, (g.width - r.width) / 2), my = whole ? 0 : Math.min(g.height * 0.1, (g.height - r.height) / 2);
   if (r.left >= g.left + mx && r.left + r.width <= g.right - mx && r.top >= g.top + my && r.top + r.height <= g.bottom - my) return;
   centre(r);
 }
@@ -206,51 +208,18 @@ function light() {
   let line = '<span class="pass ' + s.pass + '">' + s.pass + " " + k + " / " + total + "</span> ";
   if (s.pass === "forward") {
     line += "<b>" + esc(nodeName(i)) + "</b>" + esc(where(i)) + esc(part) + " makes " + esc(shape(n.shape)) +
-      (n.inputs.length ? " from " + n.inputs.map((j) => esc(nodeName(j)) + " " + esc(shape(NODES[j].shape))).join(", ") : "");
+      (n.inputs.length ? " from " + n.inputs.map((j, k2) => esc(inputName(i, k2)) + " " + esc(shape(NODES[j].shape))).join(n.role === "residual" ? " + " : ", ") : "");
     if (k === 1) line += ' <span class="hint">(the ‖g‖ already in the boxes are from this step\'s backward pass, which comes after)</span>';
   } else if (n.kind !== "op") {
     line += "<b>" + esc(nodeName(i)) + "</b>" + esc(part) + " receives its gradient: .grad += g, ‖g‖ = " + fmt(n.grad && n.grad.stats.norm);
   } else {
     line += "<b>" + esc(nodeName(i)) + "</b>" + esc(where(i)) + esc(part) + ": ‖∂L/∂y‖ = " + fmt(n.grad && n.grad.stats.norm) + "; sends " +
-      n.inputs.map((j, k2) => "‖g‖ " + fmt(n.sent[k2]) + " to " + esc(nodeName(j))).join(", ");
+      n.inputs.map((j, k2) => "‖g‖ " + fmt(n.sent[k2]) + " to " + esc(inputName(i, k2))).join(", ") +
+      n.inputs.map((j, k2) => broadcastNote(i, k2)).filter((t) => t).map((t) => ' <span class="hint">(' + esc(t) + ")</span>").join("");
+    if (n.role === "residual") line += ' <span class="hint">(z = x + F(x): both get g unchanged, ∂z/∂x = I + ∂F/∂x)</span>';
   }
   if (!box) line += ' <span class="hint">(not drawn in this picture)</span>';
   text.innerHTML = line;
-}
-function overlaps(a, b) { return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height; }
-function label(edge, text) { // a number near the middle of an edge, on a white ground, clear of cluster titles and boxes
-  const path = edge.querySelector("path");
-  if (!path) return;
-  const length = path.getTotalLength(), ns = "http://www.w3.org/2000/svg";
-  const a = path.getPointAtLength(0), b = path.getPointAtLength(length);
-  const across = Math.abs(b.x - a.x) > Math.abs(b.y - a.y); // a row (attention's steps): above the boxes
-  const t = document.createElementNS(ns, "text");
-  t.setAttribute("text-anchor", across ? "middle" : "start"); t.setAttribute("class", "mt-label");
-  t.textContent = text;
-  edge.appendChild(t);
-  const blockers = [];
-  svg.querySelectorAll("g.cluster > text, g.node").forEach((el) => blockers.push(el.getBBox()));
-  let at = null, best = null;
-  search: for (const dy of across ? [-30, 22] : [4]) { // above a row first, else below it
-    for (const f of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8]) { // the place along the edge where it covers least
-      const p = path.getPointAtLength(length * f);
-      t.setAttribute("x", across ? p.x : p.x + 6); t.setAttribute("y", p.y + dy);
-      const r = t.getBBox(), hits = blockers.filter((q) => overlaps(r, q)).length;
-      if (best === null || hits < best.hits) best = { hits: hits, p: p, dy: dy };
-      if (!hits) break search;
-    }
-  }
-  at = best.p;
-  t.setAttribute("x", across ? at.x : at.x + 6); t.setAttribute("y", at.y + best.dy);
-  const r = t.getBBox(), bg = document.createElementNS(ns, "rect");
-  bg.setAttribute("x", r.x - 2); bg.setAttribute("y", r.y - 1); bg.setAttribute("width", r.width + 4); bg.setAttribute("height", r.height + 2);
-  bg.setAttribute("class", "mt-label");
-  edge.insertBefore(bg, t);
-  if (!across) return;
-  const lead = document.createElementNS(ns, "line"); // a label above a row: a leader down to its edge
-  lead.setAttribute("x1", at.x); lead.setAttribute("y1", best.dy < 0 ? r.y + r.height + 1 : r.y - 1); lead.setAttribute("x2", at.x); lead.setAttribute("y2", at.y);
-  lead.setAttribute("class", "mt-label");
-  edge.insertBefore(lead, bg);
 }
 function go(k) {
   state.step = Math.max(-1, Math.min(STEPS.length - 1, k));
@@ -262,6 +231,15 @@ function go(k) {
     if (ownBoxSize(best, i) < Infinity) showView(best, false);
   }
   select(i);
+  if (STEPS[state.step].pass === "backward") toGradient();
+}
+function toGradient() { // a backward step is about the gradient: the panel opens on it, not on the metadata
+  const p = $("panel"), g = p.querySelector(".grad-section");
+  if (g) p.scrollTop += g.getBoundingClientRect().top - p.getBoundingClientRect().top;
+}
+function atGradient() {
+  const p = $("panel"), g = p.querySelector(".grad-section");
+  return !!g && Math.abs(g.getBoundingClientRect().top - p.getBoundingClientRect().top) < 4;
 }
 function play() {
   if (state.timer) { clearInterval(state.timer); state.timer = null; $("play").textContent = "▶ play"; return; }
@@ -287,77 +265,50 @@ function hash() { // the step in the address: a reload (or a link in the slides)
 const ON_PAGE = new Set(); // the nodes some view of this page draws (a --focus page draws part of the graph)
 DATA.views.forEach((view) => Object.values(view.boxes).forEach((m) => m.forEach((i) => ON_PAGE.add(i))));
 const jumpState = { text: "", at: -1 };
-function jump(text) { // a step ("f12", "b5") or the next node whose name, module or role holds the text
+function matchTier(i, q, raw) { // how well node i answers the query: 0 exact (case kept), 1 exact, 2 a whole word, 3 part of a word; null: no match
+  const n = NODES[i], module = n.module || "", last = module.split(".").pop();
+  const exact = [n.role, n.op, n.name, module, last, nodeName(i)].filter((w) => w);
+  if (exact.indexOf(raw) >= 0) return 0;
+  if (exact.some((w) => w.toLowerCase() === q)) return 1;
+  const words = [nodeName(i), n.name, module, n.role, "#" + i].join(" ").toLowerCase();
+  if (words.split(/[^\w#]+/).indexOf(q) >= 0) return 2;
+  return words.indexOf(q) >= 0 ? 3 : null;
+}
+function noStep(text) { // "f99": a step this page lacks, said as the address says it
+  return "no step " + JSON.stringify(text.trim()) + ": this page has f1–f" + DATA.forward.length + " and b1–b" + DATA.backward.length;
+}
+function jump(text, keep) { // a step ("f12", "b5") or the best-matching node (an exact role, op or module first), the next one on a repeat
   const k = parseStep(text);
-  if (k !== null) { go(k); $("jump-info").textContent = ""; return; }
-  const q = text.trim().toLowerCase();
-  if (!q) return;
-  const found = [];
+  if (k !== null) { go(k); $("jump-info").textContent = ""; return true; }
+  const raw = text.trim(), q = raw.toLowerCase();
+  if (!q) return false;
+  if (/^(f|forward|b|backward)?\s*\d+$/i.test(raw)) { $("jump-info").textContent = noStep(raw); return false; }
+  let found = [], best = 4;
   NODES.forEach((n, i) => {
     if (!ON_PAGE.has(i)) return;
-    const words = [nodeName(i), n.name, n.module, n.role, "#" + i].join(" ").toLowerCase();
-    if (words.indexOf(q) >= 0) found.push(i);
+    const t = matchTier(i, q, raw);
+    if (t === null || t > best) return;
+    if (t < best) { best = t; found = []; }
+    found.push(i);
   });
   const order = (i) => (i in FWD_RANK ? FWD_RANK[i] : i in BWD_RANK ? DATA.forward.length + BWD_RANK[i] : STEPS.length + i);
   found.sort((a, b) => order(a) - order(b));
-  if (!found.length) { $("jump-info").textContent = "no node on this page matches " + JSON.stringify(text.trim()); return; }
-  jumpState.at = jumpState.text === q ? (jumpState.at + 1) % found.length : 0;
-  jumpState.text = q;
+  if (!found.length) { $("jump-info").textContent = "no node on this page matches " + JSON.stringify(raw); return false; }
+  jumpState.at = jumpState.text === raw ? (jumpState.at + 1) % found.length : 0;
+  jumpState.text = raw;
   const i = found[jumpState.at];
-  $("jump-info").textContent = (jumpState.at + 1) + " of " + found.length + (found.length > 1 ? " (Enter: next)" : "");
+  $("jump-info").textContent = (jumpState.at + 1) + " of " + found.length + (best < 2 ? " exact" : "") + (found.length > 1 ? " (Enter: next)" : "");
   if (i in FWD_RANK) go(FWD_RANK[i]);
   else if (i in BWD_RANK) go(DATA.forward.length + BWD_RANK[i]);
   else select(i);
+  return true;
 }
 $("jump").addEventListener("keydown", (e) => {
-  if (e.key === "Enter") { jump($("jump").value); e.preventDefault(); }
+  // Enter jumps and gives the keys back to the stepper (→ steps at once); Enter again: the next match
+  if (e.key === "Enter") { if (jump($("jump").value)) $("jump").blur(); e.preventDefault(); }
   else if (e.key === "Escape") { $("jump").blur(); e.preventDefault(); }
   e.stopPropagation();
 });
-
-// ---- the frame as a picture for the slides --------------------------------------------------
-function frameSvg() { // the graph as now on screen (this zoom, these lit boxes) as one SVG file
-  const r = $("graph").getBoundingClientRect(), copy = svg.cloneNode(true), ns = "http://www.w3.org/2000/svg";
-  copy.setAttribute("xmlns", ns);
-  copy.setAttribute("width", Math.round(r.width)); copy.setAttribute("height", Math.round(r.height));
-  const rules = [];
-  for (const sheet of document.styleSheets) for (const rule of sheet.cssRules) if (/mt-|g\.node|g\.edge/.test(rule.selectorText || "")) rules.push(rule.cssText);
-  const style = document.createElementNS(ns, "style"); style.textContent = rules.join("\n");
-  const ground = document.createElementNS(ns, "rect");
-  ["x", "y", "width", "height"].forEach((a, k) => ground.setAttribute(a, [vb.x, vb.y, vb.w, vb.h][k]));
-  ground.setAttribute("fill", "#fff");
-  copy.insertBefore(style, copy.firstChild); copy.insertBefore(ground, style.nextSibling);
-  const words = DATA.title + " · " + $("step-text").textContent;
-  const title = document.createElementNS(ns, "title");
-  title.textContent = words;
-  copy.insertBefore(title, copy.firstChild);
-  // the caption a slide needs (which step this is), 18 px tall on screen, on a white band at the top
-  const unit = vb.w / r.width, size = 18 * unit, band = document.createElementNS(ns, "rect");
-  [["x", vb.x], ["y", vb.y], ["width", vb.w], ["height", size * 1.7], ["fill", "#fff"], ["fill-opacity", "0.9"]].forEach(([a, v]) => band.setAttribute(a, v));
-  const caption = document.createElementNS(ns, "text");
-  [["x", vb.x + 8 * unit], ["y", vb.y + size * 1.2], ["font-size", size], ["font-family", "sans-serif"], ["class", "mt-caption"]].forEach(([a, v]) => caption.setAttribute(a, v));
-  caption.textContent = words;
-  copy.append(band, caption);
-  return new XMLSerializer().serializeToString(copy);
-}
-function download(name, blob) {
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(blob); a.download = name;
-  document.body.append(a); a.click(); a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-}
-function frameName(ext) { return "explorer-" + (state.step >= 0 ? stepName(state.step) : "start") + "." + ext; }
-function saveSvg() { download(frameName("svg"), new Blob([frameSvg()], { type: "image/svg+xml" })); }
-function savePng() { // the SVG drawn on a canvas at twice the screen's pixels: sharp on a projector
-  const text = frameSvg(), img = new Image(), r = $("graph").getBoundingClientRect();
-  img.onload = () => {
-    const c = document.createElement("canvas");
-    c.width = Math.round(r.width) * 2; c.height = Math.round(r.height) * 2;
-    const ctx = c.getContext("2d"); ctx.scale(2, 2); ctx.drawImage(img, 0, 0);
-    c.toBlob((blob) => download(frameName("png"), blob), "image/png");
-  };
-  img.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(text);
-}
 
 // ---- the key: what the marks of this page mean, and the picture's own key ---------------------
 function pictureKey() { // the picture's key (drawn by Graphviz under the graph) moves into the key box: never clipped
@@ -403,8 +354,9 @@ function lecture(on) {
   }, 100);
 }
 function refreshPanel() { // the heatmaps are sized to the panel: draw them again when it changes size
-  const top = $("panel").scrollTop;
-  if (state.selected !== null && $("panel").querySelector("canvas.heat")) { select(state.selected); $("panel").scrollTop = top; }
+  const top = $("panel").scrollTop, s = STEPS[state.step];
+  const anchored = atGradient() || (s && s.pass === "backward" && s.node === state.selected && top > 0);
+  if (state.selected !== null && $("panel").querySelector("canvas.heat")) { select(state.selected); if (anchored) toGradient(); else $("panel").scrollTop = top; }
 }
 let resizing = null;
 window.addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(refreshPanel, 150); });
@@ -415,7 +367,7 @@ function nextHead(by) { // H / Shift+H: every heatmap of the panel shows the nex
   });
 }
 const KEYS = [["→ / ←", "next / previous step"], ["Home / End", "first / last step"], ["space", "play or pause"],
-  ["/", "jump: type a node's name (softmax, ln_f, q_proj) or a step (f12, b5), Enter; Enter again: the next match"],
+  ["/", "jump: a role, op or name (A, softmax, ln_f) or a step (f12, b5), Enter: → steps on from there; Enter again: the next match"],
   ["↓ / ↑, PgDn / PgUp", "scroll the panel (to its heatmaps)"], ["H / Shift+H", "next / previous head in the panel's heatmaps"],
   ["+ / −", "zoom in / out"], ["F", "fit the graph to the window"], ["U", "up: back out of an opened module"],
   ["O", "open the module the current step is in"], ["K", "the key: whole, marks alone, hidden"], ["S / P", "save this frame as SVG / PNG (for slides)"],
@@ -424,8 +376,16 @@ const MOUSE = [["click a box", "its panel: formulas, statistics, heatmaps"], ["c
   ["drag", "pan the graph"], ["wheel / Shift+wheel", "scroll the graph down / sideways"], ["Ctrl+wheel, pinch", "zoom"],
   ["point at a heatmap", "read a cell's value"], ["head menu (above a heatmap)", "which attention head (or slice) the heatmap shows; H steps it"],
   ["speed menu", "steps per second when playing; → still steps after choosing"], ["step links in the panel", "jump the stepper to that node"]];
-$("keys").innerHTML = "<b>Keys</b><table>" + KEYS.map(([k, v]) => row(k, v)).join("") + "</table><b>Mouse</b><table>" + MOUSE.map(([k, v]) => row(k, v)).join("") +
-  "</table><div class='hint'>The address keeps the step (#step=f12): a reload or a link comes back to it.</div>";
+// two columns, keys and mouse side by side: the whole list fits a 1366 × 768 screen in lecture mode
+$("keys").innerHTML = "<div class='cols'><div><b>Keys</b><table>" + KEYS.map(([k, v]) => row(k, v)).join("") + "</table></div><div><b>Mouse</b><table>" +
+  MOUSE.map(([k, v]) => row(k, v)).join("") + "</table><div class='hint'>The address keeps the step (#step=f12): a reload or a link comes back to it.</div></div></div>" +
+  "<div id='keys-more' class='hint' hidden>▼ more below: scroll</div>";
+function keysMore() { // a sign that the list goes on below, where a small window still cuts it
+  const k = $("keys");
+  $("keys-more").hidden = k.hidden || k.scrollTop + k.clientHeight >= k.scrollHeight - 2;
+}
+$("keys").addEventListener("scroll", keysMore);
+function toggleHelp() { $("keys").hidden = !$("keys").hidden; keysMore(); }
 function openCurrent() {
   const i = state.step >= 0 ? STEPS[state.step].node : state.selected;
   const box = nodeBox[i], view = DATA.views[state.view];
@@ -460,7 +420,8 @@ document.addEventListener("keydown", (e) => {
   else if (k === "Escape") { if (!$("keys").hidden) $("keys").hidden = true; else lecture(false); } // the topmost first
   else if (k === "u" || k === "U") { if (state.trail.length > 1) showView(state.trail[state.trail.length - 2]); }
   else if (k === "o" || k === "O") openCurrent();
-  else if (k === "?") $("keys").hidden = !$("keys").hidden;
+  else if (k === "?") toggleHelp();
+  else if (k === "Enter" && jumpState.text && $("jump").value.trim() === jumpState.text) jump(jumpState.text); // the next match
   else return;
   e.preventDefault();
 });
@@ -472,7 +433,7 @@ $("play").addEventListener("click", play);
 $("speed").addEventListener("change", () => { $("speed").blur(); if (state.timer) { play(); play(); } });
 $("fit").addEventListener("click", fit);
 $("lecture").addEventListener("click", () => lecture());
-$("help").addEventListener("click", () => { $("keys").hidden = !$("keys").hidden; });
+$("help").addEventListener("click", toggleHelp);
 $("save-svg").addEventListener("click", saveSvg);
 $("save-png").addEventListener("click", savePng);
 $("key-toggle").addEventListener("click", toggleKey);

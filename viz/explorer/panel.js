@@ -24,6 +24,34 @@ function nodeName(i) {
   return n.name || n.kind;
 }
 function where(i) { return NODES[i].module ? " in " + NODES[i].module : ""; }
+function inputName(i, k) { // input k of node i as a step's text names it: a residual's skip and branch, and two inputs of one name told apart by module
+  const n = NODES[i], j = n.inputs[k], name = nodeName(j);
+  const twin = n.inputs.some((m, q) => q !== k && nodeName(m) === name && NODES[m].module !== NODES[j].module);
+  const own = name + (twin && NODES[j].module ? " in " + NODES[j].module : "");
+  if (n.role !== "residual") return own;
+  return (k === 0 ? "the skip x (" : "the branch F(x) (") + own + (!twin && NODES[j].module && NODES[j].module !== n.module ? where(j) : "") + ")";
+}
+function broadcastAxes(small, big) { // the axes of `big` that an input of shape `small` was copied along
+  const out = [], lead = big.length - small.length;
+  big.forEach((d, a) => { if (a < lead || (small[a - lead] === 1 && d > 1)) out.push(a); });
+  return out;
+}
+const ELEMENTWISE = ["add", "sub", "mul", "div", "maximum", "minimum", "where"]; // ops that broadcast their inputs
+function broadcastNote(i, k) { // "" unless input k was broadcast: its gradient is g summed over the copies
+  const n = NODES[i], j = n.inputs[k];
+  if (n.kind !== "op" || !NODES[j].shape || NODES[j].shape.length === n.shape.length && NODES[j].shape.every((d, a) => d === n.shape[a])) return "";
+  const small = NODES[j].shape, lead = n.shape.length - small.length;
+  if (ELEMENTWISE.indexOf(n.op) < 0 || lead < 0 || small.some((d, a) => d !== 1 && d !== n.shape[a + lead])) return ""; // not a broadcast (matmul, reshape...)
+  const axes = broadcastAxes(small, n.shape);
+  if (!axes.length || axes.length === n.shape.length) return "";
+  const BT = batchShape(), rows = axes.length === 1 && axes[0] === 0 && n.shape[0] === BT.B;
+  const positions = axes.length === 2 && axes[0] === 0 && axes[1] === 1 && n.shape[0] === BT.B && n.shape[1] === BT.T;
+  const plain = n.op === "add" || n.op === "sub"; // ∂L/∂b = g (or −g) copied back: a sum of g itself
+  return inputName(i, k) + " " + shape(NODES[j].shape) + " was broadcast to " + shape(n.shape) + ", copied " +
+    (rows ? "for each of the batch's " + BT.B + " rows" : positions ? "for each of the batch's " + BT.B + " × " + BT.T + " positions"
+      : "along axis " + axes.join(", ")) + ": its gradient is " + (plain ? "g " : "") + "summed over " +
+    (rows ? "the batch" : positions ? "them" : "those axes") + (plain ? ", so its ‖g‖ can exceed ‖∂L/∂y‖" : "");
+}
 
 // ---- the panel: one node ----------------------------------------------------------------
 const decoded = new Map();
@@ -50,10 +78,11 @@ function maskOf(i, heat) { // −inf scores of an input of the same slice: the m
   }
   return null;
 }
-function scaleOf(heat, mask) { // the colour scale: the finite cells the mask does not block
-  const c = codes(heat), step = (heat.hi - heat.lo) / 250;
+function scaleOf(heat, mask, group) { // the colour scale: the finite cells the mask does not block (of one head if `group` is given)
+  const c = codes(heat), step = (heat.hi - heat.lo) / 250, size = heat.shape[1] * heat.shape[2];
+  const from = group === undefined ? 0 : group * size, to = group === undefined ? c.length : from + size;
   let lo = Infinity, hi = -Infinity, mlo = Infinity, mhi = -Infinity;
-  for (let k = 0; k < c.length; k++) {
+  for (let k = from; k < to; k++) {
     if (c[k] > 250) continue;
     const v = heat.lo + c[k] * step;
     if (mask && mask[k] === 252) { mlo = Math.min(mlo, v); mhi = Math.max(mhi, v); } else { lo = Math.min(lo, v); hi = Math.max(hi, v); }
@@ -70,19 +99,31 @@ function heatSize(rows, cols) { // screen size: as wide as the panel allows, a s
   const h = Math.min(tall, Math.max(rows * cell, Math.min(rows * cell * 4, avail * 0.4, rows * (lecture ? 64 : 32))));
   return { w: w, h: h, kx: Math.max(1, Math.min(16, Math.round(cell))), ky: Math.max(1, Math.min(16, Math.round(h / rows))) };
 }
+function rowMax(heat, group, mask, r) { // the largest visible value of one row of one head (per-row colours)
+  const [, rows, cols] = heat.shape, c = codes(heat), step = (heat.hi - heat.lo) / 250, base = group * rows * cols + r * cols;
+  let hi = 0;
+  for (let q = 0; q < cols; q++) {
+    const code = c[base + q];
+    if (code <= 250 && !(mask && mask[base + q] === 252)) hi = Math.max(hi, heat.lo + code * step);
+  }
+  return hi;
+}
+const tip = document.createElement("div"); // the hover readout beside the pointer: on screen whatever row it points at
+tip.id = "tip"; tip.hidden = true;
+document.body.append(tip);
 function drawHeat(canvas, heat, group, mask, scale, readout, rowName, colName) {
   const [, rows, cols] = heat.shape, c = codes(heat), size = heatSize(rows, cols);
   canvas.width = cols * size.kx; canvas.height = rows * size.ky;
   canvas.style.width = size.w + "px"; canvas.style.height = size.h + "px";
   const ctx = canvas.getContext("2d"), img = ctx.createImageData(canvas.width, canvas.height);
-  const step = (heat.hi - heat.lo) / 250, base = group * rows * cols;
+  const step = (heat.hi - heat.lo) / 250, base = group * rows * cols, tops = {};
   for (let r = 0; r < rows; r++) for (let q = 0; q < cols; q++) {
     const code = c[base + r * cols + q];
     let rgb;
     const masked = code === 252 || (mask && mask[base + r * cols + q] === 252);
     if (code === 252) rgb = null; // −∞: no colour exists, grey checks
     else if (code > 250) rgb = [255, 0, 255]; // NaN or +inf: loud
-    else rgb = colour(heat.lo + code * step, scale.lo, scale.hi);
+    else rgb = colour(heat.lo + code * step, scale.lo, scale.rows ? (r in tops ? tops[r] : (tops[r] = rowMax(heat, group, mask, r))) : scale.hi);
     for (let y = 0; y < size.ky; y++) for (let x = 0; x < size.kx; x++) {
       const X = q * size.kx + x, Y = r * size.ky + y, o = 4 * (Y * canvas.width + X);
       let px = rgb || (((r + q) % 2) ? [200, 200, 200] : [150, 150, 150]);
@@ -95,20 +136,26 @@ function drawHeat(canvas, heat, group, mask, scale, readout, rowName, colName) {
     const rect = canvas.getBoundingClientRect();
     const q = Math.min(cols - 1, Math.floor((e.clientX - rect.left) / rect.width * cols)), r = Math.min(rows - 1, Math.floor((e.clientY - rect.top) / rect.height * rows));
     const code = c[base + r * cols + q], blocked = mask && mask[base + r * cols + q] === 252;
-    const v = code === 251 ? "NaN" : code === 252 ? "−∞ (masked)" : code === 253 ? "+∞" : "≈ " + fmt(heat.lo + code * step) + (blocked ? " (masked position)" : "");
+    const v = code === 251 ? "NaN" : code === 252 ? "−∞ (masked)" : code === 253 ? "+∞" : "≈ " + fmt(heat.lo + code * step) + (blocked ? " (masked position)" : "") +
+      (scale.rows && !blocked ? " (row's largest ≈ " + fmt(rowMax(heat, group, mask, r)) + ")" : "");
     readout.textContent = (rowName ? rowName.split(" (")[0] + " " + r + ", " : "") + colName.split(" (")[0] + " " + q + ": " + v;
+    tip.textContent = readout.textContent; tip.hidden = false; // beside the pointer, kept inside the window
+    const w = tip.offsetWidth, h = tip.offsetHeight;
+    tip.style.left = Math.max(4, Math.min(innerWidth - w - 4, e.clientX - w - 16)) + "px";
+    tip.style.top = Math.max(4, Math.min(innerHeight - h - 4, e.clientY + 18)) + "px";
   };
-  canvas.onmouseleave = () => { readout.textContent = "point at a cell to read its value"; };
+  canvas.onmouseleave = () => { readout.textContent = "point at a cell to read its value"; tip.hidden = true; };
 }
 function colourKey(scale) { // a bar from one end of the scale to the other, with its numbers
   const key = document.createElement("div"), m = Math.max(-scale.lo, scale.hi);
   key.className = "colour-key";
+  if (scale.rows) { key.rows = true; scale = { lo: 0, hi: 1 }; }
   const seq = scale.lo >= 0, stops = [0, 0.25, 0.5, 0.75, 1].map((t) => {
     const v = seq ? t * scale.hi : (2 * t - 1) * m, rgb = colour(v, scale.lo, scale.hi).map(Math.round);
     return "rgb(" + rgb.join(",") + ") " + (100 * t) + "%";
   });
   key.innerHTML = "<span>" + (seq ? "0" : "−" + fmt(m)) + "</span><span class='bar' style='background:linear-gradient(to right," + stops.join(",") +
-    ")'></span><span>" + (seq ? fmt(scale.hi) : "+" + fmt(m)) + "</span>";
+    ")'></span><span>" + (key.rows ? "the row's largest" : seq ? fmt(scale.hi) : "+" + fmt(m)) + "</span>";
   return key;
 }
 const SCORES = ["QKᵀ", "S", "S + M", "S (masked)", "A"]; // attention's [B, H, T_q, T_k] steps
@@ -153,14 +200,17 @@ function tensorSection(title, i, entry) {
     (hasMask ? ", masked positions included" : "") + ")</span></div>";
   if (!h) return div; // a node outside every picture keeps its statistics alone
   const scale = scaleOf(h, mask);
-  if (mask) div.querySelector(".stats").insertAdjacentHTML("beforeend", "<br>visible cells of the heatmap: min " + fmt(scale.lo) + " · max " + fmt(scale.hi) +
-    (scale.masked ? " <span class='hint'>· masked: " + fmt(scale.masked.lo) + " … " + fmt(scale.masked.hi) + "</span>" : ""));
-  const heads = h.shape[0], ndim = n.shape.length;
+  // attention weights (a softmax's rows, each summing to 1): each row coloured to its own largest weight, so a room
+  // sees where every query looks (on one 0–1 scale all but the first rows are pale)
+  scale.rows = title === "value" && n.op === "softmax" && scale.lo >= 0;
+  const heads = h.shape[0], ndim = n.shape.length, isHead = ndim === 4 && n.shape[1] < n.shape[2]; // [B, H, T, ·]
+  const which = heads > 1 ? (isHead ? "head" : "index") : "";
+  const visible = document.createElement("span"); visible.className = "visible";
+  if (mask) div.querySelector(".stats").append(document.createElement("br"), visible);
   const pick = document.createElement("div");
   pick.className = "hint";
   let html = "showing " + esc(h.index) + (ndim >= 3 ? " (batch row 0)" : "") + ": " + h.shape[1] + " rows × " + h.shape[2] + " columns";
   if (heads > 1) {
-    const isHead = ndim === 4 && n.shape[1] < n.shape[2]; // [B, H, T, ·]
     html += ' · <label>' + (isHead ? "head" : "index on axis " + (ndim - 3)) + ' <select class="head">' +
       Array.from({ length: heads }, (_, g) => "<option value='" + g + "'>" + g + "</option>").join("") + "</select></label> <span class='hint'>(H)</span>";
   }
@@ -172,27 +222,39 @@ function tensorSection(title, i, entry) {
   readout.textContent = "point at a cell to read its value";
   const key = colourKey(scale);
   const what = document.createElement("div"); what.className = "hint";
-  what.textContent = (scale.lo >= 0 ? "white 0 → purple: the largest" : "blue negative · white 0 · red positive") +
-    (mask ? "; the colours scale to the visible (unmasked) cells, masked values beyond them take the end colour" : "; the colours scale to this slice");
-  const draw = (g) => drawHeat(canvas, h, g, mask, scale, readout, rowName, colName);
+  const all = heads > 1 ? " of the " + heads + " " + (isHead ? "heads" : "slices") + " kept (one scale for all, so they compare)" : "";
+  what.textContent = scale.rows ? "per row: each row (one query's weights over the keys, summing to 1) goes from white 0 to purple at its own largest weight" +
+      (mask ? "; masked cells are 0" : "") + "; point at a cell for its value"
+    : (scale.lo >= 0 ? "white 0 → purple: the largest" : "blue negative · white 0 · red positive") +
+      (mask ? "; the colours scale to the visible (unmasked) cells" + all + ", masked values beyond them take the end colour" : "; the colours scale to this slice" + all);
+  const note = document.createElement("div"); note.className = "hint mask-note";
+  const draw = (g) => {
+    drawHeat(canvas, h, g, mask, scale, readout, rowName, colName);
+    const hs = scaleOf(h, mask, g), at = which ? " of " + which + " " + g : ""; // the statistics of what is shown: this head
+    // read back from one-byte codes: within half a code step of the true value, so marked ≈
+    visible.innerHTML = "visible cells" + at + " (the heatmap): min ≈ " + fmt(hs.lo) + " · max ≈ " + fmt(hs.hi) +
+      (hs.masked ? " <span class='hint'>· masked: ≈ " + fmt(hs.masked.lo) + (hs.masked.hi > hs.masked.lo ? " … " + fmt(hs.masked.hi) : "") + "</span>" : "") +
+      " <span class='hint'>(one-byte codes: ± " + fmt(hs.half) + ")</span>";
+    if (!hasMask) return;
+    let text = mask ? "hatched: positions the mask blocks, drawn in their true colour" : "grey checks: positions the mask blocks (−∞ scores)";
+    if (mask && title === "gradient" && hs.masked && Math.max(-hs.masked.lo, hs.masked.hi) > hs.half) {
+      text += ". ∂L/∂" + (n.role || "y") + " is not zero there (" + (which ? which + " " + g + ": " : "") + "up to ≈ " + fmt(Math.max(-hs.masked.lo, hs.masked.hi)) + "): the op after it sends a gradient to every cell." +
+        (n.op === "softmax" ? " It is softmax's backward that cancels it: ∂L/∂s = a ⊙ (∂L/∂a − Σ a ⊙ ∂L/∂a) and a = 0 there, so ∂L/∂S is exactly 0 at the masked cells (its heatmap, the next backward step)." : "");
+    } else if (mask && title === "value" && n.op === "softmax") text += " (zero weights: exp(−∞) = 0)";
+    else if (mask && title === "gradient") text += " (zero there)";
+    note.textContent = text;
+  };
   const sel = pick.querySelector("select");
   if (sel) sel.addEventListener("change", () => { draw(+sel.value); sel.blur(); });
   div.append(pick, canvas, key, what, readout);
+  if (hasMask) div.append(note);
   draw(0);
-  if (hasMask) {
-    let note = mask ? "hatched: positions the mask blocks, drawn in their true colour" : "grey checks: positions the mask blocks (−∞ scores)";
-    if (mask && title === "gradient" && scale.masked && Math.max(-scale.masked.lo, scale.masked.hi) > scale.half) {
-      note += ". ∂L/∂" + (n.role || "y") + " is not zero there (up to " + fmt(Math.max(-scale.masked.lo, scale.masked.hi)) + "): the op after it sends a gradient to every cell." +
-        (n.op === "softmax" ? " It is softmax's backward that cancels it: ∂L/∂s = a ⊙ (∂L/∂a − Σ a ⊙ ∂L/∂a) and a = 0 there, so ∂L/∂S is exactly 0 at the masked cells (its heatmap, the next backward step)." : "");
-    } else if (mask && title === "value" && n.op === "softmax") note += " (zero weights: exp(−∞) = 0)";
-    else if (mask && title === "gradient") note += " (zero there)";
-    div.append(Object.assign(document.createElement("div"), { className: "hint mask-note", textContent: note }));
-  }
   return div;
 }
 function row(k, v) { return "<tr><td>" + k + "</td><td>" + v + "</td></tr>"; }
 function select(i) {
   state.selected = i;
+  tip.hidden = true; // the heatmap it read is redrawn
   light();
   const n = NODES[i], p = $("panel");
   const f = n.formula !== undefined ? DATA.formulas[n.formula] : null;
@@ -218,11 +280,13 @@ function select(i) {
   }
   if (n.inputs.length) {
     html += "<h3>inputs, and the gradient sent back to each</h3>" + n.inputs.map((j, k) =>
-      "<div><a class='node-link' data-node='" + j + "'>" + esc(nodeName(j)) + "</a> " + esc(shape(NODES[j].shape)) +
-      " · ‖g‖ " + fmt(n.sent[k]) + "</div>").join("");
+      "<div><a class='node-link' data-node='" + j + "'>" + esc(inputName(i, k)) + "</a> " + esc(shape(NODES[j].shape)) +
+      " · ‖g‖ " + fmt(n.sent[k]) + (broadcastNote(i, k) ? "<div class='hint broadcast'>" + esc(broadcastNote(i, k)) + "</div>" : "") + "</div>").join("");
   }
   p.innerHTML = html;
-  p.append(tensorSection("value", i, n.value), tensorSection("gradient", i, n.grad));
+  const grad = tensorSection("gradient", i, n.grad);
+  grad.classList.add("grad-section");
+  p.append(tensorSection("value", i, n.value), grad);
   p.querySelectorAll("a.node-link[data-node]").forEach((a) => a.addEventListener("click", () => select(+a.dataset.node)));
   p.querySelectorAll("a.node-link[data-step]").forEach((a) => a.addEventListener("click", () => go(+a.dataset.step)));
   curves(p);
