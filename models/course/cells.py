@@ -14,7 +14,9 @@ from microtensor import Tensor
 x = Tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
 w = Tensor([1., 1., 2.], requires_grad=True)      # broadcast over x's rows
 loss = (x * w).sum()
-loss.backward()                                   # w.grad [5. 7. 9.]: each column of x summed
+import viz
+with viz.record_grad_norms():                     # the picture's gradient flow
+    loss.backward()                               # w.grad [5. 7. 9.]: each column of x summed
 print(w.grad)
 show_graph(loss)
 """, "expect": ["[5. 7. 9.]"]},
@@ -42,8 +44,10 @@ try:
     nn.scaled_dot_product_attention(Q, mt.randn(T, d_k + 1), V)   # Q and K must share d_k
 except ValueError as error:
     print("ValueError:", error)
+import viz
 loss = (Z * mt.randn(T, d_v)).sum()
-loss.backward()
+with viz.record_grad_norms():        # note the gradient norms the picture draws
+    loss.backward()
 show_graph(loss)
 show_attention(A, list("abcd"), "A: each query's weights over the keys")
 """, "expect": ["row sums: [1. 1. 1. 1.]", "A symmetric? False", "ValueError:"]},
@@ -157,8 +161,10 @@ for heads in (1, 2, 3, 4, 6):
     m = nn.MultiHeadAttention(D, heads)
     print(f"H = {heads}: d = {D // heads:2d}, parameters "
           f"{sum(p.data.size for p in m.parameters())} = 4D² + 4D = {4 * D * D + 4 * D}")
+import viz
 loss = (out ** 2).mean()
-loss.backward()
+with viz.record_grad_norms():
+    loss.backward()
 show_graph(loss)
 show_attention(mha.last_attention.numpy()[0], list("heads"), "the three heads' A")
 """, "expect": ["parameters 2400 = 4D² + 4D = 2400"]},
@@ -183,8 +189,10 @@ x = mt.randn(3, 4, requires_grad=True, name="x")
 w = mt.randn(4, 4, requires_grad=True, name="W")
 y = nn.residual(x, (x @ w).tanh())            # y = x + F(x)
 y.retain_grad()
+import viz
 loss = (y * mt.randn(3, 4)).sum()
-loss.backward()
+with viz.record_grad_norms():
+    loss.backward()
 print("‖∂L/∂y‖ through the skip:", round(float(np.linalg.norm(y.grad)), 4),
       "  ‖∂L/∂x‖ total:", round(float(np.linalg.norm(x.grad)), 4))
 show_graph(loss)
@@ -249,7 +257,9 @@ z, a = nn.scaled_dot_product_attention(q, k, v, is_causal=True)
 a.retain_grad()
 G = np.random.default_rng(0).standard_normal((T, d))
 loss = (z * mt.Tensor(G)).sum()
-loss.backward()
+import viz
+with viz.record_grad_norms():
+    loss.backward()
 A, V = a.numpy(), v.numpy()
 print("∂L/∂V = AᵀG:", np.allclose(v.grad, A.T @ G))
 print("∂L/∂A = GVᵀ:", np.allclose(a.grad, G @ V.T))

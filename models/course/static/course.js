@@ -23,7 +23,7 @@ window.microtensorReady = (async () => {
   await loadScript(CFG.indexURL + "pyodide.js");
   const py = await bootPython(CFG, BASE);
   const t = py.timings;
-  $("status").textContent = `Ready: Python ${py.version}, numpy and microtensor loaded in ` +
+  $("status").textContent = `Ready: Pyodide ${py.version}, numpy and microtensor loaded in ` +
     `${(t.total / 1000).toFixed(1)} s (Pyodide ${(t.core / 1000).toFixed(1)} s, numpy ` +
     `${(t.numpy / 1000).toFixed(1)} s, microtensor ${(t.microtensor / 1000).toFixed(1)} s).`;
   $("status").classList.add("ready");
@@ -156,7 +156,7 @@ function drawCurve(losses, steps) {
   g.strokeStyle = "#999";
   g.strokeRect(pad, 8, W - pad - 8, H - pad - 8);
   if (!losses.length) return;
-  const hi = Math.max(...losses), lo = Math.min(...losses, 0);
+  const hi = Math.max(...losses), lo = Math.max(0, Math.min(...losses) - 0.1 * (hi - Math.min(...losses)));
   const n = Math.max(losses.length - 1, 1);
   g.fillStyle = "#333";
   g.font = "11px sans-serif";
