@@ -16,6 +16,9 @@ TINY_TEXT = ("Attention lets each position look at every earlier position: a que
              "The residual stream carries what each layer adds. ") * 8
 TINY_CONFIG = dict(block_size=32, n_layer=2, n_head=2, n_embd=64)
 TINY_BATCH = 4
+NUMPY_PRINT_DEFAULTS = dict(precision=8, threshold=1000, edgeitems=3, linewidth=75,
+                            suppress=False, nanstr="nan", infstr="inf", sign="-",
+                            floatmode="maxprec", legacy=False)
 
 
 def run_cell(code, namespace):
@@ -45,7 +48,10 @@ def run_cell(code, namespace):
     namespace.update(show_graph=show_graph, show_attention=show_attention)
     out, err = io.StringIO(), io.StringIO()
     ok = True
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    # numpy's default print options for every run, and a cell's own set_printoptions undone
+    # after it: what a cell prints does not depend on which cell ran before
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            np.printoptions(**NUMPY_PRINT_DEFAULTS):
         try:
             exec(compile(code, "<cell>", "exec"), namespace)
         except BaseException as e:  # the student's error, shown as Python prints it
@@ -101,6 +107,47 @@ def sample_tiny_gpt(model, tok, prompt="The ", length=80, seed=0):
     start = np.array([tok.encode(prompt)], dtype=np.int64)
     ids = model.generate(start, length, temperature=0.8, top_k=8)
     return tok.decode(ids[0])
+
+
+def use_vizjs(render_svg):
+    """Lay graphs out with viz.js where Graphviz's `dot` program cannot run (a browser tab):
+    `graph.pipe(format="svg")`, and so viz.explore and viz.save(..., ".svg"), call
+    render_svg(dot source: str) -> SVG text instead. It replaces the subprocess call of the
+    `graphviz` package (pinned to 0.20.3 in the page, models/course/fetch.py); other formats
+    than SVG still raise graphviz.ExecutableNotFound."""
+    import subprocess
+
+    from graphviz.backend import execute
+
+    def run_check(cmd, *, input=None, input_lines=None, **kwargs):  # noqa: A002 (its name)
+        formats = [c[2:] for c in map(str, cmd) if c.startswith("-T")]
+        if formats != ["svg"] or (input is None and input_lines is None):
+            raise execute.ExecutableNotFound(cmd)
+        parts = [input] if input is not None else list(input_lines)
+        source = "".join(p.decode("utf-8") if isinstance(p, bytes) else p for p in parts)
+        svg = str(render_svg(source))
+        return subprocess.CompletedProcess(cmd, 0, svg.encode("utf-8"), b"")
+
+    execute.run_check = run_check
+
+
+def explore_tiny_gpt(model, tok, path, seed=0):
+    """One training step of `model` on a batch of the tiny text, written by viz.explore to
+    `path` (depth 1: a box per block, which opens on a click). Returns the path."""
+    import viz
+
+    block = TINY_CONFIG["block_size"]
+    data = np.array(tok.encode(TINY_TEXT), dtype=np.int64)
+    starts = np.random.default_rng(seed).integers(0, len(data) - block - 1, 2)
+    batch = np.stack([data[s:s + block + 1] for s in starts])
+    model.train()
+    with viz.record_steps():
+        _, loss = model(batch[:, :-1], batch[:, 1:])
+        loss.backward()
+    model.zero_grad()
+    model.eval()
+    return viz.explore(loss, path, depth=1, title=f"the tab's tiny GPT: one step, loss "
+                                                  f"{loss.item():.3f}")
 
 
 def exercise_list():

@@ -79,6 +79,25 @@ def test_tiny_gpt_trained_in_a_worker_has_cpythons_losses_and_sample(course):
     assert course.outside == [], f"requests left 127.0.0.1: {course.outside}"
 
 
+def test_explorer_opens_on_the_model_trained_in_the_tab_laid_out_by_viz_js(course):
+    page = course.page
+    page.evaluate("() => window.microtensorTrainTinyGPT(2, 0)")
+    result = page.evaluate("() => window.microtensorExploreTinyGPT()")
+    html = result["html"]
+    assert "Written by microtensor's viz.explore" in html and "<svg" in html, \
+        f"expected viz.explore's page with SVG pictures; got {html[:200]!r}"
+    address = page.get_attribute("#gpt-explorer-link", "href")
+    explorer = page.context.new_page()
+    errors = []
+    explorer.on("pageerror", lambda error: errors.append(error))
+    explorer.goto(address)
+    explorer.wait_for_selector("svg")
+    boxes = explorer.locator("svg g.node").count()
+    explorer.close()
+    assert boxes > 5 and not errors, f"expected the step's graph drawn; {boxes} boxes, {errors}"
+    assert course.outside == [], f"requests left 127.0.0.1: {course.outside}"
+
+
 def _check(page, number, source):
     page.select_option("#ex-pick", str(number))
     page.evaluate("src => { document.getElementById('ex-code').value = src; "

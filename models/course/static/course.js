@@ -188,6 +188,7 @@ window.microtensorTrainTinyGPT = (steps, seed) => new Promise((resolve, reject) 
       $("gpt-status").textContent = `step ${m.step + 1}/${steps}: loss ${m.loss.toFixed(4)}`;
     }
     if (m.type === "done") {
+      $("gpt-explore").disabled = false;
       $("gpt-status").textContent = `done: loss ${losses[0].toFixed(4)} → ` +
         `${losses[losses.length - 1].toFixed(4)}, ${m.stepMs.toFixed(0)} ms a step`;
       $("gpt-sample").textContent = m.sample;
@@ -198,8 +199,43 @@ window.microtensorTrainTinyGPT = (steps, seed) => new Promise((resolve, reject) 
       reject(new Error(m.message));
     }
   };
-  worker.postMessage({ cfg: CFG, base: BASE, steps, seed });
+  worker.postMessage({ cfg: CFG, base: BASE, steps, seed, what: "train" });
 });
+
+// viz.explore's page of one training step of the model the worker trained; resolves
+// {html, ms} and opens it in a new tab (a Blob address: nothing leaves the browser)
+window.microtensorExploreTinyGPT = () => new Promise((resolve, reject) => {
+  if (!worker) {
+    reject(new Error("train the tiny GPT first"));
+    return;
+  }
+  $("gpt-status").textContent = "writing the explorer's page (viz.explore, laid out by viz.js)…";
+  worker.onmessage = (event) => {
+    const m = event.data;
+    if (m.type === "explorer") {
+      const address = URL.createObjectURL(new Blob([m.html], { type: "text/html" }));
+      $("gpt-explorer-link").href = address;
+      $("gpt-explorer-link").hidden = false;
+      $("gpt-status").textContent = `explorer ready in ${(m.ms / 1000).toFixed(1)} s`;
+      resolve(m);
+    }
+    if (m.type === "error") {
+      $("gpt-status").textContent = m.message;
+      reject(new Error(m.message));
+    }
+  };
+  worker.postMessage({ cfg: CFG, base: BASE, what: "explore" });
+});
+
+$("gpt-explore").onclick = async () => {
+  $("gpt-explore").disabled = true;
+  try {
+    await window.microtensorExploreTinyGPT();
+    window.open($("gpt-explorer-link").href, "_blank");
+  } finally {
+    $("gpt-explore").disabled = false;
+  }
+};
 
 $("gpt-train").onclick = async () => {
   $("gpt-train").disabled = true;
