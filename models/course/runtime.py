@@ -167,8 +167,7 @@ def check_exercise(number, source):
     """
     import types
 
-    from models.exercises import EXERCISES
-    from models.exercises.grading import ExerciseFailure, NotStarted
+    from models.exercises import EXERCISES, ExerciseFailure, NotStarted
 
     exercise = next(e for e in EXERCISES if e.number == number)
     grader = exercise.grader()

@@ -1,8 +1,8 @@
 """Fixtures of the course site's browser tests (issue 34): Pyodide and the rest fetched from the
 package registries once per session (`course --fetch-pyodide`), the site built on that copy,
 served by `course --serve` on 127.0.0.1, and one Chromium page that loads it once and is shared
-by every test. Every request that is not for 127.0.0.1 is aborted and noted: `outside` lists
-them, and the tests assert that it stays empty.
+by every test of the module. Every request that is not for 127.0.0.1 is aborted and noted:
+`outside` lists them, and the tests assert that it stays empty.
 """
 import os
 import shutil
@@ -52,9 +52,10 @@ class Course:
         self.page, self.outside, self.load_s = page, outside, load_s
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def course(course_url):
-    """One page of the served site at 1366×768, `microtensorReady` awaited."""
+    """One page of the served site at 1366×768, `microtensorReady` awaited. Module-scoped:
+    Playwright's sync API allows one running instance, and the viz tests start their own."""
     sync_api = pytest.importorskip("playwright.sync_api")
     chromium = shutil.which("chromium")
     if chromium is None:

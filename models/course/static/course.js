@@ -269,7 +269,9 @@ async function setupExercises(py) {
     const check = py.globals.get("runtime").check_exercise;
     const result = JSON.parse(py.pyimport("json").dumps(
       check(Number($("ex-pick").value), $("ex-code").value)));
-    $("ex-output").textContent = result.text + (result.hint ? `\nhint: ${result.hint}` : "");
+    const allPassed = result.results.every((r) => r.status === "passed");
+    $("ex-output").textContent = result.text +
+      (result.hint && !allPassed ? `\nhint: ${result.hint}` : "");
     $("exercises").dataset.checked = result.results.filter((r) => r.status === "passed").length;
   };
   show();
