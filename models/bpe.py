@@ -25,21 +25,28 @@ import heapq
 from collections import Counter, defaultdict
 
 import numpy as np
-import regex
 
 from microtensor import Tensor
+
+try:
+    import regex
+except ImportError:  # a browser's Pyodide: the rest of `models` imports, BPE says what it needs
+    regex = None
 
 # GPT-2's pre-tokenizer: contractions, letters with an optional leading space, numbers,
 # other symbols, then runs of whitespace (the last space of a run stays with the next word).
 GPT2_SPLIT_PATTERN = (r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+"""
                       r"""|\s+(?!\S)|\s+""")
-_SPLIT = regex.compile(GPT2_SPLIT_PATTERN)
+_SPLIT = regex.compile(GPT2_SPLIT_PATTERN) if regex is not None else None
 
 
 def chunks(text):
     """str -> list[bytes]: GPT-2's pre-tokenization, each chunk as its UTF-8 bytes. Lone
     surrogates (bytes that were not UTF-8, read with errors="surrogateescape") become those
-    bytes again, so any byte string goes through unchanged."""
+    bytes again, so any byte string goes through unchanged. ImportError without `regex`."""
+    if _SPLIT is None:
+        raise ImportError("the BPE tokenizer needs regex (GPT-2's split pattern uses \\p{L}, "
+                          "which re lacks), which is not installed here: pip install regex")
     return [_utf8(c) for c in _SPLIT.findall(text)]
 
 

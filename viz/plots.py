@@ -6,11 +6,21 @@ Each function returns a `matplotlib.figure.Figure` (shown inline in Jupyter; sav
 import json
 import os
 
-import matplotlib
 import numpy as np
-from matplotlib.figure import Figure
+
+from .optional import require
+
+
+def Figure(**kwargs):  # noqa: N802 (matplotlib's class, imported on first use)
+    """A matplotlib Figure; matplotlib is imported here, on first use, so that `import viz`
+    works where it is missing (a browser's Pyodide): ImportError naming the install then."""
+    return require("matplotlib.figure", "the charts of viz.plots").Figure(**kwargs)
 
 _VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥"}
+
+
+def _colormap(name):
+    return require("matplotlib", "the charts of viz.plots").colormaps[name]
 
 
 def printable(chars):
@@ -46,7 +56,7 @@ def attention_heatmap(weights, chars, layers=None, heads=None, title=None, query
     rows = labels[t_k - t_q:] if query_chars is None else printable(query_chars)
     # a weight of exactly 0 is a blocked key (exp(−∞) = 0; softmax gives no other zero):
     # grey, so the causal mask reads apart from weights that are merely small
-    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#d9d9d9")
+    cmap = _colormap("viridis").with_extremes(bad="#d9d9d9")
     w = np.ma.masked_equal(w, 0.0)
     cell = max(2.2, 0.22 * t_k)
     fig = Figure(figsize=(cell * n_heads + 1.0, cell * n_layers + 0.8), layout="constrained")
@@ -170,7 +180,7 @@ def loss_curve(metrics, title="Training and validation loss"):
 def _grad_norm_panel(ax, records):
     """One curve per module of ‖∂L/∂θ‖ (the gradient of its parameters) at each evaluation."""
     modules = list(dict.fromkeys(m for r in records for m in r["grad_norms"]))
-    cmap = matplotlib.colormaps["viridis"]
+    cmap = _colormap("viridis")
     for i, module in enumerate(modules):
         points = [(r["iter"], r["grad_norms"][module]) for r in records
                   if r["grad_norms"].get(module, 0) > 0]

@@ -12,6 +12,7 @@ import sys
 
 from . import (
     attention,
+    course,
     exercises,
     explore,
     export,
@@ -28,7 +29,7 @@ from . import (
 from .checks import add_threads_flag
 
 COMMANDS = [train, sample, translate, graph, explore, attention, gradflow, plot_loss, shapes, flops,
-            export, import_, exercises]
+            export, import_, exercises, course]
 
 
 def _version():

@@ -21,7 +21,6 @@ import traceback
 from contextlib import ExitStack
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 import microtensor
 
@@ -125,6 +124,9 @@ class DataParallel:
         if len(self.sizes) == 1:
             return self
         try:
+            # imported here: `import models` works where threadpoolctl is missing (Pyodide)
+            from threadpoolctl import threadpool_limits
+
             self._exit.enter_context(threadpool_limits(limits=1, user_api="blas"))
             self._exit.callback(self.close)
             shared = shared_arrays([(p.shape, p.dtype) for p in self.params])

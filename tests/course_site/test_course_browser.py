@@ -1,0 +1,121 @@
+"""The course site in a real browser, offline (issue 34; CONTRACT.md, `microtensor course`): the
+README's example through `microtensorRun`, every section's cell, a graph drawn as SVG by
+viz.js, the tiny GPT trained in a worker with CPython's losses, an exercise's checks. One page
+serves them all (tests/course_site/conftest.py); no request may leave 127.0.0.1.
+"""
+import numpy as np
+import pytest
+
+from models.course.cells import SECTIONS
+from models.course.runtime import train_tiny_gpt
+
+README_EXAMPLE = """\
+from microtensor import Tensor
+x = Tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+w = Tensor([1., 1., 2.], requires_grad=True)
+(x * w).sum().backward()
+print(w.grad)
+"""
+
+SOFTMAX_BACKWARD = """
+import numpy as np
+def softmax_backward(a, da, axis=-1):
+    return a * (da - (a * da).sum(axis=axis, keepdims=True))
+"""
+
+
+def test_microtensor_run_prints_the_readme_gradient_5_7_9(course):
+    text = course.page.evaluate("code => window.microtensorRun(code)", README_EXAMPLE)
+    assert text == "[5. 7. 9.]\n", f"expected w.grad printed as [5. 7. 9.]; got {text!r}"
+    assert course.outside == [], f"requests left 127.0.0.1: {course.outside}"
+
+
+def test_microtensor_run_returns_a_traceback_on_stderr_after_stdout(course):
+    text = course.page.evaluate("code => window.microtensorRun(code)", "print('before')\n1/0")
+    assert text.startswith("before\nTraceback") and "ZeroDivisionError" in text, \
+        f"expected stdout then the traceback; got {text!r}"
+
+
+@pytest.mark.parametrize("section", SECTIONS, ids=[s["id"] for s in SECTIONS])
+def test_each_section_cell_runs_in_the_tab_and_prints_its_checks(course, section):
+    page, card = course.page, f"[data-section='{section['id']}']"
+    page.click(f"{card} button:text('Run')")
+    page.wait_for_selector(f"{card}[data-done]")
+    text = page.text_content(f"{card} pre.output")
+    assert page.get_attribute(card, "data-done") == "ok", f"{section['id']} failed:\n{text}"
+    missing = [e for e in section["expect"] if e not in text]
+    assert not missing, f"{section['id']}: expected {missing} in the output; got:\n{text}"
+    assert course.outside == [], f"requests left 127.0.0.1: {course.outside}"
+
+
+def test_the_readme_cell_draws_its_graph_as_svg_with_viz_js(course):
+    page = course.page
+    page.click("[data-section='readme'] button:text('Run')")
+    page.wait_for_selector("[data-section='readme'][data-done] svg.graph")
+    labels = page.locator("[data-section='readme'] svg.graph text").all_text_contents()
+    assert any("sum" in t for t in labels) and any("mul" in t for t in labels), \
+        f"expected the graph's mul and sum nodes as SVG text; got {labels}"
+
+
+def test_attention_heatmap_of_3_3_greys_exactly_the_blocked_keys(course):
+    page = course.page
+    page.click("[data-section='3.3'] button:text('Run')")
+    page.wait_for_selector("[data-section='3.3'][data-done] svg.heatmap")
+    fills = page.locator("[data-section='3.3'] svg.heatmap rect").evaluate_all(
+        "rs => rs.map(r => r.getAttribute('fill'))")
+    grey = np.array([f == "rgb(217,217,217)" for f in fills]).reshape(5, 5)
+    assert (grey == np.triu(np.ones((5, 5), bool), 1)).all(), \
+        f"expected grey cells above the diagonal (the causal mask); got\n{grey.astype(int)}"
+
+
+def test_tiny_gpt_trained_in_a_worker_has_cpythons_losses_and_sample(course):
+    steps = 4
+    tab = course.page.evaluate("n => window.microtensorTrainTinyGPT(n, 0)", steps)
+    _, _, here = train_tiny_gpt(steps, seed=0)
+    np.testing.assert_allclose(tab["losses"], here, rtol=0, atol=1e-6,
+                               err_msg="the tab's losses differ from CPython's (same seed)")
+    assert here[-1] < here[0], f"expected the loss to fall over {steps} steps; got {here}"
+    assert len(tab["sample"]) > len("The "), f"expected sampled text; got {tab['sample']!r}"
+    assert course.outside == [], f"requests left 127.0.0.1: {course.outside}"
+
+
+def test_explorer_opens_on_the_model_trained_in_the_tab_laid_out_by_viz_js(course):
+    page = course.page
+    page.evaluate("() => window.microtensorTrainTinyGPT(2, 0)")
+    result = page.evaluate("() => window.microtensorExploreTinyGPT()")
+    html = result["html"]
+    assert "Written by microtensor's viz.explore" in html and "<svg" in html, \
+        f"expected viz.explore's page with SVG pictures; got {html[:200]!r}"
+    address = page.get_attribute("#gpt-explorer-link", "href")
+    explorer = page.context.new_page()
+    errors = []
+    explorer.on("pageerror", lambda error: errors.append(error))
+    explorer.goto(address)
+    explorer.wait_for_selector("svg")
+    boxes = explorer.locator("svg g.node").count()
+    explorer.close()
+    assert boxes > 5 and not errors, f"expected the step's graph drawn; {boxes} boxes, {errors}"
+    assert course.outside == [], f"requests left 127.0.0.1: {course.outside}"
+
+
+def _check(page, number, source):
+    page.select_option("#ex-pick", str(number))
+    page.evaluate("src => { document.getElementById('ex-code').value = src; "
+                  "delete document.getElementById('exercises').dataset.checked; }", source)
+    page.click("#ex-check")
+    page.wait_for_function("document.getElementById('exercises').dataset.checked !== undefined")
+    return page.text_content("#ex-output")
+
+
+def test_exercise_3_checks_report_not_started_wrong_and_right_answers(course):
+    page = course.page
+    stub = _check(page, 3, page.evaluate(
+        "document.getElementById('ex-pick').value = '3'; "
+        "document.getElementById('ex-pick').dispatchEvent(new Event('change')); "
+        "document.getElementById('ex-code').value"))
+    assert "not started" in stub and "0/4 checks passed" in stub, stub
+    wrong = _check(page, 3, SOFTMAX_BACKWARD.replace(
+        "a * (da - (a * da).sum(axis=axis, keepdims=True))", "a * da"))
+    assert "✗" in wrong and "hint:" in wrong, f"expected failed checks and a hint; got:\n{wrong}"
+    right = _check(page, 3, SOFTMAX_BACKWARD)
+    assert "4/4 checks passed" in right, f"expected all 4 checks to pass; got:\n{right}"
