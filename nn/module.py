@@ -24,7 +24,7 @@ class Parameter(Tensor):
 
     def __init__(self, data, requires_grad=True):
         if isinstance(data, Tensor):  # the same array and version count: writes show in both
-            self.data, self._version = data.data, data._version_box()
+            self.data, self._version = data.data, data._version_box()  # rebinds: a new leaf
             self.requires_grad_(requires_grad)
         else:
             super().__init__(data, requires_grad=requires_grad)
