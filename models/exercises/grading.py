@@ -217,8 +217,9 @@ def compare(student_fn, args, expected, name, *, hint, mistakes=(), pick=lambda 
     except ExerciseFailure as failure:  # the same error as a known mistake raises: its hint
         for mistake in mistakes:
             try:
-                call(mistake.fn, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in args],
-                     what=what)
+                with np.errstate(all="ignore"):  # a mistake may overflow: that is its business
+                    call(mistake.fn, *[np.copy(a) if isinstance(a, np.ndarray) else a
+                                       for a in args], what=what)
             except ExerciseFailure as same:
                 if str(same) == str(failure):
                     raise ExerciseFailure(f"{failure}{where}. Hint: {mistake.hint}") from None
