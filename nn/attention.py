@@ -2,7 +2,8 @@
 (Vaswani et al. 2017, "Attention Is All You Need", §3.2).
 
 Sizes, one vocabulary through nn/ and models/: D = d_model (GPTConfig's n_embd), H = n_heads
-(n_head), d_k = head_dim = D / H, F = d_ff; B batch rows, T positions. A boolean mask is True
+(n_head), d_k = head_dim = D / H (the notes' d: D = H·d in 3.5, √d in 3.8), d_ff the FFN's
+width; B batch rows, T positions. A boolean mask is True
 where a key is blocked (M_ij = −inf) and False where it is seen (M_ij = 0); a float mask is M.
 Beside this file, each in a file named for it: masks.py (padding, alignment, a caller's mask),
 kv_cache.py (3.7), tiled_attention.py (3.8), keep_attention.py (the weights for a picture),
@@ -98,16 +99,18 @@ class MultiHeadAttention(Module):
         if kv_cache is None:
             k = self._split_heads(self.k_proj(source))      # [B, H, T_k, d_k]  K = X W_K
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d_k]  V = X W_V
-        else:                                               # the past's K, V kept (kv_cache.py)
+        else:  # K, V [B, H, T_past + T, d_k] (KVCache, 3.7: nn/kv_cache.py, the guide's 3.7)
             k, v = kv_cache.keys_values(self, source, cross=context is not None)
         offset = masks.module_causal_offset(T, k.shape[2], is_causal, causal_alignment,
                                             kv_cache is not None)   # None: not causal
         dropout_p = self.dropout if self.training else 0.0
         if self.attention == "tiled":                       # the same Z in O(T) memory
             z = multi_head_tiled(self, q, k, v, attn_mask, key_padding_mask, offset, dropout_p)
-        else:
+        else:  # M: causal_mask (3.3), cached per shape for speed; None where it blocks no key
+            causal = (masks.shared_causal_mask(causal_mask, T, k.shape[2], offset)
+                      if offset is not None and offset < k.shape[2] - 1 else None)
             mask = masks.attention_mask((B, self.n_heads, T, k.shape[2]), attn_mask,
-                                        key_padding_mask, offset)
+                                        key_padding_mask, causal)
             z, a = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
             keep_weights(self, a)                           # only when asked
         return self._merge_heads(z, B, T)                   # [B, T, D]

@@ -36,15 +36,14 @@ def module_causal_offset(t_q, t_k, is_causal, causal_alignment, cached):
 
 
 @functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
-def shared_causal_mask(t_q, t_k, offset):
-    """Speed: nn.attention.causal_mask(t_q, t_k, offset), built once per shape and shared
-    read-only (tests/nn/test_attention.py checks the two agree).
+def shared_causal_mask(causal_mask, t_q, t_k, offset):
+    """Speed: causal_mask(t_q, t_k, offset), nn.attention's M (passed in: that file imports
+    this one), built once per shape and shared read-only.
 
     Every attention layer of every step asks for the same few shapes, and np.triu builds
-    a 64 × 64 mask in about the time of a small op. Used by `attention_mask` alone. Written
-    out rather than imported: nn/attention.py imports this file, never the other way.
+    a 64 × 64 mask in about the time of a small op. Used by `MultiHeadAttention` alone.
     """
-    mask = np.triu(np.ones((t_q, t_k), dtype=bool), k=offset + 1)
+    mask = causal_mask(t_q, t_k, offset)
     mask.flags.writeable = False
     return mask
 
@@ -97,17 +96,14 @@ def add_attn_mask(s, attn_mask, blocked):
     return s, blocked
 
 
-def attention_mask(scores_shape, attn_mask=None, key_padding_mask=None, causal_offset=None):
-    """One mask for the scores [B, H, T_q, T_k] from a causal rule (block key j > i + offset),
+def attention_mask(scores_shape, attn_mask=None, key_padding_mask=None, causal=None):
+    """One mask for the scores [B, H, T_q, T_k] from the causal mask M (bool [T_q, T_k]),
     a key_padding_mask (bool [B, T_k], True at padding) and attn_mask (bool, or float added to
     the scores): boolean, or float when attn_mask is float. A float attn_mask that requires
     grad (a learned bias) stays a Tensor on the graph, blocked keys adding −inf to it.
     None when nothing is blocked. ValueError for a mask that does not fit the scores."""
     b, _, t_q, t_k = scores_shape
-    blocked = None
-    # a causal rule that blocks no key (one query over its whole past: cached decoding) is none
-    if causal_offset is not None and causal_offset < t_k - 1:
-        blocked = shared_causal_mask(t_q, t_k, causal_offset)        # [T_q, T_k]
+    blocked = causal                                                  # [T_q, T_k] or None
     if key_padding_mask is not None:
         pad = mask_array(key_padding_mask)
         if pad.dtype != np.bool_ or pad.shape != (b, t_k):

@@ -307,10 +307,10 @@ def test_attention_s_files_import_one_way_with_no_circle():
 
 @pytest.mark.parametrize("t_q, t_k, offset", [(4, 4, 0), (1, 6, 5), (3, 7, 4), (5, 3, -2)])
 def test_the_shared_causal_mask_is_the_notes_mask_read_only(t_q, t_k, offset):
-    """nn/masks.py's speed copy builds the same M as nn/attention.py's causal_mask (written out
-    there so that masks.py never imports attention.py), and cannot be written into."""
+    """nn/masks.py's speed cache holds the same M as nn/attention.py's causal_mask, and cannot
+    be written into."""
     from nn.masks import shared_causal_mask
-    shared = shared_causal_mask(t_q, t_k, offset)
+    shared = shared_causal_mask(nn.causal_mask, t_q, t_k, offset)
     expected = nn.causal_mask(t_q, t_k, offset)
     assert shared.dtype == np.bool_ and np.array_equal(shared, expected), (
         f"expected {expected.astype(int)}, got {shared.astype(int)}")
