@@ -3,7 +3,7 @@ where A is the attention weights: ∂L/∂V = AᵀG, ∂L/∂A = GVᵀ).
 
 A batch dim that broadcasting stretched gets, as for any broadcast op, the sum of its copies'
 gradients: the engine's `unbroadcast`. 1-D operands take the 2-D path, reshaped around it as
-torch does (parity/surface/matmul.py).
+torch does (parity/surface/arithmetic.py).
 """
 from ..autograd import Function
 from ..tensor import Tensor, apply
@@ -23,7 +23,9 @@ class MatMul(Function):
         need_a, need_b = self.needs_input_grad  # a is kept only if b needs a gradient, and b
         a, b = self.saved.get("a"), self.saved.get("b")  # only if a does (save_less.py)
         ga = matmul(g, b.swapaxes(-1, -2)) if need_a else None  # ∂L/∂a = g bᵀ
-        gb = matmul_t(a, g, self.input_shapes[1]) if need_b else None  # ∂L/∂b = aᵀ g (fast.py)
+        # ∂L/∂b = aᵀ g; for one b [K, N] under a stack, summed over the stack in the same product
+        # (unbroadcast's sum, done here: fast.py; other broadcast dims: unbroadcast in backward())
+        gb = matmul_t(a, g, self.input_shapes[1]) if need_b else None
         return ga, gb
 
 
