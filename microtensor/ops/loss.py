@@ -18,7 +18,8 @@ from .rows import row_sum
 
 class CrossEntropy(Function):
     """Logits [N, C] and targets [N] -> the loss, reduced by "mean" (over the targets not
-    ignored), "sum" or "none"."""
+    ignored), "sum" or "none". The GPT's [B, T, V] and [B, T] arrive flattened to [B·T, V] and
+    [B·T] (F.cross_entropy, parity/surface/nn_functional.py)."""
 
     op = "cross_entropy"
 
