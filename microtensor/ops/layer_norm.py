@@ -15,8 +15,8 @@ from .rows import row_dot, row_sum
 
 
 class LayerNorm(Function):
-    """x [..., n], weight [n], bias [n] -> y [..., n]: the rows of the last n_dims dims S
-    (folded into n), normalizing over the n_dims dims S.
+    """x [..., n], weight [n], bias [n] -> y [..., n], each row of n normalized on its own
+    (torch's several normalized dims S come folded into n).
 
     Backward, with x̂ = (x − μ)·r, r = 1/√(σ² + ε) (forward: y = x̂ ⊙ w + b), and ĝ = g ⊙ w:
 
@@ -29,9 +29,9 @@ class LayerNorm(Function):
 
     op = "layer_norm"
 
-    def __init__(self, n_dims=1, eps=1e-5):
+    def __init__(self, eps=1e-5):
         super().__init__()
-        self.n_dims, self.eps = n_dims, eps  # S comes folded into the last dim: n_dims is 1
+        self.eps = eps
 
     def forward(self, x, weight, bias):
         # per row: μ = mean(x), σ² = mean((x − μ)²), r = 1/√(σ² + ε) and x̂ = (x − μ)·r,

@@ -46,7 +46,7 @@ def softmax_backward(a, da, axis=-1):
 
 
 def layer_norm_backward(g, xhat, rstd, weight):
-    gx, gw, gb = _backward(_LAYER_NORM_BACKWARD, LayerNorm(1),
+    gx, gw, gb = _backward(_LAYER_NORM_BACKWARD, LayerNorm(),
                            {"xhat": xhat, "rstd": rstd, "weight": weight},
                            (xhat.shape, weight.shape, weight.shape), g)
     return gx, gw, unbroadcast(gb, weight.shape)

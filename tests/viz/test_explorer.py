@@ -106,10 +106,10 @@ def test_layer_norms_forward_formula_is_a_formula_not_its_shapes():
     from microtensor.ops import layer_norm
     from viz.formulas import op_formulas
 
-    forward, backward = op_formulas(layer_norm.LayerNorm(1))
+    forward, backward = op_formulas(layer_norm.LayerNorm())
     module_first = " ".join(layer_norm.__doc__.split("\n\n")[0].split())
     assert "y = (x − μ)/√(σ² + ε) ⊙ w + b" in module_first, module_first
-    assert forward.startswith(module_first) and forward.endswith("over the n_dims dims S."), (
+    assert forward.startswith(module_first) and forward.endswith("come folded into n)."), (
         f"LayerNorm's forward formula leads with its module docstring's; got {forward!r}")
     assert backward.startswith("Backward, with x̂ = (x − μ)·r"), backward
 

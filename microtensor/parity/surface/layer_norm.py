@@ -30,11 +30,11 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
             raise ValueError(f"layer_norm: {name} has shape {given.shape}; expected "
                              f"normalized_shape {shape}")
     if len(shape) == 1:
-        return apply(LayerNorm(1, eps), x, weight, bias)
+        return apply(LayerNorm(eps), x, weight, bias)
     n = math.prod(shape)  # several dims S: as rows [..., n] and back
     lead = x.shape[:x.ndim - len(shape)]
     weight, bias = (t.reshape(n) if t.ndim else t for t in (weight, bias))
-    return apply(LayerNorm(1, eps), x.reshape(*lead, n), weight, bias).reshape(x.shape)
+    return apply(LayerNorm(eps), x.reshape(*lead, n), weight, bias).reshape(x.shape)
 
 
 def normalized_shape_tuple(normalized_shape, who):

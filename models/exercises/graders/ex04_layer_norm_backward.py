@@ -136,8 +136,6 @@ def check_gradcheck_in_the_engine(student):
     original = LayerNorm.backward
 
     def backward(self, g):
-        if self.n_dims != 1:
-            return original(self, g)
         saved = self.saved
         rstd = saved.get("rstd")
         if rstd is None:
