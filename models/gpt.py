@@ -124,7 +124,7 @@ def init_gpt2_weights(model, n_layer, std=0.02):
     rng = microtensor.random.generator()
     for _, module in model.named_modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
-            with writing(module.weight) as data:  # counted, as every library write (writing.py)
+            with writing(module.weight) as data:  # a counted write (microtensor/parity/versions.py)
                 data[...] = rng.normal(0.0, std, size=module.weight.shape)
         if isinstance(module, nn.Linear) and module.bias is not None:
             with writing(module.bias) as data:

@@ -78,7 +78,7 @@ class Seq2SeqTransformer(nn.Module):
         for _, p in self.named_parameters():
             if p.ndim > 1:  # Xavier/Glorot uniform: U(±√(6 / (fan_in + fan_out)))
                 bound = math.sqrt(6.0 / sum(p.shape))
-                with writing(p) as data:  # counted, as every library write (writing.py)
+                with writing(p) as data:  # counted, as every library write (parity/versions.py)
                     data[...] = rng.uniform(-bound, bound, size=p.shape)
 
     def _embed(self, embedding, ids, start=0):
