@@ -21,8 +21,9 @@ def residual(skip, branch):
 
 
 def sublayer(x, norm, fn, norm_first, skip=None):
-    """x + fn(norm(x)) (pre-norm) or norm(x + fn(x)) (post-norm); x [B, T, D], fn [B, T, D] ->
-    [B, T_out, D] (attention or the FFN), norm a LayerNorm; skip: the rows fn returns (x)."""
+    """x + fn(norm(x)) (pre-norm) or norm(x + fn(x)) (post-norm), fn the sub-layer F (attention
+    or the FFN) taking x [B, T, D] to [B, T_out, D], norm a LayerNorm; skip: x's rows that fn
+    returns, [B, T_out, D] (x itself when T_out = T)."""
     skip = x if skip is None else skip
     if norm_first:
         return residual(skip, fn(norm(x)))
@@ -51,6 +52,9 @@ class TransformerBlock(Module):
         """x [B, T, D] -> [B, T, D]; key_padding_mask [B, T] True at padding; kv_cache an
         nn.KVCache (generation). last_only: the last row alone [B, 1, D], its query over
         every position (generation samples from it; the rows after attention are each their own)."""
+        # last_only: still self-attention, with the last row's query alone; its keys and values
+        # come from all of h, so h goes in as `context` (a prefill: the cache is empty, and its
+        # cross branch projects and stores h's K, V as the self branch would)
         def attend(h):                                      # [B, T, D] -> [B, T or 1, D]
             return self.attn(h[:, -1:] if last_only else h, context=h if last_only else None,
                              key_padding_mask=key_padding_mask, is_causal=True,

@@ -1,7 +1,7 @@
 """The position-wise feed-forward network (Vaswani et al. 2017 §3.3; notes 3.6).
 
-FFN(X) = act(X W₁ + b₁) W₂ + b₂   (notes 3.6: W₁ = fc.weight [D, F], b₁ = fc.bias,
-W₂ = proj.weight [F, D], b₂ = proj.bias, F = d_ff; act is ReLU or GELU).
+FFN(X) = act(X W₁ + b₁) W₂ + b₂   (notes 3.6: W₁ = fc.weight [D, d_ff], b₁ = fc.bias,
+W₂ = proj.weight [d_ff, D], b₂ = proj.bias; act is ReLU or GELU).
 
 Every position goes through the same two layers on its own; positions only exchange
 information in attention.

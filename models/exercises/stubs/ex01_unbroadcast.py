@@ -1,7 +1,7 @@
 """Exercise 1 · notes 3.6 and 3.8 · un-broadcasting a gradient.
 
-Where it is used: the FFN's bias b₁ [F] (3.6: W₁x + b₁) is added to every position of
-X W₁ [B, T, F], copied along B and T by numpy broadcasting; so is any tensor whose shape numpy
+Where it is used: the FFN's bias b₁ [d_ff] (3.6: W₁x + b₁) is added to every position of
+X W₁ [B, T, d_ff], copied along B and T by numpy broadcasting; so is any tensor whose shape numpy
 stretches to the other operand's. The backward pass (3.8) receives G = ∂L/∂Y in the *output's*
 shape and must hand back ∂L/∂b in b's shape.
 
