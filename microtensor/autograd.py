@@ -46,7 +46,8 @@ class Function:
     `backward` returns one gradient per input (None where `needs_input_grad` says none is
     asked for), in that input's shape or, for a broadcasting op, in the output's: the engine
     sums it back (`unbroadcast`). One instance per call is that call's graph node: `inputs`
-    (the node behind each input, torch's next_functions), `input_shapes` and `saved`.
+    (the node behind each input, torch's next_functions), `input_shapes`, `saved`, and `shape`
+    and `dtype`, its output's (set by tensor.py's apply: backward() sums gradients to them).
     """
 
     op = "function"  # the name errors and pictures give the op

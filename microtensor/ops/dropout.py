@@ -1,5 +1,5 @@
 """Inverted dropout (Srivastava et al. 2014): zero each element with probability p, scale the rest
-by 1/(1−p) (notes 3.6: applied to each sub-layer's output before the residual add).
+by 1/(1−p); applied to each sub-layer's output before the residual add (Vaswani et al. 2017 §5.4).
 
 z = x ⊙ m / (1 − p) with m ~ Bernoulli(1 − p);   ∂L/∂x = g ⊙ m / (1 − p).
 """

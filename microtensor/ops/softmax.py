@@ -16,8 +16,9 @@ from .rows import row_dot, row_max, row_sum
 class Softmax(Function):
     """a = exp(s) / Σ exp(s) along `axis`;   ds = a ⊙ (da − Σ a ⊙ da)
 
-    A row whose entries are all −inf (every key blocked) gives all-zero weights, not NaN:
-    the one exception to "each row sums to 1" (notes 3.3).
+    A row whose entries are all −inf (every key blocked) gives all-zero weights where PyTorch
+    gives NaN, the NaN notes 3.3 warn of (docs/conformance.md): the one exception to "each row
+    sums to 1".
     """
 
     op = "softmax"

@@ -94,7 +94,9 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
                                            config.lr_decay_iters or config.max_iters)
             for group in optimizer.param_groups:  # warmup, then cosine decay to min_lr
                 group["lr"] = lr
-            x, y = get_batch(train_ids, config.batch_size, config.block_size)  # [B, T] each
+            # x, y [B, T]: y is x shifted one position left, each target the next id, every
+            # position scored in one forward (teacher forcing, 3.7; data.py's get_batch)
+            x, y = get_batch(train_ids, config.batch_size, config.block_size)
             optimizer.zero_grad()
             if parallel is None:
                 _, loss = model(x, y)           # forward: the mean cross-entropy
