@@ -52,9 +52,9 @@ class TransformerBlock(Module):
         """x [B, T, D] -> [B, T, D]; key_padding_mask [B, T] True at padding; kv_cache an
         nn.KVCache (generation). last_only: the last row alone [B, 1, D], its query over
         every position (generation samples from it; the rows after attention are each their own)."""
-        # last_only: still self-attention, with the last row's query alone; its keys and values
-        # come from all of h, so h goes in as `context` (a prefill: the cache is empty, and its
-        # cross branch projects and stores h's K, V as the self branch would)
+        # last_only: still self-attention, the last row's query alone; its keys and values come
+        # from all of h, so h goes in as `context` (with a cache, a prefill: the cache is empty,
+        # and its cross branch projects and stores h's K, V as the self branch would)
         def attend(h):                                      # [B, T, D] -> [B, T or 1, D]
             return self.attn(h[:, -1:] if last_only else h, context=h if last_only else None,
                              key_padding_mask=key_padding_mask, is_causal=True,
