@@ -25,12 +25,10 @@ def unbroadcast(grad, shape):
     extra = grad.ndim - len(shape)
     if extra < 0:  # a backward that returned too few dims: say so, not numpy's IndexError
         raise ValueError(f"a gradient of shape {grad.shape} for an input of shape {shape}")
-    if extra > 0:
-        grad = grad.sum(axis=tuple(range(extra)))  # the new leading axes
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
-    if stretched:
-        grad = grad.sum(axis=stretched, keepdims=True)  # the axes stretched from size 1
-    return grad.reshape(shape)
+    stretched = tuple(extra + i for i, n in enumerate(shape)
+                      if n == 1 and grad.shape[extra + i] != 1)
+    # the new leading axes and the axes stretched from size 1, added up as torch adds them
+    return parity.sum_as_torch(grad, tuple(range(extra)) + stretched).reshape(shape)
 
 
 class Function(parity.NodeRecord):

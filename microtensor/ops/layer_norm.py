@@ -11,10 +11,13 @@ import numpy as np
 
 from ..autograd import Function
 from ..parity.arguments import constant, floating_only, tensor
+from ..parity.low_precision import computed_in_float32
+from ..parity.summation import column_dot
 from ..tensor import apply
 from .rows import row_dot, row_sum
 
 
+@computed_in_float32  # float16 as torch: in float32, rounded once
 class LayerNorm(Function):
     """x [..., *S], weight [*S], bias [*S] -> y [..., *S], normalizing over the n_dims dims S.
 
@@ -67,7 +70,7 @@ class LayerNorm(Function):
             gx = self._unrows(ghat, g.shape)
         if need_weight:  # Σ over the rows of g ⊙ x̂, in one pass without the product array
             m = math.prod(xhat.shape[:-1])
-            gw = np.einsum("ij,ij->j", g_rows.reshape(m, n), xhat.reshape(m, n))
+            gw = column_dot(g_rows.reshape(m, n), xhat.reshape(m, n))  # a cascade if m is long
             gw = gw.reshape(self.input_shapes[1])
         return gx, gw, g
 

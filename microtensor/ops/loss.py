@@ -14,10 +14,12 @@ import numpy as np
 
 from ..autograd import Function
 from ..parity.arguments import floating_only, ids, tensor
+from ..parity.low_precision import computed_in_float32
 from ..tensor import apply
 from .rows import row_sum
 
 
+@computed_in_float32  # float16 as torch: in float32, rounded once
 class CrossEntropy(Function):
     """Logits [N, C] and targets [N] (callers flatten [B, T, C] / [B, T] first)."""
 

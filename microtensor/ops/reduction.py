@@ -10,6 +10,7 @@ import numpy as np
 
 from ..autograd import Function
 from ..parity import dims as _dims
+from ..parity.summation import sum_as_torch
 from ..tensor import Tensor, apply, tensor_method
 
 
@@ -39,8 +40,9 @@ class Sum(_Reduce):
     def forward(self, a):
         self._axes(a)
         # bool and integer sums are int64, as PyTorch (numpy would keep uint8, say)
-        dtype = np.int64 if a.dtype.kind in "biu" else None
-        return a.sum(axis=self.axes, keepdims=self.keepdims, dtype=dtype)
+        if a.dtype.kind in "biu":
+            return a.sum(axis=self.axes, keepdims=self.keepdims, dtype=np.int64)
+        return sum_as_torch(a, self.axes, self.keepdims)  # float16 in float32, long axes blocked
 
     def backward(self, g):
         return np.broadcast_to(self._spread(g), self.input_shapes[0])
@@ -58,8 +60,9 @@ class Mean(_Reduce):
                             f"{a.dtype}: cast it first, or take sum()")
         self.count = int(np.prod([a.shape[i] for i in self.axes]))
         with np.errstate(invalid="ignore", divide="ignore"):  # mean of nothing is NaN, as torch
-            total = a.sum(axis=self.axes, keepdims=self.keepdims)
-            return np.divide(total, self.count, dtype=a.dtype)
+            total = sum_as_torch(a, self.axes, self.keepdims, dtype=np.float32 if
+                                 a.dtype.itemsize < 4 else None)  # float16: /n before rounding
+            return np.divide(total, self.count).astype(a.dtype, copy=False)
 
     def backward(self, g):
         return np.broadcast_to(self._spread(g) / max(self.count, 1), self.input_shapes[0])

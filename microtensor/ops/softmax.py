@@ -11,6 +11,7 @@ import numpy as np
 from ..autograd import Function
 from ..parity import dims
 from ..parity.arguments import floating_only, tensor
+from ..parity.low_precision import computed_in_float32
 from ..tensor import apply, tensor_method
 from .rows import row_dot, row_max, row_sum
 
@@ -24,6 +25,7 @@ def _stable_exp(x, axis):
     return np.exp(e, out=e), m
 
 
+@computed_in_float32  # float16 as torch: in float32, rounded once
 class Softmax(Function):
     """a = exp(s) / Σ exp(s) along `axis`;   ds = a ⊙ (da − Σ a ⊙ da)
 
@@ -54,6 +56,7 @@ class Softmax(Function):
         return ds.reshape(self.input_shapes[0])
 
 
+@computed_in_float32  # float16 as torch: in float32, rounded once
 class LogSoftmax(Function):
     """y = s − log Σ exp(s) along `axis`;   ds = dy − softmax(s) ⊙ Σ dy
 

@@ -22,6 +22,7 @@ from .graph import (
     check_node,
     named_error,
 )
+from .summation import sum_as_torch
 
 __all__ = ["GradModeDecorator", "NodeRecord", "after_node", "after_op", "check_gradient_count",
-           "check_node", "check_requires_grad", "loss_gradient", "named_error"]
+           "check_node", "check_requires_grad", "loss_gradient", "named_error", "sum_as_torch"]
