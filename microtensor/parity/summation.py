@@ -12,7 +12,8 @@ are summed the same way, recursively. The error grows as BLOCK·log_BLOCK(n) ins
 """
 import numpy as np
 
-BLOCK = 128  # rows added in a row at most; one pass over the data costs the same as numpy's
+BLOCK = 16  # rows added in a row at most: 10⁶ rows of 0.1 in float32 come out 1e-7 off, as
+# torch's; the passes over the block sums add 1/16 + 1/256 + ... to the one over the data
 
 
 def accumulator(dtype):
