@@ -9,9 +9,10 @@ import numbers
 import numpy as np
 
 from ..autograd import Function
-from ..parity.operands import lift, operands
+from ..parity.operands import lift, operands, tensor_power_operands
 from ..parity.promotion import category, result_type
-from ..tensor import apply, tensor_method
+from ..tensor import Tensor, apply, tensor_method
+from .tensor_power import PowTensor
 
 
 class Add(Function):
@@ -150,6 +151,8 @@ def pos(self):
 
 @tensor_method("__pow__")
 def pow_method(self, exponent):
+    if isinstance(exponent, Tensor):  # t ** Tensor: both differentiable (tensor_power.py)
+        return apply(PowTensor(), *tensor_power_operands(self, exponent))
     if not isinstance(exponent, numbers.Number):
         raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
     base = lift(self, result_type(self.data, exponent))  # int ** 0.5 is float32, as torch

@@ -24,12 +24,13 @@ class Embedding(Function):
         if self.ids.size and (self.ids.min() < 0 or self.ids.max() >= weight.shape[0]):
             raise IndexError(f"embedding: ids must lie in [0, {weight.shape[0]}); got values "
                              f"from {self.ids.min()} to {self.ids.max()}")
+        self.save(ids=self.ids)  # kept for backward, freed after it, as torch's
         return weight[self.ids]
 
     def backward(self, g):
-        (weight_shape,) = self.input_shapes
+        (weight_shape,), ids = self.input_shapes, self.saved["ids"]
         # rows spelled out: reshape(-1, D) is ambiguous when D = 0
-        ids, rows = self.ids.reshape(-1), g.reshape(self.ids.size, *weight_shape[1:])
+        ids, rows = ids.reshape(-1), g.reshape(ids.size, *weight_shape[1:])
         return sum_rows_by_id(ids, rows, weight_shape)   # ∂L/∂W[i] = Σ g where id = i
 
 

@@ -2,36 +2,40 @@
 attention.
 
 Convention (the project's contract, as PyTorch): True means *blocked*. The filled entries
-are constants, so no gradient flows to them:   ∂L/∂x = g ⊙ [not mask]   (notes 3.3, 3.8).
+come from the value, not x, so no gradient flows to x there:   ∂L/∂x = g ⊙ [not mask]
+(notes 3.3, 3.8); a value tensor that requires grad gets the rest.
 """
-import numbers
-
 import numpy as np
 
 from ..autograd import Function
 from ..parity.arguments import tensor
-from ..parity.promotion import category
+from ..parity.scalars import fill_value
+from ..parity.summation import sum_as_torch
 from ..tensor import Tensor, apply, tensor_method
 
 
 class MaskedFill(Function):
-    """z = value where mask else x;   ∂L/∂x = g where not mask, else 0"""
+    """z = value where mask else x (mask and x broadcast);
+    ∂L/∂x = g where not mask, else 0;   ∂L/∂value = Σ g where mask (value: a 0-d tensor)"""
 
     op = "masked_fill"
 
-    def __init__(self, mask, value):
+    def __init__(self, mask):
         """mask: a boolean numpy array (Tensor.masked_fill checks and converts it)."""
         super().__init__()
-        self.mask, self.value = mask, value
+        self.mask = mask
 
-    def forward(self, x):
-        if np.broadcast_shapes(x.shape, self.mask.shape) != x.shape:
-            raise ValueError(f"masked_fill: mask of shape {self.mask.shape} must broadcast to "
-                             f"x's shape {x.shape} without growing it")
-        return _fill(x, self.mask, self.value)
+    def forward(self, x, value):
+        self.save(mask=self.mask)  # kept for backward, freed after it, as torch's
+        shape = np.broadcast_shapes(x.shape, self.mask.shape)  # a mask may broadcast x up
+        return _fill(np.broadcast_to(x, shape), self.mask, value)
 
     def backward(self, g):
-        return _fill(g, self.mask, 0)
+        mask = self.saved["mask"]
+        need_x, need_value = self.needs_input_grad
+        gx = _fill(g, mask, 0) if need_x else None
+        gv = sum_as_torch(np.where(mask, g, 0), tuple(range(g.ndim))) if need_value else None
+        return gx, gv
 
 
 def _fill(x, mask, value):
@@ -43,21 +47,19 @@ def _fill(x, mask, value):
 
 @tensor_method("masked_fill")
 def _masked_fill_method(self, mask, value):
-    """Replace entries where `mask` is True (blocked) by `value`; mask broadcasts.
+    """Replace entries where `mask` is True (blocked) by `value`; mask broadcasts (the output
+    takes the broadcast shape, as torch's).
 
     mask: a boolean Tensor or numpy array; TypeError for any other dtype.
+    value: a number, or a 0-d Tensor (which receives a gradient if it requires grad);
+    ValueError (torch's RuntimeError) for a value that does not fit x's dtype or a value tensor
+    with dims.
     """
     mask = np.array(mask.data if isinstance(mask, Tensor) else mask)  # kept: a copy
     if mask.dtype != np.bool_:
         raise TypeError(f"mask must be boolean (True = blocked); got dtype {mask.dtype}. "
                         "For an additive float mask add it to the scores instead")
-    value = value.item() if isinstance(value, Tensor) else value
-    if not isinstance(value, (numbers.Number, np.generic)):
-        raise TypeError(f"masked_fill: value must be a number; got {type(value).__name__}")
-    if category(self.dtype) == 1 and not np.isfinite(value):  # as torch: no int for −inf
-        raise ValueError(f"masked_fill: value {value} cannot be stored in a {self.dtype} "
-                         "tensor")
-    return apply(MaskedFill(mask, value), self)
+    return apply(MaskedFill(mask), self, fill_value(value, self.dtype, "masked_fill"))
 
 
 def masked_fill(x, mask, value):

@@ -11,6 +11,7 @@ from ..parity import dims
 from ..parity.indexing import is_basic, plain_index, torch_steps
 from ..parity.operands import lift
 from ..parity.promotion import result_type
+from ..parity.tensor_api import reversed_dims
 from ..tensor import Tensor, apply, tensor_method
 
 
@@ -163,8 +164,8 @@ def permute_method(self, *order):
 
 @tensor_method("_transpose_2d")
 def transpose_2d_method(self):
-    if self.ndim != 2:
-        raise ValueError(f".T is for 2-D tensors; got shape {self.shape}: use transpose()")
+    if self.ndim != 2:  # as torch: the dims reversed, with its deprecation warning
+        return reversed_dims(self)
     return self.transpose(0, 1)
 
 

@@ -7,13 +7,14 @@ import numpy as np
 from ..ops.pointwise import Cast
 from ..tensor import Tensor, apply
 from .promotion import as_array, category, result_type
+from .scalars import wrapped
 
 
 def lift(other, dtype=None):
     """`other` as a Tensor of `dtype` (a constant is cast; one that requires grad is not)."""
     if not isinstance(other, Tensor):
         if isinstance(other, (numbers.Number, np.generic)) and dtype is not None:
-            return Tensor._make(np.asarray(other, dtype=dtype))  # to dtype at once: no rounding
+            return Tensor._make(wrapped(other, dtype))  # to dtype at once; ints wrap as torch
         # a copy, as Tensor(array): an op may save it for backward, and the caller may
         # refill the array before then (one buffer over micro-batches)
         other = Tensor._make(np.array(other) if isinstance(other, np.ndarray)
@@ -23,6 +24,16 @@ def lift(other, dtype=None):
     if other._requires_grad:  # cast on the graph, so that its gradient still reaches it
         return apply(Cast(dtype), other)
     return Tensor._make(other.data.astype(dtype))
+
+
+def tensor_power_operands(base, exponent):
+    """(base, exponent) of `base ** exponent` (both Tensors) lifted to torch's result dtype;
+    ValueError for integers to a negative integer power, as the scalar form."""
+    dtype = result_type(base.data, exponent.data)
+    if category(dtype) < 2 and (exponent.data < 0).any():
+        raise ValueError("**: integers to negative integer powers are not allowed (as torch); "
+                         "use a float exponent")
+    return lift(base, dtype), lift(exponent, dtype)
 
 
 def operands(a, b, self, op):
