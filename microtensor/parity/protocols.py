@@ -19,7 +19,7 @@ from .. import autograd
 from ..tensor import Tensor
 from .indexing import plain_index, torch_steps
 from .promotion import category, result_type
-from .scalars import check_fits, wrapped
+from .scalars import check_item_assignment, wrapped
 
 _SCALARS = (numbers.Number, np.generic)
 
@@ -251,7 +251,7 @@ class TensorProtocols:
         if array.dtype.kind not in "biuf":
             raise TypeError(f"t[...] = value: value must be numbers; got {type(value).__name__}")
         if isinstance(value, _SCALARS):  # a number must fit, as torch (a tensor is cast)
-            check_fits(value, self.dtype, "t[...] = value")
+            check_item_assignment(value, self.dtype)
         basic, advanced = torch_steps(plain_index(index))
         target = self.data[basic] if basic else self.data  # a view: the write reaches self
         target[advanced] = array

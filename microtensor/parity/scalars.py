@@ -55,6 +55,13 @@ def check_fits(value, dtype, who):
                                  f"{_range(dtype)}")
 
 
+def check_item_assignment(value, dtype):
+    """`t[i] = number`: as check_fits, except into float16, where torch's item assignment
+    stores inf for a number past 65504 (its masked_fill refuses it)."""
+    if not (np.dtype(dtype).kind == "f" and np.dtype(dtype).itemsize < 4):
+        check_fits(value, dtype, "t[...] = value")
+
+
 def _range(dtype):
     if dtype.kind == "f":
         return f"±{np.finfo(dtype).max}"
