@@ -28,7 +28,7 @@ class MaskedFill(Function):
     def forward(self, x, value):
         self.save(mask=self.mask)  # kept for backward, freed after it, as torch's
         shape = np.broadcast_shapes(x.shape, self.mask.shape)  # a mask may broadcast x up
-        return _fill(np.broadcast_to(x, shape), self.mask, value)
+        return _fill(x if shape == x.shape else np.broadcast_to(x, shape), self.mask, value)
 
     def backward(self, g):
         mask = self.saved["mask"]
