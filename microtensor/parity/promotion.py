@@ -100,4 +100,10 @@ def result_type(*operands):
     for dtype in groups.values():  # dims first: a later group wins only by a higher category
         if dtype is not None and (result is None or category(dtype) > category(result)):
             result = dtype
+    if groups["scalar"] is not None and category(result) == 1 and (
+            groups["dims"] is not None or groups["zero-dim"] is not None) and all(
+            category(groups[g]) == 0 for g in ("dims", "zero-dim") if groups[g] is not None) \
+            and any(type(x) is int and x >= 2**63 for x in operands):  # torch's uint64
+        raise TypeError("an int >= 2**63 with a bool tensor: its dtype would be uint64, whose "
+                        "promotion torch does not support (as torch, refused)")
     return np.dtype(result)

@@ -23,15 +23,16 @@ def _python_int(value):
 
 
 def wrapped(value, dtype):
-    """`value` as a 0-d array of `dtype`; a Python int wraps into an integer dtype as torch's
-    (modulo 2⁶⁴, then C's cast). OverflowError, as torch's, for an int outside [−2⁶³, 2⁶⁴)."""
+    """`value` as a 0-d array of `dtype` (an array as np.asarray); a Python int wraps into an
+    integer dtype as torch's (modulo 2⁶⁴, then C's cast). OverflowError, as torch's, for an int
+    outside [−2⁶³, 2⁶⁴), whatever the dtype."""
     dtype = np.dtype(dtype)
-    if dtype.kind in "iu" and _python_int(value) and not (
-            np.iinfo(dtype).min <= value <= np.iinfo(dtype).max):
-        value = int(value)
-        if not -2**63 <= value < 2**64:
-            raise OverflowError(f"int {value} is too big to convert to {dtype} (as torch)")
-        return np.array(value % 2**64, dtype=np.uint64).astype(dtype)
+    if _python_int(value):
+        if not -2**63 <= value < 2**64:  # torch's int64 or uint64 holds it, or nothing
+            raise OverflowError(f"int {value} is too big to convert (as torch); the numbers "
+                                f"an op takes lie in [-2**63, 2**64)")
+        if dtype.kind in "iu" and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+            return np.array(int(value) % 2**64, dtype=np.uint64).astype(dtype)
     return np.asarray(value, dtype=dtype)
 
 
@@ -57,7 +58,11 @@ def check_fits(value, dtype, who):
 
 def check_item_assignment(value, dtype):
     """`t[i] = number`: as check_fits, except into float16, where torch's item assignment
-    stores inf for a number past 65504 (its masked_fill refuses it)."""
+    stores inf for a number past 65504 (its masked_fill refuses it). An int outside int64's
+    range is refused whatever the dtype (torch: "Overflow when unpacking long long")."""
+    if _python_int(value) and not -2**63 <= value < 2**63:
+        raise ValueOverflowError(f"t[...] = value: the int {value} lies outside int64's range "
+                                 "(as torch, refused)")
     if not (np.dtype(dtype).kind == "f" and np.dtype(dtype).itemsize < 4):
         check_fits(value, dtype, "t[...] = value")
 
@@ -86,5 +91,7 @@ def fill_value(value, dtype, who):
                         f"{type(value).__name__}")
     if np.dtype(dtype).kind in "iu" and isinstance(number, float) and not np.isfinite(number):
         raise ValueOverflowError(f"{who}: value {number} cannot be stored in a {dtype} tensor")
+    if _python_int(number) and not -2**63 <= number < 2**64:
+        raise OverflowError(f"{who}: int {number} is too big to convert (as torch)")
     check_fits(number, dtype, who)
     return value
