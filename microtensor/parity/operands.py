@@ -49,8 +49,8 @@ def operands(a, b, self, op):
     if (other.dtype == self.dtype if isinstance(other, Tensor)
             else isinstance(other, (int, float)) and self.dtype.kind == "f"):
         dtype = self.dtype
-    elif op == "div" and a is self and isinstance(other, int) and self.dtype.kind in "biu":
-        dtype = np.dtype(np.float32)  # x / n: float32 whatever the int n (torch's, even 2**63)
+    elif op == "div" and a is not self and isinstance(other, int) and self.dtype == np.bool_:
+        dtype = np.dtype(np.float32)  # n / bool x: float32 for any n, as torch (even 2**63)
     else:
         dtype = result_type(a_data, b_data)
     if op == "sub" and np.bool_ in (result_type(a_data), result_type(b_data)):

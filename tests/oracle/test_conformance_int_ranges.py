@@ -75,8 +75,8 @@ KEPT = [
      "(2 or 3 digits) for |x| > 16384; here the quotient is rounded once"),
     (lambda kind, symbol, dtype, number: dtype == "float16" and symbol in ("*", "/", "*=")
      and not isinstance(number, bool) and abs(number) > 65504,
-     "x * number, x *= number and x / number in float16 with a number past float16's range: torch keeps the "
-     "number in float32 (its opmath); here it is rounded to float16 first, inf"),
+     "x * number, x *= number and x / number in float16 with a number past float16's range: "
+     "torch keeps the number in float32 (its opmath); here it is rounded to float16, inf"),
 ]
 
 
