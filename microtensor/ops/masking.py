@@ -9,33 +9,28 @@ import numpy as np
 
 from ..autograd import Function
 from ..parity.arguments import tensor
+from ..parity.masked_fill_value import MaskedFillValue
 from ..parity.scalars import fill_value
-from ..parity.summation import sum_as_torch
 from ..tensor import Tensor, apply, tensor_method
 
 
 class MaskedFill(Function):
-    """z = value where mask else x (mask and x broadcast);
-    ∂L/∂x = g where not mask, else 0;   ∂L/∂value = Σ g where mask (value: a 0-d tensor)"""
+    """z = value where mask else x (mask and x broadcast);   ∂L/∂x = g where not mask, else 0"""
 
     op = "masked_fill"
 
-    def __init__(self, mask):
+    def __init__(self, mask, value):
         """mask: a boolean numpy array (Tensor.masked_fill checks and converts it)."""
         super().__init__()
-        self.mask = mask
+        self.mask, self.value = mask, value
 
-    def forward(self, x, value):
-        self.save(mask=self.mask)  # kept for backward, freed after it, as torch's
+    def forward(self, x):
+        self.save(mask=self.mask)  # as torch's: freed by backward, so a second one is refused
         shape = np.broadcast_shapes(x.shape, self.mask.shape)  # a mask may broadcast x up
-        return _fill(x if shape == x.shape else np.broadcast_to(x, shape), self.mask, value)
+        return _fill(x if shape == x.shape else np.broadcast_to(x, shape), self.mask, self.value)
 
     def backward(self, g):
-        mask = self.saved["mask"]
-        need_x, need_value = self.needs_input_grad
-        gx = _fill(g, mask, 0) if need_x else None
-        gv = sum_as_torch(np.where(mask, g, 0), tuple(range(g.ndim))) if need_value else None
-        return gx, gv
+        return _fill(g, self.mask, 0)
 
 
 def _fill(x, mask, value):
@@ -59,7 +54,11 @@ def _masked_fill_method(self, mask, value):
     if mask.dtype != np.bool_:
         raise TypeError(f"mask must be boolean (True = blocked); got dtype {mask.dtype}. "
                         "For an additive float mask add it to the scores instead")
-    return apply(MaskedFill(mask), self, fill_value(value, self.dtype, "masked_fill"))
+    value = fill_value(value, self.dtype, "masked_fill")  # a 0-d Tensor
+    out = apply(MaskedFill(mask, value.data), self)
+    if value.requires_grad:  # ∂L/∂value = Σ g where mask (parity/masked_fill_value.py)
+        out = apply(MaskedFillValue(mask), out, value)
+    return out
 
 
 def masked_fill(x, mask, value):
