@@ -26,8 +26,9 @@ class MaskedFill(Function):
 
     def forward(self, x):
         self.save(mask=self.mask)  # as torch's: freed by backward, so a second one is refused
-        shape = np.broadcast_shapes(x.shape, self.mask.shape)  # a mask may broadcast x up
-        return _fill(x if shape == x.shape else np.broadcast_to(x, shape), self.mask, self.value)
+        if self.mask.ndim > x.ndim or self.mask.shape != x.shape[x.ndim - self.mask.ndim:]:
+            x = np.broadcast_to(x, np.broadcast_shapes(x.shape, self.mask.shape))  # x grows
+        return _fill(x, self.mask, self.value)
 
     def backward(self, g):
         return _fill(g, self.mask, 0)

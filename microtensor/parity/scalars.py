@@ -12,6 +12,9 @@ import numbers
 
 import numpy as np
 
+_FLOAT_MAX = {2: float(np.finfo(np.float16).max), 4: float(np.finfo(np.float32).max),
+              8: float("inf")}  # by itemsize (a float64 holds any Python float)
+
 
 class ValueOverflowError(ValueError, RuntimeError):
     """A number stored into a dtype that cannot hold it: ValueError here, RuntimeError as torch."""
@@ -79,6 +82,10 @@ def fill_value(value, dtype, who):
     0-d Tensor (kept, so that a gradient reaches it). As torch: TypeError for anything else,
     ValueError for a value tensor with dims or (ValueOverflowError) one that does not fit."""
     from ..tensor import Tensor  # here: tensor.py imports the parity package
+    dtype = np.dtype(dtype)
+    if type(value) is float and dtype.kind == "f" and (
+            abs(value) <= _FLOAT_MAX[dtype.itemsize] or abs(value) == np.inf):
+        return Tensor._make(np.asarray(value))  # attention's −inf: it fits, no more checks
     if isinstance(value, Tensor):
         if value.ndim:
             raise ValueError(f"{who}: a value tensor must be 0-d (as torch); got shape "
