@@ -25,8 +25,8 @@ def computed_in_float32(function_class):
 
     @functools.wraps(forward)
     def forward_in_float32(self, *arrays):
-        low = None if arrays[0].dtype.itemsize >= 4 and len(arrays) == 1 \
-            else next((a.dtype for a in arrays if _low(a)), None)  # the usual float32: no loop
+        low = None if all([a.dtype.itemsize >= 4 for a in arrays]) \
+            else next((a.dtype for a in arrays if _low(a)), None)  # float32, float64: as they are
         if low is None:
             return forward(self, *arrays)
         return forward(self, *[_widen(a) for a in arrays]).astype(low)

@@ -21,8 +21,10 @@ class ValueOverflowError(ValueError, RuntimeError):
 
 
 def _python_int(value):
-    return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(
-        value, (bool, np.bool_))
+    kind = type(value)
+    if kind is int or kind is float or kind is bool:  # the usual ones, without the ABC check
+        return kind is int
+    return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, np.bool_)
 
 
 def wrapped(value, dtype):
