@@ -27,7 +27,7 @@ def sum_as_torch(a, axes, keepdims=False, dtype=None):
     """Σ a over `axes` (a tuple of non-negative ints, sorted), in `dtype` (a's by default), added
     in a's accumulator dtype with a cascade over any axis that numpy would add row by row.
 
-    a: a floating numpy array (integer and bool sums are exact in int64: use numpy's own).
+    a: a floating or int64 numpy array (an int64 sum is exact in any order: Sum passes both).
     Returns a numpy array (0-d for a full reduction), keepdims as numpy's.
     """
     out_dtype = np.dtype(dtype) if dtype is not None else a.dtype
