@@ -10,6 +10,7 @@ import numpy as np
 
 from .parity.grad_mode import GradModeDecorator
 from .parity.leaves import leaf_node
+from .parity.summation import sum_as_torch
 
 
 def unbroadcast(grad, shape):
@@ -23,12 +24,11 @@ def unbroadcast(grad, shape):
         return grad
     if grad.ndim < len(shape):  # a backward that returned too few dims: say so
         raise ValueError(f"a gradient of shape {grad.shape} for an input of shape {shape}")
-    if grad.ndim > len(shape):
-        grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))  # the new leading axes
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
-    if stretched:
-        grad = grad.sum(axis=stretched, keepdims=True)  # the axes stretched from size 1
-    return grad.reshape(shape)
+    extra = grad.ndim - len(shape)  # the new leading axes, then the axes stretched from 1
+    axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)
+                                       if n == 1 and grad.shape[extra + i] != 1)
+    # added up as torch adds: float16 in float32, a long axis in blocks (parity/summation.py)
+    return sum_as_torch(grad, axes).reshape(shape)
 
 
 class Function:

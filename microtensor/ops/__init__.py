@@ -2,7 +2,8 @@
 formula, then one line each attaching its plain Tensor method. Read arithmetic.py first, then
 matmul.py, then any order (notes 3.8 for the derivatives). Importing this package attaches every
 method; parity/surface/ then wraps them with PyTorch's argument rules. Off the reading path:
-`fast.py` and `rows.py` (speed), `elementwise.py`, `log_softmax.py`, `tiled_attention.py`.
+`fast.py` and `rows.py` (speed), `elementwise.py`, `log_softmax.py`,
+`tensor_power.py` (`a ** b` of two Tensors), `tiled_attention.py`.
 """
 from . import (
                arithmetic,
@@ -18,7 +19,9 @@ from . import (
                reduction,
                shape,
                softmax,
+               tensor_power,
 )
 
 __all__ = ["arithmetic", "dropout", "elementwise", "embedding", "layer_norm", "log_softmax",
-           "loss", "masking", "matmul", "pointwise", "reduction", "shape", "softmax"]
+           "loss", "masking", "matmul", "pointwise", "reduction", "shape", "softmax",
+           "tensor_power"]

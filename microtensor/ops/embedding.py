@@ -17,8 +17,9 @@ class Embedding(Function):
         self.ids = ids
 
     def forward(self, weight):
+        self.save(ids=self.ids)  # as torch's: freed by backward, so a second one is refused
         return weight[self.ids]
 
     def backward(self, g):
         # ∂L/∂W[i] = Σ g where id = i: np.add.at(gw, ids, g), sorted by id (ops/fast.py: faster)
-        return sum_rows_by_id(self.ids, g, self.input_shapes[0])
+        return sum_rows_by_id(self.saved["ids"], g, self.input_shapes[0])

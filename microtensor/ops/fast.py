@@ -11,7 +11,8 @@ exactly what the comment beside its call says, and each is called from one place
   each position is read once (ints and slices).
 - `sum_rows_by_id(ids, g, shape)`: gw[i] = Σ g[n] where ids[n] = i, the sum np.add.at takes
   one row at a time (~6× slower): sort the positions by id and sum each run at once.
-- `fill(x, mask, value)`: np.where(mask, value, x), as copy-then-write, ~2× faster.
+- `fill(x, mask, value)`: np.where(mask, value, x) (x grows to the mask's shape where the mask
+  is larger), as copy-then-write, ~2× faster.
 """
 import math
 
@@ -60,6 +61,8 @@ def sum_rows_by_id(ids, g, shape):
 
 
 def fill(x, mask, value):
+    if mask.ndim > x.ndim or mask.shape != x.shape[x.ndim - mask.ndim:]:  # the mask grows x
+        x = np.broadcast_to(x, np.broadcast_shapes(x.shape, mask.shape))  # as np.where's
     out = np.array(x)  # a copy, and an array even for a 0-d x
     np.copyto(out, value, where=mask, casting="unsafe")  # value in x's dtype, as torch
     return out

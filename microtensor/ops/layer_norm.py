@@ -7,13 +7,14 @@ weight or bias is the constant 1 or 0 (parity/surface/layer_norm.py).
 """
 import math
 
-import numpy as np
-
 from ..autograd import Function
+from ..parity.low_precision import computed_in_float32
+from ..parity.summation import column_dot
 from ..parity.variance import standardize
 from .rows import row_dot, row_sum
 
 
+@computed_in_float32  # float16 as torch: computed in float32, rounded once
 class LayerNorm(Function):
     """x [..., n], weight [n], bias [n] -> y [..., n], each row of n normalized on its own
     (torch's several normalized dims S come folded into n).
@@ -52,7 +53,7 @@ class LayerNorm(Function):
             gx -= row_sum(gx) / n  # ĝ − mean(ĝ)
             gx -= xhat * mean_gxhat
             gx *= rstd
-        if need_w:  # Σ over the rows of g ⊙ x̂, in one pass
+        if need_w:  # Σ over the rows of g ⊙ x̂, in one pass (in blocks if long, as torch)
             rows = math.prod(xhat.shape[:-1])
-            gw = np.einsum("ij,ij->j", g.reshape(rows, n), xhat.reshape(rows, n))
+            gw = column_dot(g.reshape(rows, n), xhat.reshape(rows, n))
         return gx, gw, g

@@ -6,10 +6,12 @@ y = s − log Σ exp(s);   ds = dy − softmax(s) ⊙ Σ dy, with Σ along `axis
 import numpy as np
 
 from ..autograd import Function
+from ..parity.low_precision import computed_in_float32
 from ..tensor import Tensor, apply
 from .rows import row_max, row_sum
 
 
+@computed_in_float32  # float16 as torch: computed in float32, rounded once
 class LogSoftmax(Function):
     """y = s − log Σ exp(s) along `axis`;   ds = dy − softmax(s) ⊙ Σ dy
 

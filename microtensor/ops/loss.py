@@ -13,9 +13,11 @@ loss_n = −Σ_c q_c log p_n[c] = (1 − ε)(−log p_n[t_n]) + (ε/C)·Σ_c(−
 import numpy as np
 
 from ..autograd import Function
+from ..parity.low_precision import computed_in_float32
 from .rows import row_sum
 
 
+@computed_in_float32  # float16 as torch: computed in float32, rounded once
 class CrossEntropy(Function):
     """Logits [N, C] and targets [N] -> the loss, reduced by "mean" (over the targets not
     ignored), "sum" or "none". The GPT's [B, T, V] and [B, T] arrive flattened to [B·T, V] and

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..autograd import Function
+from ..parity.summation import accumulator, sum_as_torch
 from ..tensor import Tensor, apply
 
 
@@ -30,7 +31,7 @@ class Sum(_Reduce):
     op = "sum"
 
     def forward(self, a):
-        return a.sum(axis=self.axes, keepdims=self.keepdims)
+        return sum_as_torch(a, self.axes, self.keepdims)  # a.sum(axes), added as torch adds
 
     def backward(self, g):
         return np.broadcast_to(self._spread(g), self.input_shapes[0])
@@ -43,7 +44,9 @@ class Mean(_Reduce):
 
     def forward(self, a):
         self.count = math.prod(a.shape[i] for i in self.axes)
-        return np.divide(a.sum(axis=self.axes, keepdims=self.keepdims), self.count, dtype=a.dtype)
+        # Σ a added as Sum's; float16 stays in float32 until divided, then rounds once (as torch)
+        total = sum_as_torch(a, self.axes, self.keepdims, dtype=accumulator(a.dtype))
+        return np.divide(total, self.count).astype(a.dtype, copy=False)
 
     def backward(self, g):
         return np.broadcast_to(self._spread(g) / max(self.count, 1), self.input_shapes[0])

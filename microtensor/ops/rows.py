@@ -10,6 +10,8 @@ Every result keeps the reduced axis (keepdims), to broadcast back.
 """
 import numpy as np
 
+from ..parity.summation import LONG, sum_as_torch
+
 
 def _is_last(x, axis):
     return axis in (-1, x.ndim - 1)
@@ -17,8 +19,8 @@ def _is_last(x, axis):
 
 def row_sum(x, axis=-1):
     """Σ x along `axis`, keeping the axis."""
-    if not _is_last(x, axis):
-        return x.sum(axis=axis, keepdims=True)
+    if not _is_last(x, axis) or x.shape[-1] > LONG or x.dtype.itemsize < 4:  # as torch adds
+        return sum_as_torch(x, (axis % x.ndim,), keepdims=True)
     return (x @ np.ones(x.shape[-1], dtype=x.dtype))[..., None]
 
 
@@ -33,8 +35,8 @@ _vecdot = getattr(np, "vecdot", vecdot_numpy1)
 
 def row_dot(x, y, axis=-1):
     """Σ x ⊙ y along `axis`, keeping the axis."""
-    if not _is_last(x, axis):
-        return (x * y).sum(axis=axis, keepdims=True)
+    if not _is_last(x, axis) or x.shape[-1] > LONG or x.dtype.itemsize < 4:  # as torch adds
+        return sum_as_torch(x * y, (axis % x.ndim,), keepdims=True)
     return _vecdot(x, y)[..., None]
 
 

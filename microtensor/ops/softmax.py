@@ -9,10 +9,12 @@ ops/rows.py, which computes them faster than numpy's own along the last axis.
 import numpy as np
 
 from ..autograd import Function
+from ..parity.low_precision import computed_in_float32
 from ..tensor import Tensor, apply
 from .rows import row_dot, row_max, row_sum
 
 
+@computed_in_float32  # float16 as torch: computed in float32, rounded once
 class Softmax(Function):
     """a = exp(s) / Σ exp(s) along `axis`;   ds = a ⊙ (da − Σ a ⊙ da)
 

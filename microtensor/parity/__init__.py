@@ -10,6 +10,9 @@ installed over the plain Tensor methods that the op files attach. Beneath those:
 `arguments` (numbers, lists and arrays turned into Tensors), `operands` (an operator's two
 sides), `leaves` (a leaf's one AccumulateGrad), `grad_mode` (no_grad's decorator forms),
 `protocols` and `tensor_api` (Python's data model, torch's repr, item() and the like),
-`versions` (counting writes: `microtensor.writing`), `power`, `erf`, `gelu` and
-`gelu_float32` (numerics that round as torch's).
+`versions` (counting writes: `microtensor.writing`), `scalars` (Python numbers wrapped or
+checked against a dtype, as torch), `masked_fill_value` (the gradient of a value tensor),
+`power`, `erf`, `gelu`, `gelu_float32`, `summation` (sums added as torch's: float16 in
+float32, long axes in blocks) and `low_precision` (float16 row ops computed in float32):
+numerics that round as torch's.
 """

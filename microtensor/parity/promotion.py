@@ -22,12 +22,38 @@ def as_array(data, dtype):
         array = np.array(data)
     else:
         array = np.array(data)
-        if array.dtype == np.float64:  # a Python float or a list of them
+        if isinstance(data, (list, tuple)) and array.dtype.kind in "biuf":
+            array = array.astype(nested_dtype(data), copy=False)
+        elif array.dtype == np.float64:  # a Python float
             array = array.astype(np.float32)
     if array.dtype.kind not in "biuf":  # complex, strings, objects: no op defines them
         raise TypeError(f"Tensor: dtype {array.dtype} is not supported; expected bool, "
                         "integer or floating-point data")
     return array
+
+
+_PYTHON = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float32)}
+
+
+def nested_dtype(data):
+    """torch.tensor's dtype for nested lists: each Python float counts as float32, int as int64,
+    bool as bool, a numpy scalar or array as its dtype, all joined by torch.promote_types (the
+    higher category, then the wider: [np.float16(1), 2] is float16, [np.float64(1.5), 2] float64).
+    """
+    dtype, stack = None, [data]
+    while stack:
+        items = stack.pop()
+        python = {type(v) for v in items}
+        for kind in python & _PYTHON.keys():  # the usual lists: a set of types, no loop
+            dtype = _higher(dtype, _PYTHON[kind])
+        if python <= _PYTHON.keys():
+            continue
+        for v in items:
+            if isinstance(v, (list, tuple)):
+                stack.append(v)
+            elif isinstance(v, (np.ndarray, np.generic)):
+                dtype = _higher(dtype, v.dtype)
+    return dtype if dtype is not None else np.dtype(np.float32)  # [] is float32, as torch
 
 
 def category(dtype):
@@ -74,4 +100,10 @@ def result_type(*operands):
     for dtype in groups.values():  # dims first: a later group wins only by a higher category
         if dtype is not None and (result is None or category(dtype) > category(result)):
             result = dtype
+    if groups["scalar"] is not None and category(result) == 1 and (
+            groups["dims"] is not None or groups["zero-dim"] is not None) and all(
+            category(groups[g]) == 0 for g in ("dims", "zero-dim") if groups[g] is not None) \
+            and any(type(x) is int and x >= 2**63 for x in operands):  # torch's uint64
+        raise TypeError("an int >= 2**63 with a bool tensor: its dtype would be uint64, whose "
+                        "promotion torch does not support (as torch, refused)")
     return np.dtype(result)

@@ -19,6 +19,7 @@ from .. import autograd
 from ..tensor import Tensor
 from .indexing import plain_index, torch_steps
 from .promotion import category, result_type
+from .scalars import check_item_assignment, wrapped
 
 _SCALARS = (numbers.Number, np.generic)
 
@@ -62,7 +63,7 @@ class TensorProtocols:
         dtype = result_type(a, b)
         if integers_only and category(dtype) == 2:
             raise TypeError(f"{integers_only}: only bool and integer tensors; got dtype {dtype}")
-        return Tensor._make(np.asarray(fn(np.asarray(a, dtype), np.asarray(b, dtype))))
+        return Tensor._make(np.asarray(fn(wrapped(a, dtype), wrapped(b, dtype))))  # ints wrap
 
     def __eq__(self, other):
         return self._elementwise(other, np.equal)
@@ -249,6 +250,8 @@ class TensorProtocols:
         array = value.data if isinstance(value, Tensor) else np.asarray(value)
         if array.dtype.kind not in "biuf":
             raise TypeError(f"t[...] = value: value must be numbers; got {type(value).__name__}")
+        if isinstance(value, _SCALARS):  # a number must fit, as torch (a tensor is cast)
+            check_item_assignment(value, self.dtype)
         basic, advanced = torch_steps(plain_index(index))
         target = self.data[basic] if basic else self.data  # a view: the write reaches self
         target[advanced] = array

@@ -1,5 +1,6 @@
 """The rest of torch.Tensor's everyday surface, which no gradient needs: how a tensor prints,
 `numpy()`, `item()`, `retain_grad()`, `zero_grad()` and the version counter's box."""
+import warnings
 import weakref
 
 import numpy as np
@@ -33,9 +34,45 @@ def retain_grad(self):
     Its node holds only a weak reference to it: retaining a gradient never keeps the tensor,
     or its data, alive.
     """
+    if not self.requires_grad:
+        raise RuntimeError("retain_grad(): can't retain_grad on a tensor that has "
+                           "requires_grad=False (as torch)")
     if self.grad_fn is not None:
         self.grad_fn._retained = weakref.ref(self)
     return self
+
+
+def reversed_dims(self):
+    """`t.T` on a tensor that is not 2-D: its dims reversed (the identity for 0-d and 1-d),
+    with torch's deprecation warning."""
+    warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                  "shape is deprecated (as in torch); use x.permute(...) or x.transpose(...)",
+                  UserWarning, stacklevel=4)
+    return self.permute(tuple(range(self.ndim - 1, -1, -1)))
+
+
+def _get_grad(self):
+    return self._grad
+
+
+def _set_grad(self, grad):
+    """`t.grad = g`: a numpy array of t's shape and dtype, or None; RuntimeError otherwise
+    (torch's "attempting to assign a gradient of size ..."), TypeError for a non-array."""
+    if grad is not None:
+        if isinstance(grad, np.generic):  # a 0-d result of numpy arithmetic
+            grad = np.asarray(grad)
+        if not isinstance(grad, np.ndarray):
+            raise TypeError(f"t.grad = g: g must be a numpy array or None (the gradient's "
+                            f"type here); got {type(grad).__name__}")
+        if grad.shape != self.data.shape or grad.dtype != self.data.dtype:
+            raise RuntimeError(f"t.grad = g: a gradient of shape {grad.shape} and dtype "
+                               f"{grad.dtype} for a tensor of shape {self.data.shape} and "
+                               f"dtype {self.data.dtype}; they must match (as torch)")
+    self._grad = grad
+
+
+Tensor._grad = None
+Tensor.grad = property(_get_grad, _set_grad)
 
 
 def zero_grad(self):

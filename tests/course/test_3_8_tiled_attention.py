@@ -61,8 +61,9 @@ def test_ordinary_keeps_B_H_T_squared_weights_and_tiled_keeps_memory_linear_in_T
         arrays, upstream = _inputs(b, h, t, d, np.float32)
         for attention in ("ordinary", "tiled"):
             kept[attention, t] = _attend(attention, arrays, upstream, is_causal=True)[4]
-    for t in (128, 256):   # A [B, H, T, T] on top of Q, K, V (float32) and the scale's one float
-        assert kept["ordinary", t] == 3 * b * h * t * d * 4 + b * h * t * t * 4 + 4, kept
+    for t in (128, 256):   # A [B, H, T, T] on top of Q, K, V (float32) and the scale's one float,
+        # and the causal mask [T, T] (bool) that masked_fill keeps for backward, as torch's
+        assert kept["ordinary", t] == 3 * b * h * t * d * 4 + b * h * t * t * 4 + 4 + t * t, kept
     assert kept["tiled", 256] == 2 * kept["tiled", 128], (
         f"expected tiled attention's bytes to double with T (Z and L [B, H, T, 1] beside Q, K, "
         f"V), got {kept['tiled', 128]} -> {kept['tiled', 256]}")

@@ -175,7 +175,7 @@ def test_zero_grad_takes_torchs_set_to_none():
 def test_issue25_1_sgd_step_between_forward_and_backward_refuses_instead_of_using_the_new_w():
     w = nn.Parameter([1.0, 2.0])
     loss = (w * w).sum()
-    w.grad = np.array([1.0, 1.0])
+    w.grad = np.array([1.0, 1.0], np.float32)  # w's dtype: torch refuses any other
     nn.optim.SGD([w], lr=0.5).step()
     with pytest.raises(RuntimeError, match="modified in place"):
         loss.backward()  # before the fix: [1, 3], twice the updated w

@@ -186,9 +186,10 @@ def test_backward_keeps_O_of_T_and_no_T_by_T_array():
         shapes = [s for r in prof.records for s, _, _ in r.saved.values()]
         assert (attention == "ordinary") == any(s[-2:] == (t, t) for s in shapes), (
             f"{attention}: expected a [T, T] array saved only by ordinary attention; got {shapes}")
-    # ordinary: Q, Kᵀ, V, A [2, 2, T, T] and the scale's 1/√d_k; tiled: Q, K, V, Z, L [2, 2, T, 1]
+    # ordinary: Q, Kᵀ, V, A [2, 2, T, T], the scale's 1/√d_k and the causal mask [T, T] (bool,
+    # kept by masked_fill as torch's); tiled: Q, K, V, Z, L [2, 2, T, 1]
     qkv = 3 * q.data.nbytes
-    assert saved["ordinary"] == qkv + 2 * 2 * t * t * 4 + 4, saved
+    assert saved["ordinary"] == qkv + 2 * 2 * t * t * 4 + 4 + t * t, saved
     assert saved["tiled"] == qkv + q.data.nbytes + 2 * 2 * t * 4, saved
 
 

@@ -1,12 +1,14 @@
-"""The surface of `+ − × ÷ ** neg` and `@`: a Tensor, numpy array or Python number on either
-side, lifted to the dtype PyTorch gives the result (parity/operands.py), and torch's refusals
-(bool operands of −, a negative integer power, bool matmul); 1-D operands of `@` reshaped to
-2-D around the op, as torch does."""
+"""The surface of `+ − × ÷ ** neg` and `@`: a Tensor, numpy array or Python number on either side,
+lifted to the dtype PyTorch gives the result (parity/operands.py), and torch's refusals (bool
+operands of −, a negative integer power, bool matmul), a Tensor exponent of `**`; 1-D operands of
+`@` reshaped to 2-D around the op, as torch does."""
 import numbers
 
 import numpy as np
 
-from ..operands import lift, operands
+from ...ops.tensor_power import PowTensor
+from ...tensor import Tensor, apply
+from ..operands import lift, operands, tensor_power_operands
 from ..promotion import category, result_type
 
 
@@ -51,6 +53,8 @@ def _pos(self):
 
 def _pow(plain):
     def pow_method(self, exponent):
+        if isinstance(exponent, Tensor):  # t ** Tensor: both differentiable (ops/tensor_power.py)
+            return apply(PowTensor(), *tensor_power_operands(self, exponent))
         if not isinstance(exponent, numbers.Number):
             raise TypeError(f"** takes a scalar exponent; got {type(exponent).__name__}")
         base = lift(self, result_type(self.data, exponent))  # int ** 0.5 is float32, as torch

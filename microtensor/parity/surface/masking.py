@@ -1,40 +1,41 @@
-"""The surface of masked_fill: the mask as a Tensor or numpy array of bools (copied: the op keeps
-it for backward), a value that is a number (a one-element Tensor too) and fits x's dtype, and a
-mask that broadcasts to x without growing it; the functional form."""
-import numbers
-
+"""The surface of masked_fill: the mask as a Tensor or numpy array of bools (copied: the op keeps it
+for backward), a value that is a number or a 0-d Tensor (which gets a gradient:
+parity/masked_fill_value.py) and fits x's dtype (parity/scalars.py), and a mask that broadcasts with
+x (x grows to the broadcast shape, as torch's); the functional form."""
 import numpy as np
 
+from ...tensor import apply
 from ..arguments import tensor
-from ..promotion import category
+from ..masked_fill_value import MaskedFillValue
+from ..scalars import fill_value
 
 
 def install(Tensor):
     plain = Tensor.masked_fill
 
     def masked_fill(self, mask, value):
-        """Replace entries where `mask` is True (blocked) by `value`; mask broadcasts.
+        """Replace entries where `mask` is True (blocked) by `value`; mask broadcasts (the output
+        takes the broadcast shape, as torch's).
 
         mask: a boolean Tensor or numpy array; TypeError for any other dtype.
+        value: a number, or a 0-d Tensor (which receives a gradient if it requires grad);
+        ValueError (torch's RuntimeError) for a value that does not fit x's dtype or a value
+        tensor with dims; ValueError for a mask that does not broadcast with x.
         """
         mask = np.array(mask.data if isinstance(mask, Tensor) else mask)  # kept: a copy
         if mask.dtype != np.bool_:
             raise TypeError(f"mask must be boolean (True = blocked); got dtype {mask.dtype}. "
                             "For an additive float mask add it to the scores instead")
-        value = value.item() if isinstance(value, Tensor) else value
-        if not isinstance(value, (numbers.Number, np.generic)):
-            raise TypeError(f"masked_fill: value must be a number; got {type(value).__name__}")
-        if category(self.dtype) == 1 and not np.isfinite(value):  # as torch: no int for −inf
-            raise ValueError(f"masked_fill: value {value} cannot be stored in a {self.dtype} "
-                             "tensor")
+        value = fill_value(value, self.dtype, "masked_fill")  # a 0-d Tensor that fits x's dtype
         try:
-            grows = np.broadcast_shapes(self.shape, mask.shape) != self.shape
+            np.broadcast_shapes(self.shape, mask.shape)  # the mask may grow x, as torch's
         except ValueError:
-            grows = True
-        if grows:
-            raise ValueError(f"masked_fill: mask of shape {mask.shape} must broadcast to "
-                             f"x's shape {self.shape} without growing it")
-        return plain(self, mask, value)
+            raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast with "
+                             f"x's shape {self.shape}") from None
+        out = plain(self, mask, value.data)
+        if value.requires_grad:  # ∂L/∂value = Σ g where mask (parity/masked_fill_value.py)
+            out = apply(MaskedFillValue(mask), out, value)
+        return out
 
     Tensor.masked_fill = masked_fill
 

@@ -64,9 +64,10 @@ def embedding(indices, weight):
     return apply(Embedding(indices), weight)
 
 
-def dropout(x, p, training=True):
+def dropout(x, p=0.5, training=True):
     """Zero each element with probability p and scale the rest by 1/(1−p), so the expected
-    value is unchanged ("inverted" dropout: nothing to rescale at eval); identity if not
+    value is unchanged ("inverted" dropout: nothing to rescale at eval); p is 0.5 unless
+    given (torch's default); identity if not
     training or p == 0, zeros if p == 1 (as torch). ValueError unless 0 ≤ p ≤ 1."""
     p = check_probability(p, "dropout")
     x = tensor(x, "x")

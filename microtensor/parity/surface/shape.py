@@ -1,7 +1,7 @@
-"""The surface of reshape, view, transpose, permute, `.T`, indexing and `cat`: the shapes and
-dims as torch takes them (a tuple or separate ints, negative dims, one -1; a 0-d tensor has dim
-0), torch's indexing order (ints and slices before arrays, parity/indexing.py), and cat's
-dtype promotion. Each error is one line naming the argument."""
+"""The surface of reshape, view, transpose, permute, `.T`, indexing and `cat`: the shapes and dims
+as torch takes them (a tuple or separate ints, negative dims, one -1; a 0-d tensor has dim 0), `.T`
+of any dims (reversed, as torch), torch's indexing order (ints and slices before arrays,
+parity/indexing.py), and cat's dtype promotion. Each error is one line naming the argument."""
 import numpy as np
 
 from ...ops.shape import Cat
@@ -10,6 +10,7 @@ from .. import dims
 from ..indexing import plain_index, torch_steps
 from ..operands import lift
 from ..promotion import result_type
+from ..tensor_api import reversed_dims
 
 
 def install(Tensor):
@@ -48,8 +49,8 @@ def install(Tensor):
         return plain_permute(self, *dims.permutation(order, self.ndim, "permute"))
 
     def transpose_2d(self):
-        if self.ndim != 2:
-            raise ValueError(f".T is for 2-D tensors; got shape {self.shape}: use transpose()")
+        if self.ndim != 2:  # as torch: the dims reversed, with its deprecation warning
+            return reversed_dims(self)
         return self.transpose(0, 1)
 
     def getitem(self, index):
