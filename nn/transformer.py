@@ -61,8 +61,8 @@ class TransformerDecoderLayer(Module):
     """tgt [T_tgt, B, D], memory [T_src, B, D] -> [T_tgt, B, D] ([B, T, D] each if batch_first):
     self-attention (causal with tgt_is_causal, notes 3.7), cross-attention (queries from the
     decoder, keys and values from `memory`, the encoder output: where the source reaches the
-    decoder), FFN. self_attn, norm1,
-    multihead_attn (the cross-attention; torch's name), norm2, ff, norm3.
+    decoder), FFN. self_attn, norm1, multihead_attn (the cross-attention; torch's name), norm2,
+    ff, norm3.
     Differences from torch: the weight layout (see TransformerEncoderLayer); tgt_is_causal=True
     without tgt_mask applies the causal mask (torch raises: its flag is only a hint).
     """
@@ -82,8 +82,8 @@ class TransformerDecoderLayer(Module):
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False,
                 self_attn_cache=None, cross_attn_cache=None):
-        """tgt [B, T_tgt, D], memory [B, T_src, D] -> [B, T_tgt, D]. tgt_mask / memory_mask:
-        bool or float masks for the self- / cross-attention scores ([T_tgt, T_tgt] /
+        """tgt [T_tgt, B, D], memory [T_src, B, D] -> tgt's shape (batch_first: [B, T, D]). Masks:
+        tgt_mask / memory_mask, bool or float, for the self- / cross-attention ([T_tgt, T_tgt] /
         [T_tgt, T_src]); tgt_key_padding_mask bool [B, T_tgt], memory_key_padding_mask bool
         [B, T_src], True at padding; tgt_is_causal: block later target positions (ValueError if
         tgt_mask is given and is not the causal mask: torch would trust it); memory_is_causal:
