@@ -8,6 +8,7 @@ below the default atol = 1e-5; float32's rounding (~1e-7·|f|/ε) would not be.
 import numpy as np
 
 from .autograd import no_grad
+from .tensor import Tensor
 
 
 class GradcheckError(AssertionError):
@@ -20,11 +21,14 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
 
     Args:
         fn: callable returning a one-element Tensor.
-        inputs: sequence of Tensors (float64 where they require grad) and other arguments.
+        inputs: a Tensor (one input, as torch) or a sequence of Tensors (float64 where they
+            require grad) and other arguments; a non-leaf input is checked as torch does, the
+            gradient of fn with respect to that tensor's value.
         eps, atol, rtol: step size and tolerance: |analytic − numeric| ≤ atol + rtol·|numeric|.
     Tensors that `fn` uses without taking them as inputs (a module's weights) are not
     checked, and their `.grad` gains this one backward's gradient; the inputs' `.grad` is
-    put back as it was. Each element of an input is nudged in place, under `no_grad()`.
+    put back as it was (a non-leaf input reaches fn as a detached leaf sharing its data).
+    Each element of an input is nudged in place, under `no_grad()`.
 
     Returns:
         True when every element agrees.
@@ -33,7 +37,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
         TypeError: an input requiring grad is not float64 (float32 is too coarse for ε).
         GradcheckError: names the input, the element and both values.
     """
-    inputs = list(inputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     checked = [i for i, t in enumerate(inputs) if getattr(t, "requires_grad", False)]
     if not checked:  # True would pass a test that checked nothing (a weight inside fn is not)
         raise ValueError(f"gradcheck: none of the {len(inputs)} inputs requires grad, so there "
@@ -42,6 +46,10 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
         if inputs[i].dtype != np.float64:
             raise TypeError(f"gradcheck: input {i} is {inputs[i].dtype}; use float64 "
                             "(e.g. Tensor(x, dtype='float64', requires_grad=True))")
+    names = {i: inputs[i].name or f"input {i}" for i in checked}
+    for i in checked:  # a leaf of its own: a non-leaf's .grad would stay None (torch's too)
+        if inputs[i].grad_fn is not None:
+            inputs[i] = inputs[i].detach().requires_grad_()
     saved_grads = [inputs[i].grad for i in checked]
     for i in checked:
         inputs[i].grad = None
@@ -67,8 +75,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
             x[idx] = original
             numeric = (f_plus - f_minus) / (2 * eps)
             if not abs(expected[idx] - numeric) <= atol + rtol * abs(numeric):
-                name = inputs[i].name or f"input {i}"
                 raise GradcheckError(
-                    f"gradcheck: {name}, element {idx}: backward() gives {expected[idx]:.8g}, "
-                    f"finite differences give {numeric:.8g}")
+                    f"gradcheck: {names[i]}, element {idx}: backward() gives "
+                    f"{expected[idx]:.8g}, finite differences give {numeric:.8g}")
     return True

@@ -63,7 +63,8 @@ class Seq2SeqTransformer(nn.Module):
         self.positions = sinusoidal_positions(c.max_len, c.d_model)  # [max_len, D], fixed
         self.drop = nn.Dropout(c.dropout)
         layer = {"d_model": c.d_model, "nhead": c.n_heads, "dim_feedforward": c.d_ff,
-                 "dropout": c.dropout, "activation": c.activation, "norm_first": c.norm_first}
+                 "dropout": c.dropout, "activation": c.activation, "norm_first": c.norm_first,
+                 "batch_first": True}
         self.encoder = nn.ModuleList(nn.TransformerEncoderLayer(**layer)
                                      for _ in range(c.n_encoder_layers))
         self.decoder = nn.ModuleList(nn.TransformerDecoderLayer(**layer)
@@ -117,7 +118,7 @@ class Seq2SeqTransformer(nn.Module):
         caches = caches or [(None, None)] * len(self.decoder)
         for layer, (self_cache, cross_cache) in zip(self.decoder, caches):
             x = layer(x, memory, tgt_key_padding_mask=tgt_padding_mask,
-                      memory_key_padding_mask=src_padding_mask,
+                      memory_key_padding_mask=src_padding_mask, tgt_is_causal=True,
                       self_attn_cache=self_cache, cross_attn_cache=cross_cache)  # [B, T, D]
         if self.config.norm_first:
             x = self.decoder_norm(x)

@@ -28,3 +28,24 @@ def check_eps(eps):
     """LayerNorm's eps: ValueError unless a number >= 0."""
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
         raise ValueError(f"LayerNorm: eps must be a number >= 0; got {eps!r}")
+
+
+def check_causal_hint(mask, is_causal):
+    """TransformerDecoderLayer's tgt_is_causal beside tgt_mask: torch takes the flag as a hint
+    that the mask IS the causal one and then may use either, so a mask that is not causal gives
+    numbers that depend on torch's path. Returns is_causal; ValueError when is_causal is True
+    and the mask is given but is not M (bool: True above the diagonal; float: −inf there, 0
+    elsewhere). With no mask, True stands for M (torch raises RuntimeError there)."""
+    if not is_causal or mask is None:
+        return bool(is_causal)
+    m = np.asarray(getattr(mask, "data", mask))
+    t = m.shape[-1] if m.ndim else 0
+    above = np.triu(np.ones((t, t), dtype=bool), 1)
+    causal = m.ndim >= 2 and m.shape[-2] == t and (
+        np.array_equal(np.broadcast_to(above, m.shape), m) if m.dtype == bool else
+        np.array_equal(np.broadcast_to(np.where(above, -np.inf, 0.0), m.shape), m))
+    if not causal:
+        raise ValueError(f"TransformerDecoderLayer: tgt_is_causal=True but tgt_mask (shape "
+                         f"{m.shape}, dtype {m.dtype}) is not the causal mask; pass "
+                         f"tgt_is_causal=False to apply tgt_mask as given")
+    return True

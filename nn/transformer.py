@@ -4,90 +4,95 @@ output, FFN). Vaswani et al. 2017 §3.1, §3.2.3 (three uses of attention), §5.
 notes 3.6. Both orders, post-norm LN(x + F(x)) (the paper's, the default) and pre-norm
 x + F(LN(x)), are nn/block.py's `sublayer`: an encoder layer is a TransformerBlock without
 the causal mask. These mirror torch.nn.TransformerEncoderLayer / TransformerDecoderLayer, so
-they keep torch's names: nhead = n_heads (H), dim_feedforward = d_ff (F); tensors are
-batch-first [B, T, D].
+they keep torch's names and defaults: nhead = n_heads (H), dim_feedforward = d_ff (F),
+batch_first=False (tensors [T, B, D]; batch_first=True: [B, T, D], what models/ pass).
 """
 from .attention import MultiHeadAttention
 from .block import sublayer
 from .feedforward import FeedForward
+from .layer_checks import check_causal_hint
 from .layers import LayerNorm
 from .module import Module
 
 
-def _require_batch_first(layer, batch_first):
-    """batch_first sits where torch has it, so that torch's positional arguments mean the same
-    here (the 7th is not norm_first); tensors here are always [B, T, D]."""
-    if batch_first is not True:
-        raise ValueError(f"{layer}: batch_first must be True: tensors here are [B, T, D] "
-                         f"(torch's layout [T, B, D] is not supported); got {batch_first!r}")
+def _batch_major(x, batch_first):
+    """[T, B, D] <-> [B, T, D] (a view) unless batch_first: the attention works batch-first."""
+    return x if batch_first else x.transpose(0, 1)
 
 
 class TransformerEncoderLayer(Module):
-    """src [B, T_src, D] -> [B, T_src, D]: self-attention over the whole source (every position
-    sees every other: no causal mask), then the FFN. self_attn, norm1, ff (torch's linear1 is
-    ff.fc, linear2 ff.proj), norm2; dropout on the weights and each sub-layer's output (§5.4).
+    """src [T_src, B, D] ([B, T_src, D] if batch_first) -> the same shape: self-attention over
+    the whole source (every position sees every other: no causal mask), then the FFN.
+    self_attn, norm1, ff (torch's linear1 is ff.fc, linear2 ff.proj), norm2; dropout on the
+    weights, each sub-layer's output (§5.4) and, as torch, inside the FFN after the activation.
     Differences from torch: Linear weights are [in, out], and Q, K, V are three Linear layers
     (torch fuses them into in_proj_weight).
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=True, norm_first=False, bias=True):
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True):
         super().__init__()
-        _require_batch_first(type(self).__name__, batch_first)
-        self.norm_first = norm_first
+        self.batch_first, self.norm_first = batch_first, norm_first
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias)
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.ff = FeedForward(d_model, dim_feedforward, activation=activation, dropout=dropout,
-                              bias=bias)
+                              bias=bias, activation_dropout=dropout)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        """src [B, T_src, D] -> [B, T_src, D]. src_mask: bool (True = blocked) or float (added),
-        broadcasting to [T_src, T_src]; src_key_padding_mask: bool [B, T_src], True at padding;
-        is_causal: torch's signature (the 2017 encoder does not use it). ValueError for masks
-        of the wrong shape or dtype."""
+        """src [T_src, B, D] or [B, T_src, D] (batch_first) -> the same shape. src_mask: bool
+        (True = blocked) or float (added), broadcasting to [T_src, T_src];
+        src_key_padding_mask: bool [B, T_src], True at padding; is_causal: torch's signature
+        (the 2017 encoder does not use it). ValueError for masks of the wrong shape or dtype."""
         def self_attention(h):
             return self.self_attn(h, attn_mask=src_mask, key_padding_mask=src_key_padding_mask,
                                   is_causal=is_causal)
 
-        x = sublayer(src, self.norm1, self_attention, self.norm_first)   # [B, T_src, D]
-        return sublayer(x, self.norm2, self.ff, self.norm_first)         # [B, T_src, D]
+        x = _batch_major(src, self.batch_first)                           # [B, T_src, D]
+        x = sublayer(x, self.norm1, self_attention, self.norm_first)      # [B, T_src, D]
+        x = sublayer(x, self.norm2, self.ff, self.norm_first)            # [B, T_src, D]
+        return _batch_major(x, self.batch_first)
 
     def extra_repr(self):
-        return f"norm_first={self.norm_first}"
+        return f"batch_first={self.batch_first}, norm_first={self.norm_first}"
 
 
 class TransformerDecoderLayer(Module):
-    """tgt [B, T_tgt, D], memory [B, T_src, D] -> [B, T_tgt, D]: causal self-attention (notes
-    3.7), cross-attention (queries from the decoder, keys and values from `memory`, the
-    encoder output: where the source reaches the decoder), FFN. self_attn, norm1,
-    multihead_attn (the cross-attention; torch's name), norm2, ff, norm3.
-    Differences from torch: the weight layout (see TransformerEncoderLayer), and
-    tgt_is_causal=True applies the mask (torch's is only a hint; its mask comes in tgt_mask).
+    """tgt [T_tgt, B, D], memory [T_src, B, D] -> [T_tgt, B, D] ([B, T, D] each if batch_first):
+    self-attention (causal with tgt_is_causal, notes 3.7), cross-attention (queries from the
+    decoder, keys and values from `memory`, the encoder output: where the source reaches the
+    decoder), FFN. self_attn, norm1, multihead_attn (the cross-attention; torch's name), norm2,
+    ff, norm3.
+    Differences from torch: the weight layout (see TransformerEncoderLayer); tgt_is_causal=True
+    without tgt_mask applies the causal mask (torch raises: its flag is only a hint).
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=True, norm_first=False, bias=True):
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True):
         super().__init__()
-        _require_batch_first(type(self).__name__, batch_first)
-        self.norm_first = norm_first
+        self.batch_first, self.norm_first = batch_first, norm_first
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias)
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.ff = FeedForward(d_model, dim_feedforward, activation=activation, dropout=dropout,
-                              bias=bias)
+                              bias=bias, activation_dropout=dropout)
         self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=True, self_attn_cache=None,
-                cross_attn_cache=None):
-        """tgt [B, T_tgt, D], memory [B, T_src, D] -> [B, T_tgt, D]. tgt_mask / memory_mask:
-        bool or float masks for the self- / cross-attention scores ([T_tgt, T_tgt] /
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False,
+                self_attn_cache=None, cross_attn_cache=None):
+        """tgt [T_tgt, B, D], memory [T_src, B, D] -> tgt's shape (batch_first: [B, T, D]). Masks:
+        tgt_mask / memory_mask, bool or float, for the self- / cross-attention ([T_tgt, T_tgt] /
         [T_tgt, T_src]); tgt_key_padding_mask bool [B, T_tgt], memory_key_padding_mask bool
-        [B, T_src], True at padding; tgt_is_causal: block later target positions. Decoding a
-        step at a time: self_attn_cache (nn.KVCache of the target so far), cross_attn_cache
-        (memory's keys and values, projected at the first step only)."""
+        [B, T_src], True at padding; tgt_is_causal: block later target positions (ValueError if
+        tgt_mask is given and is not the causal mask: torch would trust it); memory_is_causal:
+        torch's hint, unused. Decoding a step at a time: self_attn_cache (nn.KVCache of the
+        target so far), cross_attn_cache (memory's keys and values, projected at the first step
+        only)."""
+        tgt_is_causal = check_causal_hint(tgt_mask, tgt_is_causal)  # True: the mask is M alone
+        tgt_mask = None if tgt_is_causal else tgt_mask
+
         def self_attention(h):
             return self.self_attn(h, attn_mask=tgt_mask, key_padding_mask=tgt_key_padding_mask,
                                   is_causal=tgt_is_causal, kv_cache=self_attn_cache)
@@ -97,9 +102,11 @@ class TransformerDecoderLayer(Module):
                                        key_padding_mask=memory_key_padding_mask,
                                        kv_cache=cross_attn_cache)
 
-        x = sublayer(tgt, self.norm1, self_attention, self.norm_first)   # [B, T_tgt, D]
+        x, memory = (_batch_major(t, self.batch_first) for t in (tgt, memory))  # [B, T, D]
+        x = sublayer(x, self.norm1, self_attention, self.norm_first)     # [B, T_tgt, D]
         x = sublayer(x, self.norm2, cross_attention, self.norm_first)    # [B, T_tgt, D]
-        return sublayer(x, self.norm3, self.ff, self.norm_first)         # [B, T_tgt, D]
+        x = sublayer(x, self.norm3, self.ff, self.norm_first)            # [B, T_tgt, D]
+        return _batch_major(x, self.batch_first)
 
     def extra_repr(self):
-        return f"norm_first={self.norm_first}"
+        return f"batch_first={self.batch_first}, norm_first={self.norm_first}"

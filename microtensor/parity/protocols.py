@@ -135,9 +135,6 @@ class TensorProtocols:
     def __rpow__(self, o):
         return self._refuse(symbol="number ** tensor")
 
-    def __imatmul__(self, o):
-        return self._refuse(symbol="@= (in place; torch refuses it too)")
-
     # ---- one element as a Python value -------------------------------------------------
     def _one(self, what):
         if self.data.size != 1:  # ValueError, as torch

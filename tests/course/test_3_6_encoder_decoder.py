@@ -125,7 +125,7 @@ def test_the_encoder_is_not_causal_but_a_decoder_layer_is(model):
     x = mt.Tensor(np.random.default_rng(0).normal(size=(1, 5, 16)).astype(np.float32))
     with nn.keep_attention(model):
         model.encoder[0](x)
-        model.decoder[0](x, x)
+        model.decoder[0](x, x, tgt_is_causal=True)
     enc = model.encoder[0].self_attn.last_attention.data[0]     # [H, T, T]
     dec = model.decoder[0].self_attn.last_attention.data[0]
     future = np.triu(np.ones((5, 5), dtype=bool), k=1)

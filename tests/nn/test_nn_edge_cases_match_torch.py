@@ -93,9 +93,7 @@ def test_cross_entropy_refuses_class_weights_in_ignore_indexs_place():
         F.cross_entropy(z, t, np.array([1.0, 2.0, 0.5], np.float32))
 
 
-def test_torchs_positional_arguments_mean_the_same_or_are_refused():
-    with pytest.raises(ValueError, match="batch_first must be True"):
-        nn.TransformerEncoderLayer(8, 2, 16, 0.1, "relu", 1e-5, False)
+def test_torchs_positional_arguments_mean_the_same():
     layer = nn.TransformerDecoderLayer(8, 2, 16, 0.1, "relu", 1e-5, True)  # batch_first=True
     assert layer.norm_first is False, "the 7th argument is batch_first, as torch"
     start = rng.standard_normal(4).astype(np.float32)

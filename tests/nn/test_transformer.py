@@ -20,8 +20,8 @@ def _nudged(module, seed=20):
 
 
 def test_encoder_and_decoder_layers_keep_the_shape_b_t_d():
-    enc = nn.TransformerEncoderLayer(8, 2, 16)
-    dec = nn.TransformerDecoderLayer(8, 2, 16)
+    enc = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+    dec = nn.TransformerDecoderLayer(8, 2, 16, batch_first=True)
     memory = enc(mt.Tensor(_x(2, 7, 8)))
     out = dec(mt.Tensor(_x(2, 3, 8, seed=1)), memory)
     assert memory.shape == (2, 7, 8), f"encoder: expected (2, 7, 8), got {memory.shape}"
@@ -36,7 +36,7 @@ def test_layers_take_torch_argument_names_and_defaults():
 
 
 def test_encoder_output_ignores_what_sits_at_padded_positions():
-    enc = _nudged(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0))
+    enc = _nudged(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, dropout=0.0))
     x = _x(1, 5, 8)
     pad = np.array([[False, False, False, True, True]])
     other = x.copy()
@@ -47,17 +47,17 @@ def test_encoder_output_ignores_what_sits_at_padded_positions():
 
 
 def test_decoder_position_t_does_not_see_later_target_positions():
-    dec = _nudged(nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0))
+    dec = _nudged(nn.TransformerDecoderLayer(8, 2, 16, batch_first=True, dropout=0.0))
     tgt, memory = _x(1, 4, 8), mt.Tensor(_x(1, 6, 8, seed=1))
     changed = tgt.copy()
     changed[0, 2:] += 5.0
-    a = dec(mt.Tensor(tgt), memory).data[0, :2]
-    b = dec(mt.Tensor(changed), memory).data[0, :2]
+    a = dec(mt.Tensor(tgt), memory, tgt_is_causal=True).data[0, :2]
+    b = dec(mt.Tensor(changed), memory, tgt_is_causal=True).data[0, :2]
     np.testing.assert_allclose(a, b, atol=1e-12, err_msg="position < 2 changed with positions >= 2")
 
 
 def test_decoder_cross_attention_gives_padded_memory_zero_weight():
-    dec = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0)
+    dec = nn.TransformerDecoderLayer(8, 2, 16, batch_first=True, dropout=0.0)
     pad = np.array([[False, False, True], [False, True, True]])
     with nn.keep_attention(dec):
         dec(mt.Tensor(_x(2, 4, 8)), mt.Tensor(_x(2, 3, 8, seed=1)), memory_key_padding_mask=pad)
@@ -70,7 +70,8 @@ def test_decoder_cross_attention_gives_padded_memory_zero_weight():
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_gradcheck_small_encoder_layer(norm_first, weighted_gradcheck):
-    enc = _nudged(nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, norm_first=norm_first))
+    enc = _nudged(nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, norm_first=norm_first,
+                                    batch_first=True))
     x = mt.Tensor(_x(2, 3, 4), requires_grad=True)
     pad = np.array([[False, False, True], [False, False, False]])
     assert weighted_gradcheck(lambda x_, *_: enc(x_, src_key_padding_mask=pad),
@@ -79,21 +80,23 @@ def test_gradcheck_small_encoder_layer(norm_first, weighted_gradcheck):
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_gradcheck_small_decoder_layer_through_target_and_memory(norm_first, weighted_gradcheck):
-    dec = _nudged(nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0, norm_first=norm_first))
+    dec = _nudged(nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0, norm_first=norm_first,
+                                    batch_first=True))
     tgt = mt.Tensor(_x(2, 3, 4), requires_grad=True)
     memory = mt.Tensor(_x(2, 2, 4, seed=1), requires_grad=True)
     pad = np.array([[False, True], [False, False]])
-    assert weighted_gradcheck(lambda t, m, *_: dec(t, m, memory_key_padding_mask=pad),
+    assert weighted_gradcheck(lambda t, m, *_: dec(t, m, memory_key_padding_mask=pad,
+                                                   tgt_is_causal=True),
                               [tgt, memory, *dec.parameters()])
 
 
 def test_decoding_with_caches_gives_the_full_forward_outputs():
-    dec = _nudged(nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0))
+    dec = _nudged(nn.TransformerDecoderLayer(8, 2, 16, batch_first=True, dropout=0.0))
     tgt, memory = _x(2, 4, 8), mt.Tensor(_x(2, 5, 8, seed=1))
-    full = dec(mt.Tensor(tgt), memory).data
+    full = dec(mt.Tensor(tgt), memory, tgt_is_causal=True).data
     self_cache, cross_cache = nn.KVCache(), nn.KVCache()
-    steps = [dec(mt.Tensor(tgt[:, t:t + 1]), memory, self_attn_cache=self_cache,
-                 cross_attn_cache=cross_cache).data for t in range(4)]
+    steps = [dec(mt.Tensor(tgt[:, t:t + 1]), memory, tgt_is_causal=True,
+                 self_attn_cache=self_cache, cross_attn_cache=cross_cache).data for t in range(4)]
     np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-12,
                                err_msg="step-by-step decoding with KV caches")
     assert (len(cross_cache), len(self_cache)) == (5, 4), (
@@ -132,7 +135,8 @@ def _torch_tensor(a):
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_layer_matches_torch_with_padding(norm_first):
     torch = pytest.importorskip("torch")
-    ours = _nudged(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, norm_first=norm_first))
+    ours = _nudged(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, norm_first=norm_first,
+                                    batch_first=True))
     theirs = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True,
                                               norm_first=norm_first, dtype=torch.float64)
     with torch.no_grad():
@@ -151,7 +155,8 @@ def test_encoder_layer_matches_torch_with_padding(norm_first):
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_decoder_layer_matches_torch_with_causal_mask_and_memory_padding(norm_first):
     torch = pytest.importorskip("torch")
-    ours = _nudged(nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, norm_first=norm_first))
+    ours = _nudged(nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, norm_first=norm_first,
+                                    batch_first=True))
     theirs = torch.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True,
                                               norm_first=norm_first, dtype=torch.float64)
     with torch.no_grad():
@@ -163,6 +168,7 @@ def test_decoder_layer_matches_torch_with_causal_mask_and_memory_padding(norm_fi
     future = torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=torch.float64)
     expected = theirs(_torch_tensor(tgt), _torch_tensor(memory), tgt_mask=future,
                       memory_key_padding_mask=torch.tensor(pad)).detach().numpy()
-    got = ours(mt.Tensor(tgt), mt.Tensor(memory), memory_key_padding_mask=pad).data
+    got = ours(mt.Tensor(tgt), mt.Tensor(memory), memory_key_padding_mask=pad,
+               tgt_is_causal=True).data
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-10,
                                err_msg=f"decoder layer (norm_first={norm_first}) vs torch")

@@ -1,7 +1,8 @@
 """The surface of reshape, view, transpose, permute, `.T`, indexing and `cat`: the shapes and dims
 as torch takes them (a tuple or separate ints, negative dims, one -1; a 0-d tensor has dim 0), `.T`
 of any dims (reversed, as torch), torch's indexing order (ints and slices before arrays,
-parity/indexing.py), and cat's dtype promotion. Each error is one line naming the argument."""
+parity/indexing.py; ints down to 0-d give a view, as torch, not numpy's scalar copy), and cat's
+dtype promotion. Each error is one line naming the argument."""
 import numpy as np
 
 from ...ops.shape import Cat
@@ -54,7 +55,12 @@ def install(Tensor):
         return self.transpose(0, 1)
 
     def getitem(self, index):
-        basic, advanced = torch_steps(plain_index(index))  # a[index] is a[basic][advanced]
+        index = plain_index(index)
+        parts = index if isinstance(index, tuple) else (index,)
+        if len(parts) == self.ndim > 0 and all(
+                isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in parts):
+            index = (*parts, ...)  # numpy's a[1] is a scalar copy, a[1, ...] torch's 0-d view
+        basic, advanced = torch_steps(index)  # a[index] is a[basic][advanced]
         try:
             return plain_getitem(plain_getitem(self, basic) if basic else self, advanced)
         except IndexError as error:
