@@ -169,12 +169,15 @@ def explore_tiny_gpt(model, tok, path, seed=0):
 def exercise_list():
     """[{"number", "title", "section", "stub", "hint", "function"}] of the exercises, in the
     course's order: "stub" is the file without its docstring's Hint paragraph (the page shows
-    the hint once, in its Hint box), "function" the name of the function to write."""
+    the hint once, in its Hint box) and naming the editor where it named the file,
+    "function" the name of the function to write."""
     from models.exercises import EXERCISES
 
     out = []
     for e in EXERCISES:
         stub, hint = split_hint(e.stub_source())
+        # the tab has no exercises/ folder: the stub's message names the editor instead
+        stub = re.sub(r"exercises/ex\d\d_\w+\.py", "the editor", stub)
         out.append({"number": e.number, "title": e.title, "section": e.source, "stub": stub,
                     "hint": hint, "function": _function_to_write(stub)})
     return out

@@ -74,7 +74,9 @@ def test_labels_of_the_wrong_length_fall_back_to_indices_with_a_note():
 
 
 def test_untouched_stub_says_which_line_to_replace_and_names_no_file():
-    report = check_exercise(3, exercise_list()[2]["stub"])["text"]
+    stub = exercise_list()[2]["stub"]
+    assert "exercises/ex03" not in stub and "\"the editor\")" in stub, stub
+    report = check_exercise(3, stub)["text"]
     assert "replace the line `raise NotImplementedError(...)` in softmax_backward" in report \
         and "exercises/ex03" not in report, report
 
