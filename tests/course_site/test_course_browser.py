@@ -142,7 +142,7 @@ def test_changing_3_3s_size_relabels_its_heatmap_and_graphs_fit_the_page(course)
     assert cut == [0, 0], f"expected 3.5's graph whole in its box at 1366×768; cut by {cut} px"
 
 
-def test_the_load_names_its_steps_and_the_exercise_editor_opens_on_the_function(course):
+def test_the_load_names_its_steps_and_the_exercise_editor_opens_numbered_on_the_function(course):
     page = course.page
     steps = [s["step"].split()[0] for s in page.evaluate("window.microtensorLoadLog")]
     assert steps == ["Pyodide", "numpy", "microtensor"], f"expected the 3 load steps; {steps}"
@@ -153,3 +153,8 @@ def test_the_load_names_its_steps_and_the_exercise_editor_opens_on_the_function(
                                "e.selectionStart + 25)]; }")
     assert top > 0 and caret == "raise NotImplementedError", \
         f"expected the editor scrolled to softmax_backward's body; scrollTop {top}, {caret!r}"
+    lines, numbers = page.evaluate("() => [document.getElementById('ex-code').value.split('\\n')"
+                                   ".length, document.querySelector('#exercises pre.gutter')"
+                                   ".textContent.split('\\n')]")
+    assert numbers == [str(i) for i in range(1, lines + 1)], \
+        f"expected a gutter numbering the editor's {lines} lines; got {numbers[-3:]}"

@@ -67,6 +67,22 @@ async function runCell(code, namespace) {
   return JSON.parse(json.dumps(run(code, ns)));
 }
 
+// a light gutter of line numbers beside an editor: tracebacks name lines ("<cell>", line 7)
+function withGutter(textarea) {
+  textarea.wrap = "off";  // one line of code, one line of the gutter
+  const gutter = el("pre", { className: "gutter", ariaHidden: "true" });
+  const number = () => {
+    const n = textarea.value.split("\n").length;
+    gutter.textContent = Array.from({ length: n }, (_, i) => i + 1).join("\n");
+    gutter.scrollTop = textarea.scrollTop;
+  };
+  textarea.addEventListener("input", number);
+  textarea.addEventListener("scroll", () => { gutter.scrollTop = textarea.scrollTop; });
+  textarea.renumber = number;
+  number();
+  return el("div", { className: "editor" }, gutter, textarea);
+}
+
 // ---- pictures ----------------------------------------------------------------------------
 let vizInstance = null;
 async function drawGraph(dot, into) {
@@ -135,7 +151,7 @@ function addSection(section) {
   const timing = el("span", { className: "status" });
   const card = el("section", { className: "card", id: `s-${section.id}` },
     el("h2", { textContent: section.title }), el("p", { className: "note",
-      textContent: section.note }), code, el("div", { className: "row" }, button, reset, timing),
+      textContent: section.note }), withGutter(code), el("div", { className: "row" }, button, reset, timing),
     output, pictures);
   card.dataset.section = section.id;
   const namespace = { current: null };
@@ -165,7 +181,7 @@ function addSection(section) {
     card.dataset.done = result.ok ? "ok" : "error";
     button.disabled = false;
   };
-  reset.onclick = () => { code.value = section.code; };
+  reset.onclick = () => { code.value = section.code; code.renumber(); };
   $("sections").append(card);
   $("toc").append(el("a", { href: `#s-${section.id}`, textContent: section.id === "readme"
     ? "README" : section.id }));
@@ -286,6 +302,11 @@ $("gpt-train").onclick = async () => {
 
 // ---- the exercises -----------------------------------------------------------------------
 let exercises = [];
+{
+  const editor = $("ex-code"), holder = el("div");
+  editor.replaceWith(holder);
+  holder.replaceWith(withGutter(editor));
+}
 async function setupExercises(py) {
   exercises = JSON.parse(py.runPython("import json; json.dumps(runtime.exercise_list())"));
   for (const e of exercises) {
@@ -297,6 +318,7 @@ async function setupExercises(py) {
     const e = exercises.find((x) => x.number === Number($("ex-pick").value));
     const editor = $("ex-code");
     editor.value = e.stub;
+    editor.renumber();
     $("ex-output").textContent = "";
     hintBox.querySelector("pre").textContent = e.hint || "(no hint for this one)";
     hintBox.open = false;
