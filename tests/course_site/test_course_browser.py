@@ -158,3 +158,19 @@ def test_the_load_names_its_steps_and_the_exercise_editor_opens_numbered_on_the_
                                    ".textContent.split('\\n')]")
     assert numbers == [str(i) for i in range(1, lines + 1)], \
         f"expected a gutter numbering the editor's {lines} lines; got {numbers[-3:]}"
+
+
+def test_a_cell_shows_running_and_yields_a_frame_before_python_holds_the_thread(course):
+    seen = course.page.evaluate("""() => new Promise((resolve) => {
+      const card = document.querySelector("[data-section='3.2']"), seen = [];
+      const watch = new MutationObserver(() => {
+        seen.push(card.classList.contains("running") ? "running" : "idle");
+        if (card.dataset.done) { watch.disconnect(); resolve(seen.slice()); }
+      });
+      watch.observe(card, { attributes: true, subtree: true, childList: true });
+      requestAnimationFrame(() => seen.push("frame"));
+      card.querySelector("button").click();
+    })""")
+    first_run = seen.index("running")
+    assert "frame" in seen[first_run:] and seen[-1] == "idle", \
+        f"expected the running state, a painted frame, then idle; got {seen}"
