@@ -49,7 +49,7 @@ loss = (Z * mt.randn(T, d_v)).sum()
 with viz.record_grad_norms():        # note the gradient norms the picture draws
     loss.backward()
 show_graph(loss)
-show_attention(A, list("abcd"), "A: each query's weights over the keys")
+show_attention(A, "abcdefghijklmnop"[:T], "A: each query's weights over the keys")
 """, "expect": ["row sums: [1. 1. 1. 1.]", "A symmetric? False", "ValueError:"]},
 
     {"id": "3.2", "title": "3.2 Why divide by √d_k",
@@ -99,7 +99,7 @@ print("row sums when zeroed after softmax:", after.sum(axis=-1))
 all_blocked = np.ones((T, T), dtype=bool)
 z0, a0 = nn.scaled_dot_product_attention(q, k, v, attn_mask=all_blocked)
 print("all keys blocked -> weights", a0.numpy().max(), "output", z0.numpy().max(), "(no NaN)")
-show_attention(a, list("masks"), "A with the causal mask (grey: blocked keys)")
+show_attention(a, [f"t{i}" for i in range(T)], "A with the causal mask (grey: blocked keys)")
 """, "expect": ["row sums, mask before softmax: [1. 1. 1. 1. 1.]", "(no NaN)"]},
 
     {"id": "3.4", "title": "3.4 The hand-computed example",
@@ -166,7 +166,7 @@ loss = (out ** 2).mean()
 with viz.record_grad_norms():
     loss.backward()
 show_graph(loss)
-show_attention(mha.last_attention.numpy()[0], list("heads"), "the three heads' A")
+show_attention(mha.last_attention.numpy()[0], None, f"the {H} heads' A of sequence 0")
 """, "expect": ["parameters 2400 = 4D² + 4D = 2400"]},
 
     {"id": "3.6", "title": "3.6 FFN, residual, norm",

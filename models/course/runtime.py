@@ -6,6 +6,7 @@ models.exercises.EXERCISES), so the page follows the code wherever its files mov
 """
 import contextlib
 import io
+import re
 import traceback
 
 import numpy as np
@@ -37,13 +38,7 @@ def run_cell(code, namespace):
         pictures["graphs"].append(viz.draw_graph(tensor, **options).source)
 
     def show_attention(weights, labels=None, title=""):
-        w = np.asarray(getattr(weights, "data", weights), dtype=np.float64)
-        while w.ndim < 3:
-            w = w[None]
-        w = w.reshape(-1, *w.shape[-2:])
-        labels = list(labels) if labels is not None else [str(j) for j in range(w.shape[-1])]
-        pictures["heatmaps"].append({"weights": np.nan_to_num(w).round(4).tolist(),
-                                     "labels": labels, "title": title})
+        pictures["heatmaps"].append(attention_picture(weights, labels, title))
 
     namespace.update(show_graph=show_graph, show_attention=show_attention)
     out, err = io.StringIO(), io.StringIO()
@@ -58,6 +53,27 @@ def run_cell(code, namespace):
             ok = False
             traceback.print_exception(type(e), e, e.__traceback__.tb_next)  # from the cell on
     return {"text": out.getvalue() + err.getvalue(), "ok": ok, **pictures}
+
+
+def attention_picture(weights, labels=None, title=""):
+    """What the page draws for show_attention: {"weights": [H][T_q][T_k], "labels": T_k
+    strings, "title"}. Labels follow the data: `labels` of another length than T_k are
+    replaced by the indices 0..T_k-1, and the title says so; the title ends with the shape."""
+    w = np.asarray(getattr(weights, "data", weights), dtype=np.float64)
+    while w.ndim < 3:
+        w = w[None]
+    w = w.reshape(-1, *w.shape[-2:])
+    heads, t_q, t_k = w.shape
+    title = title or "attention weights (rows: queries, columns: keys)"
+    given = list(labels) if labels is not None else None
+    if given is not None and len(given) != t_k:
+        title += (f" (labels: {len(given)} given for {t_k} keys, so indices 0..{t_k - 1} "
+                  f"are shown)")
+        given = None
+    names = [str(j) for j in range(t_k)] if given is None else [str(c) for c in given]
+    shape = f"[{t_q}, {t_k}]" if heads == 1 else f"{heads} heads × [{t_q}, {t_k}]"
+    return {"weights": np.nan_to_num(w).round(4).tolist(), "labels": names,
+            "title": f"{title} · {shape}"}
 
 
 def tiny_gpt(seed=0):
@@ -151,11 +167,48 @@ def explore_tiny_gpt(model, tok, path, seed=0):
 
 
 def exercise_list():
-    """[{"number", "title", "section", "stub"}] of the exercises, in the course's order."""
+    """[{"number", "title", "section", "stub", "hint", "function"}] of the exercises, in the
+    course's order: "stub" is the file without its docstring's Hint paragraph (the page shows
+    the hint once, in its Hint box) and naming the editor where it named the file,
+    "function" the name of the function to write."""
     from models.exercises import EXERCISES
 
-    return [{"number": e.number, "title": e.title, "section": e.source,
-             "stub": e.stub_source()} for e in EXERCISES]
+    out = []
+    for e in EXERCISES:
+        stub, hint = split_hint(e.stub_source())
+        # the tab has no exercises/ folder: the stub's message names the editor instead
+        stub = re.sub(r"exercises/ex\d\d_\w+\.py", "the editor", stub)
+        out.append({"number": e.number, "title": e.title, "section": e.source, "stub": stub,
+                    "hint": hint, "function": _function_to_write(stub)})
+    return out
+
+
+def _function_to_write(source):
+    """The name of the function whose body is still `raise NotImplementedError`, or ""."""
+    raised = source.find("raise NotImplementedError")
+    names = re.findall(r"^def (\w+)\(", source[:max(raised, 0)], re.M)
+    return names[-1] if raised >= 0 and names else ""
+
+
+def split_hint(stub):
+    """(stub without its "Hint:" paragraph, that paragraph) of a stub's source."""
+    found = re.search(r"^Hint:.*?(?=\n\n|\n\"\"\")", stub, re.M | re.S)
+    if not found:
+        return stub, ""
+    rest = stub[:found.start()] + stub[found.end():].removeprefix("\n\n")
+    return rest, " ".join(found.group(0).removeprefix("Hint:").split())
+
+
+def _students_line(error, source, filename):
+    """"line N: <the student's line>" where `error` was raised in the student's file, or ""."""
+    number = getattr(error, "lineno", None) if isinstance(error, SyntaxError) else None
+    if number is None:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == filename]
+        number = frames[-1].lineno if frames else None
+    lines = source.splitlines()
+    if number is None or not 1 <= number <= len(lines):
+        return ""
+    return f"line {number}: {lines[number - 1].strip()}"
 
 
 def check_exercise(number, source):
@@ -163,7 +216,8 @@ def check_exercise(number, source):
     only: a teacher grades with `microtensor exercises grade`.
 
     Returns {"results": [{"check", "status": "passed"|"failed"|"not started", "message"}],
-    "hint": the grader's hint, "text": a report to print}.
+    "hint": the hint to show once (the matching mistake's, else the grader's; "" when the
+    file does not load or every check passed), "text": a report to print, without the hint}.
     """
     import types
 
@@ -172,12 +226,15 @@ def check_exercise(number, source):
     exercise = next(e for e in EXERCISES if e.number == number)
     grader = exercise.grader()
     student = types.ModuleType(exercise.slug)
-    results = []
+    results, hints = [], []
     try:
         exec(compile(source, exercise.filename, "exec"), student.__dict__)
-    except BaseException:
-        results.append({"check": "load your file", "status": "failed",
-                        "message": traceback.format_exc(limit=-1).strip()})
+    except BaseException as e:  # the student's own line and the error, no frame of ours
+        where = _students_line(e, source, exercise.filename)
+        error = (f"{type(e).__name__}: {e.msg}" if isinstance(e, SyntaxError)
+                 else f"{type(e).__name__}: {e}")
+        results.append({"check": "load your code", "status": "failed",
+                        "message": f"{where}\n    {error}" if where else error})
     checks = getattr(grader, "CHECKS", []) if not results else []
     for check in checks:
         name = check.__name__.removeprefix("check_").replace("_", " ")
@@ -185,15 +242,28 @@ def check_exercise(number, source):
             check(student)
             results.append({"check": name, "status": "passed", "message": ""})
         except NotStarted as e:
-            results.append({"check": name, "status": "not started", "message": str(e)})
+            message = re.sub(r" in exercises/\S+\.py", " in the editor below", str(e))
+            results.append({"check": name, "status": "not started", "message": message})
         except (ExerciseFailure, AssertionError) as e:
-            results.append({"check": name, "status": "failed", "message": str(e)})
+            message, _, hint = str(e).partition(". Hint: ")
+            hints.append(hint.strip())
+            results.append({"check": name, "status": "failed", "message": message})
         except Exception as e:  # a check's own crash on odd output: shown, not hidden
+            where = _students_line(e, source, exercise.filename)
             results.append({"check": name, "status": "failed",
-                            "message": f"{type(e).__name__}: {e}"})
-    hint = getattr(grader, "HINT", "")
+                            "message": f"{type(e).__name__}: {e}" + (f"\n    at {where}"
+                                                                      if where else "")})
+    loaded = not (results and results[0]["check"] == "load your code")
+    failed = any(r["status"] == "failed" for r in results)
+    hint = (next((h for h in hints if h), "") or getattr(grader, "HINT", "")) \
+        if loaded and failed else ""
     mark = {"passed": "✓", "failed": "✗", "not started": "·"}
     lines = [f"exercise {number}: {exercise.title} ({exercise.source})"]
+    if results and all(r["status"] == "not started" for r in results):
+        todo = _function_to_write(source)
+        lines.append("Not started yet: in the editor below, replace the line "
+                     "`raise NotImplementedError(...)`" + (f" in {todo}" if todo else "")
+                     + " with your code, then run the checks again.")
     lines += [f"{mark[r['status']]} {r['check']}: {r['status']}"
               + (f"\n    {r['message']}" if r["message"] and r["status"] == "failed" else "")
               for r in results]

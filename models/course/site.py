@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import fetch
 from .cells import SECTIONS
+from .runtime import TINY_TEXT
 
 PACKAGES = ("microtensor", "nn", "models", "viz")
 STATIC = Path(__file__).with_name("static")
@@ -108,7 +109,7 @@ def build(output, pyodide=None):
         wheels = local_pyodide(pyodide, output)
         config = {"indexURL": "pyodide/", "vizjs": "pyodide/viz-global.js",
                   "wheels": [f"pyodide/{w}" for w in wheels], "pypi": None}
-    config.update(packages="microtensor.zip", sections=SECTIONS,
+    config.update(packages="microtensor.zip", sections=SECTIONS, tinyText=TINY_TEXT,
                   pyodideVersion=fetch.PYODIDE_VERSION)
     _write(Path(output) / "microtensor.zip", package_zip())
     for name in STATIC_FILES:

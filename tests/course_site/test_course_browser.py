@@ -114,8 +114,63 @@ def test_exercise_3_checks_report_not_started_wrong_and_right_answers(course):
         "document.getElementById('ex-pick').dispatchEvent(new Event('change')); "
         "document.getElementById('ex-code').value"))
     assert "not started" in stub and "0/4 checks passed" in stub, stub
+    assert "replace the line `raise NotImplementedError(...)` in softmax_backward" in stub, stub
     wrong = _check(page, 3, SOFTMAX_BACKWARD.replace(
         "a * (da - (a * da).sum(axis=axis, keepdims=True))", "a * da"))
-    assert "✗" in wrong and "hint:" in wrong, f"expected failed checks and a hint; got:\n{wrong}"
+    hints = page.evaluate("() => [document.getElementById('ex-hint').open, "
+                          "document.querySelector('#ex-hint pre').textContent, "
+                          "document.getElementById('ex-code').value]")
+    assert "✗" in wrong and "Hint" not in wrong and "hint:" not in wrong, \
+        f"expected failed checks, their hint in the Hint box only; got:\n{wrong}"
+    assert hints[0] and "subtract the row's" in hints[1], f"expected the Hint box open: {hints[:2]}"
     right = _check(page, 3, SOFTMAX_BACKWARD)
     assert "4/4 checks passed" in right, f"expected all 4 checks to pass; got:\n{right}"
+
+
+def test_changing_3_3s_size_relabels_its_heatmap_and_graphs_fit_the_page(course):
+    page, card = course.page, "[data-section='3.3']"
+    page.fill(f"{card} textarea", next(s["code"] for s in SECTIONS if s["id"] == "3.3")
+              .replace("T, d = 5,", "T, d = 7,"))
+    page.click(f"{card} button:text('Run')")
+    page.wait_for_selector(f"{card}[data-done] svg.heatmap")
+    labels = page.locator(f"{card} svg.heatmap text").all_text_contents()
+    assert labels == [f"t{i}" for i in range(7)] * 2, f"expected t0..t6 on both axes; {labels}"
+    page.click("[data-section='3.5'] button:text('Run')")
+    page.wait_for_selector("[data-section='3.5'][data-done] svg.graph")
+    cut = page.locator("[data-section='3.5'] .graph-box").evaluate(
+        "b => [b.scrollWidth - b.clientWidth, b.scrollHeight - b.clientHeight]")
+    assert cut == [0, 0], f"expected 3.5's graph whole in its box at 1366×768; cut by {cut} px"
+
+
+def test_the_load_names_its_steps_and_the_exercise_editor_opens_numbered_on_the_function(course):
+    page = course.page
+    steps = [s["step"].split()[0] for s in page.evaluate("window.microtensorLoadLog")]
+    assert steps == ["Pyodide", "numpy", "microtensor"], f"expected the 3 load steps; {steps}"
+    page.select_option("#ex-pick", "1")
+    page.select_option("#ex-pick", "3")
+    top, caret = page.evaluate("() => { const e = document.getElementById('ex-code'); "
+                               "return [e.scrollTop, e.value.slice(e.selectionStart, "
+                               "e.selectionStart + 25)]; }")
+    assert top > 0 and caret == "raise NotImplementedError", \
+        f"expected the editor scrolled to softmax_backward's body; scrollTop {top}, {caret!r}"
+    lines, numbers = page.evaluate("() => [document.getElementById('ex-code').value.split('\\n')"
+                                   ".length, document.querySelector('#exercises pre.gutter')"
+                                   ".textContent.split('\\n')]")
+    assert numbers == [str(i) for i in range(1, lines + 1)], \
+        f"expected a gutter numbering the editor's {lines} lines; got {numbers[-3:]}"
+
+
+def test_a_cell_shows_running_and_yields_a_frame_before_python_holds_the_thread(course):
+    seen = course.page.evaluate("""() => new Promise((resolve) => {
+      const card = document.querySelector("[data-section='3.2']"), seen = [];
+      const watch = new MutationObserver(() => {
+        seen.push(card.classList.contains("running") ? "running" : "idle");
+        if (card.dataset.done) { watch.disconnect(); resolve(seen.slice()); }
+      });
+      watch.observe(card, { attributes: true, subtree: true, childList: true });
+      requestAnimationFrame(() => seen.push("frame"));
+      card.querySelector("button").click();
+    })""")
+    first_run = seen.index("running")
+    assert "frame" in seen[first_run:] and seen[-1] == "idle", \
+        f"expected the running state, a painted frame, then idle; got {seen}"

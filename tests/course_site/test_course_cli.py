@@ -6,12 +6,13 @@ import json
 import tarfile
 import zipfile
 
+import numpy as np
 import pytest
 
 from models.cli.main import main
 from models.course import fetch, site
 from models.course.cells import SECTIONS
-from models.course.runtime import check_exercise, run_cell
+from models.course.runtime import attention_picture, check_exercise, exercise_list, run_cell
 
 
 @pytest.mark.parametrize("section", SECTIONS, ids=[s["id"] for s in SECTIONS])
@@ -38,6 +39,64 @@ def test_exercise_1_stub_is_not_started_and_a_syntax_error_is_reported():
     broken = check_exercise(1, "def unbroadcast(grad, shape) return grad")
     assert broken["results"][0]["status"] == "failed" and "SyntaxError" in broken["text"], \
         broken["text"]
+
+
+def _cell(section_id, old, new):
+    code = next(s["code"] for s in SECTIONS if s["id"] == section_id)
+    assert old in code, f"{section_id}'s cell no longer has {old!r}"
+    result = run_cell(code.replace(old, new), {})
+    assert result["ok"], result["text"]
+    return result["heatmaps"][0]
+
+
+@pytest.mark.parametrize("section_id, old, new, keys", [
+    ("3.1", "T, D, d_k, d_v = 4,", "T, D, d_k, d_v = 6,", 6),
+    ("3.3", "T, d = 5,", "T, d = 7,", 7),
+    ("3.5", "B, T, D, H = 2, 5, 24, 3", "B, T, D, H = 2, 6, 24, 4", 6)])
+def test_heatmap_labels_follow_the_matrix_when_a_student_changes_its_size(section_id, old, new,
+                                                                           keys):
+    heatmap = _cell(section_id, old, new)
+    t_k = len(heatmap["weights"][0][0])
+    assert t_k == keys and len(heatmap["labels"]) == keys, \
+        f"{section_id}: expected {keys} keys and {keys} labels; got {t_k} and {heatmap['labels']}"
+
+
+def test_3_5_caption_counts_the_heads_it_draws():
+    heatmap = _cell("3.5", "B, T, D, H = 2, 5, 24, 3", "B, T, D, H = 2, 5, 24, 4")
+    assert len(heatmap["weights"]) == 4 and "4 heads" in heatmap["title"] \
+        and "three" not in heatmap["title"], f"expected a caption of 4 heads; got {heatmap}"
+
+
+def test_labels_of_the_wrong_length_fall_back_to_indices_with_a_note():
+    picture = attention_picture(np.full((3, 3), 1 / 3), "abcd", "A")
+    assert picture["labels"] == ["0", "1", "2"], picture["labels"]
+    assert "4 given for 3 keys" in picture["title"], picture["title"]
+
+
+def test_untouched_stub_says_which_line_to_replace_and_names_no_file():
+    stub = exercise_list()[2]["stub"]
+    assert "exercises/ex03" not in stub and "\"the editor\")" in stub, stub
+    report = check_exercise(3, stub)["text"]
+    assert "replace the line `raise NotImplementedError(...)` in softmax_backward" in report \
+        and "exercises/ex03" not in report, report
+
+
+def test_syntax_error_shows_the_students_line_and_no_hint_nor_frame_of_ours():
+    result = check_exercise(3, "import numpy as np\ndef softmax_backward(a, da, axis=-1)\n"
+                               "    return a\n")
+    assert "line 2: def softmax_backward(a, da, axis=-1)" in result["text"] \
+        and "SyntaxError" in result["text"], result["text"]
+    assert "runtime.py" not in result["text"] and result["hint"] == "", result
+
+
+def test_a_wrong_answers_hint_is_given_once_outside_the_report():
+    stub = exercise_list()[2]
+    wrong = check_exercise(3, "import numpy as np\ndef softmax_backward(a, da, axis=-1):\n"
+                              "    return a * da\n")
+    assert "Hint" not in wrong["text"] and "hint:" not in wrong["text"], wrong["text"]
+    assert "subtract the row's" in wrong["hint"], f"expected the a ⊙ da mistake's hint; {wrong}"
+    assert "Hint:" not in stub["stub"] and stub["hint"].startswith("the Σ is a weighted sum"), \
+        stub
 
 
 def site_stub(number):

@@ -1,13 +1,17 @@
 // Starts Python in this tab or in a worker: Pyodide, its numpy (sha256 checked against
 // pyodide-lock.json by Pyodide), the pure-Python wheels, then microtensor's packages from
 // microtensor.zip (written by `microtensor course --output`; models/course/site.py).
-async function bootPython(cfg, base) {
+// onStep(name) is called as each step starts: "Pyodide", "numpy", "microtensor".
+async function bootPython(cfg, base, onStep = () => {}) {
   const url = (path) => new URL(path, base).href;
   const t0 = performance.now();
+  onStep("Pyodide (Python compiled to WebAssembly, ~14 MB)");
   const py = await loadPyodide({ indexURL: url(cfg.indexURL) });
   const tCore = performance.now();
+  onStep("numpy (3 MB)");
   await py.loadPackage("numpy", { messageCallback: () => {} });
   const tNumpy = performance.now();
+  onStep("microtensor (its packages and the graphviz and tqdm wheels)");
   const site = py.runPython("import site; site.getsitepackages()[0]");
   if (cfg.wheels) {
     for (const wheel of cfg.wheels) {

@@ -19,9 +19,27 @@ function loadScript(src) {
   });
 }
 
+// while Python loads, the status line names the step and the seconds so far, and says why
+// the Run buttons wait
+const loadStart = performance.now();
+let loadStep = "Pyodide's loader";
+window.microtensorLoadLog = [];  // [{step, s: seconds since the page started}]
+const loadTicker = setInterval(() => {
+  $("status").textContent = `Loading ${loadStep}… ${((performance.now() - loadStart) / 1000)
+    .toFixed(0)} s. Run is disabled until Python, numpy and microtensor are loaded ` +
+    "(usually 7–30 s the first time, depending on the machine).";
+}, 250);
 window.microtensorReady = (async () => {
-  await loadScript(CFG.indexURL + "pyodide.js");
-  const py = await bootPython(CFG, BASE);
+  try {
+    await loadScript(CFG.indexURL + "pyodide.js");
+    return await bootPython(CFG, BASE, (step) => {
+      loadStep = step;
+      window.microtensorLoadLog.push({ step, s: (performance.now() - loadStart) / 1000 });
+    });
+  } finally {
+    clearInterval(loadTicker);
+  }
+})().then((py) => {
   const t = py.timings;
   $("status").textContent = `Ready: Pyodide ${py.version}, numpy and microtensor loaded in ` +
     `${(t.total / 1000).toFixed(1)} s (Pyodide ${(t.core / 1000).toFixed(1)} s, numpy ` +
@@ -29,7 +47,7 @@ window.microtensorReady = (async () => {
   $("status").classList.add("ready");
   window.microtensorTimings = t;
   return py;
-})();
+});
 window.microtensorReady.catch((error) => {
   $("status").textContent = `Python did not start: ${error}`;
   $("status").classList.add("failed");
@@ -49,13 +67,32 @@ async function runCell(code, namespace) {
   return JSON.parse(json.dumps(run(code, ns)));
 }
 
+// a light gutter of line numbers beside an editor: tracebacks name lines ("<cell>", line 7)
+function withGutter(textarea) {
+  textarea.wrap = "off";  // one line of code, one line of the gutter
+  const gutter = el("pre", { className: "gutter", ariaHidden: "true" });
+  const number = () => {
+    const n = textarea.value.split("\n").length;
+    gutter.textContent = Array.from({ length: n }, (_, i) => i + 1).join("\n");
+    gutter.scrollTop = textarea.scrollTop;
+  };
+  textarea.addEventListener("input", number);
+  textarea.addEventListener("scroll", () => { gutter.scrollTop = textarea.scrollTop; });
+  textarea.renumber = number;
+  number();
+  return el("div", { className: "editor" }, gutter, textarea);
+}
+
 // ---- pictures ----------------------------------------------------------------------------
 let vizInstance = null;
 async function drawGraph(dot, into) {
   vizInstance = vizInstance || (await Viz.instance());
   const svg = vizInstance.renderSVGElement(dot);
   svg.classList.add("graph");
-  into.append(el("div", { className: "graph-box" }, svg));
+  const box = el("div", { className: "graph-box", title: "click: full size / fit the width" },
+                 svg);
+  box.onclick = () => box.classList.toggle("full");
+  into.append(box);
 }
 
 // viridis, 5 stops, interpolated; exactly 0 (a blocked key) is grey, as viz.attention_heatmap
@@ -99,32 +136,38 @@ function drawHeatmap(map, into) {
       add("text", { x: x0 - 6, y: y0 + i * cell + cell * 0.65, "text-anchor": "end" }, c));
   });
   into.append(el("div", { className: "heatmap-box" }, el("div", { className: "caption" },
-    map.title || "attention weights (rows: queries, columns: keys)"), svg));
+    map.title), svg));
 }
 
 // ---- the cells ---------------------------------------------------------------------------
 function addSection(section) {
   const code = el("textarea", { className: "code", spellcheck: false, value: section.code,
                                 rows: section.code.split("\n").length });
-  const button = el("button", { textContent: "Run", disabled: true });
+  const button = el("button", { textContent: "Run", disabled: true,
+                                title: "waits until Python is loaded (the status line above)" });
   const reset = el("button", { textContent: "Reset", className: "secondary" });
   const output = el("pre", { className: "output" });
   const pictures = el("div", { className: "pictures" });
   const timing = el("span", { className: "status" });
   const card = el("section", { className: "card", id: `s-${section.id}` },
     el("h2", { textContent: section.title }), el("p", { className: "note",
-      textContent: section.note }), code, el("div", { className: "row" }, button, reset, timing),
+      textContent: section.note }), withGutter(code), el("div", { className: "row" }, button, reset, timing),
     output, pictures);
   card.dataset.section = section.id;
   const namespace = { current: null };
   button.onclick = async () => {
     button.disabled = true;
-    output.textContent = "running…";
+    card.classList.add("running");
+    card.dataset.running = "";
+    delete card.dataset.done;
+    output.classList.remove("error");
+    output.textContent = "running… (the page waits until the cell ends: it runs on this thread)";
     pictures.replaceChildren();
     const py = await window.microtensorReady;
     namespace.current = namespace.current || py.globals.get("dict")();
+    // let "running…" paint before Python holds the thread: a frame, then a task after it
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
     const t0 = performance.now();
-    await new Promise((r) => setTimeout(r, 0));  // let "running…" paint first
     const result = await runCell(code.value, namespace.current);
     const ms = performance.now() - t0;
     timing.textContent = `${ms.toFixed(0)} ms`;
@@ -133,10 +176,12 @@ function addSection(section) {
     output.classList.toggle("error", !result.ok);
     for (const dot of result.graphs) await drawGraph(dot, pictures);
     for (const map of result.heatmaps) drawHeatmap(map, pictures);
+    card.classList.remove("running");
+    delete card.dataset.running;
     card.dataset.done = result.ok ? "ok" : "error";
     button.disabled = false;
   };
-  reset.onclick = () => { code.value = section.code; };
+  reset.onclick = () => { code.value = section.code; code.renumber(); };
   $("sections").append(card);
   $("toc").append(el("a", { href: `#s-${section.id}`, textContent: section.id === "readme"
     ? "README" : section.id }));
@@ -149,6 +194,8 @@ $("toc").append(el("a", { href: "#tiny-gpt", textContent: "tiny GPT" }),
 
 // ---- the tiny GPT, in a worker -----------------------------------------------------------
 let worker = null;
+$("gpt-text").querySelector("pre").textContent = CFG.tinyText;
+$("gpt-text-size").textContent = CFG.tinyText.length;
 function drawCurve(losses, steps) {
   const canvas = $("gpt-curve"), g = canvas.getContext("2d");
   const W = canvas.width, H = canvas.height, pad = 36;
@@ -162,7 +209,14 @@ function drawCurve(losses, steps) {
   g.font = "11px sans-serif";
   g.fillText(hi.toFixed(2), 2, 14);
   g.fillText(lo.toFixed(2), 2, H - pad);
+  g.fillText("0", pad, H - pad + 14);
+  g.fillText(String(Math.max(steps - 1, n)), W - 30, H - pad + 14);
   g.fillText("step", W / 2, H - 10);
+  g.save();
+  g.translate(12, H / 2);
+  g.rotate(-Math.PI / 2);
+  g.fillText("loss", -10, 0);
+  g.restore();
   g.strokeStyle = "#1f77b4";
   g.beginPath();
   losses.forEach((v, i) => {
@@ -248,30 +302,49 @@ $("gpt-train").onclick = async () => {
 
 // ---- the exercises -----------------------------------------------------------------------
 let exercises = [];
+{
+  const editor = $("ex-code"), holder = el("div");
+  editor.replaceWith(holder);
+  holder.replaceWith(withGutter(editor));
+}
 async function setupExercises(py) {
   exercises = JSON.parse(py.runPython("import json; json.dumps(runtime.exercise_list())"));
   for (const e of exercises) {
     $("ex-pick").append(el("option", { value: e.number,
       textContent: `${e.number}. ${e.title} (${e.section})` }));
   }
+  const hintBox = $("ex-hint");
   const show = () => {
     const e = exercises.find((x) => x.number === Number($("ex-pick").value));
-    $("ex-code").value = e.stub;
+    const editor = $("ex-code");
+    editor.value = e.stub;
+    editor.renumber();
     $("ex-output").textContent = "";
-    $("ex-hint").querySelector("pre").textContent = (e.stub.match(/Hint:[\s\S]*?(\n\n|""")/) ||
-      ["(see the stub's docstring)"])[0].replace(/"""$/, "");
+    hintBox.querySelector("pre").textContent = e.hint || "(no hint for this one)";
+    hintBox.open = false;
+    // open on the function to write: its `def` line at the top, the caret in its body
+    const at = e.function ? e.stub.indexOf(`def ${e.function}(`) : -1;
+    if (at >= 0) {
+      const line = e.stub.slice(0, at).split("\n").length - 1;
+      const lineHeight = parseFloat(getComputedStyle(editor).lineHeight) || 18;
+      const body = e.stub.indexOf("raise NotImplementedError", at);
+      if (body >= 0) editor.setSelectionRange(body, body);
+      editor.scrollTop = line * lineHeight;
+    }
   };
   $("ex-pick").onchange = show;
   $("ex-reset").onclick = show;
   $("ex-check").onclick = async () => {
     $("ex-output").textContent = "checking…";
-    await new Promise((r) => setTimeout(r, 0));
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
     const check = py.globals.get("runtime").check_exercise;
     const result = JSON.parse(py.pyimport("json").dumps(
       check(Number($("ex-pick").value), $("ex-code").value)));
-    const allPassed = result.results.every((r) => r.status === "passed");
-    $("ex-output").textContent = result.text +
-      (result.hint && !allPassed ? `\nhint: ${result.hint}` : "");
+    $("ex-output").textContent = result.text;
+    // the hint once, in the Hint box: the one for the mistake the checks recognised
+    const e = exercises.find((x) => x.number === Number($("ex-pick").value));
+    hintBox.querySelector("pre").textContent = result.hint || e.hint || "(no hint for this one)";
+    hintBox.open = Boolean(result.hint);
     $("exercises").dataset.checked = result.results.filter((r) => r.status === "passed").length;
   };
   show();
@@ -279,7 +352,7 @@ async function setupExercises(py) {
 }
 
 window.microtensorReady.then(async (py) => {
-  runButtons.forEach((b) => { b.disabled = false; });
+  runButtons.forEach((b) => { b.disabled = false; b.title = ""; });
   $("gpt-train").disabled = false;
   await setupExercises(py);
 });
