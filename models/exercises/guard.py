@@ -402,9 +402,19 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
     collections' namedtuple; ast, which only parses); typing may compile a ForwardRef made of
     names, attributes, subscripts and `|` (a type, no call).
 
-    Everything the hook calls is bound here, before the student's code runs: a student who
-    rebinds os.path or builtins attributes changes nothing the hook uses."""
+    Frames: `sys._getframe` and `sys._current_frames` (a frame's `f_locals` reach the grader's
+    objects), and a frame read off a traceback or a generator (`tb_frame`, `gi_frame`), are
+    refused unless the caller is a library file that uses the frame itself (typing,
+    collections, enum, ...: it never hands it to the student) or the sandbox.
+
+    Everything the hook calls or reads is bound here, as locals of this call (tuples,
+    frozensets), before the student's code runs: a student who rebinds os.path, builtins
+    attributes or this module's globals (REFUSED_EVENTS, OWN_PACKAGES, ...) changes nothing
+    the hook uses."""
     import os
+
+    refused_events, own_packages = tuple(REFUSED_EVENTS), frozenset(OWN_PACKAGES)
+    refused_mark, refused_exit = str(REFUSED_MARK), int(REFUSED_EXIT)
 
     write, exit_now, getcwd, frame = os.write, os._exit, os.getcwd, sys._getframe
     type_of, string, byte_string, to_str = type, str, bytes, os.fsdecode
@@ -435,11 +445,28 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
     loader = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
     import collections
     import dataclasses
+    import enum
+    import functools
     import typing
-    # dataclasses and namedtuple write code from identifiers they checked; ast only parses
-    # (a syntax tree runs nothing: compiling it to code is a compile of its own)
-    code_writers = frozenset(absolute(m.__file__) for m in (dataclasses, collections, ast))
+    import warnings
+    # dataclasses and namedtuple write code from identifiers they checked, but only while they
+    # build a class (`_process_class`, `namedtuple` on the stack): a private helper such as
+    # dataclasses._create_fn called by the student compiles whatever it is given
+    dataclasses_file, collections_file = absolute(dataclasses.__file__), absolute(
+        collections.__file__)
+    builders = frozenset({(dataclasses_file, "_process_class"),
+                          (collections_file, "namedtuple")})
+    code_writers = frozenset({dataclasses_file, collections_file})
+    parser = absolute(ast.__file__)  # ast only parses (a syntax tree runs nothing: compiling
+    # it to code is a compile of its own)
     typing_file = absolute(typing.__file__)
+    # library files that call sys._getframe for a module's name and never return the frame
+    frame_users = frozenset(absolute(m.__file__) for m in (typing, collections, enum,
+                                                           dataclasses, functools, warnings))
+    sandbox_file = absolute(os.path.join(os.path.dirname(absolute(__file__)), "sandbox.py"))
+    frame_attributes = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back",
+                                  "f_locals", "f_globals", "gi_code", "cr_code", "ag_code"})
+    busy = [False]  # the hook's own sys._getframe raises an audit event: not checked again
     installed = absolute(installed_root) + "/" if installed_root else "\x00"
     parse, walk, instance = ast.parse, ast.walk, isinstance
     # what a type annotation is made of: names, attributes, subscripts, tuples, X | Y, constants
@@ -454,17 +481,50 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
         return all(instance(node, plain) for node in walk(tree))
 
     def refuse(what):
-        write(2, (f"{REFUSED_MARK}your code {what}; a solution computes the piece itself "
+        write(2, (f"{refused_mark}your code {what}; a solution computes the piece itself "
                   "(numpy, and the engine's public ops where the exercise allows them)\n"
                   ).encode("utf-8", "replace"))
-        exit_now(REFUSED_EXIT)
+        exit_now(refused_exit)
 
     def library(filename):  # a file of the standard library or numpy not yet run here
         return (starts(filename, trusted) and not starts(filename, project)
                 and filename not in loaded)
 
+    def caller_file():  # the file of the Python code that raised the event
+        name = frame(3).f_code.co_filename  # 0 this, 1 check, 2 hook, 3 the caller
+        return absolute(name) if type_of(name) is string and starts(name, "/") else name
+
+    def building():  # a dataclass or namedtuple being built, somewhere on the stack
+        f = frame(3)
+        while f is not None:
+            code = f.f_code
+            if (code.co_filename, code.co_name) in builders:
+                return True
+            f = f.f_back
+        return False
+
     def hook(event, args):
-        if event == "exec":
+        if busy[0]:
+            return
+        busy[0] = True
+        try:
+            check(event, args)
+        finally:
+            busy[0] = False
+
+    def check(event, args):
+        if event == "sys._getframe" or event == "sys._current_frames":
+            caller = caller_file()
+            if event == "sys._current_frames" or (caller not in frame_users and
+                                                   caller != sandbox_file):
+                refuse(f"called {event} (from {caller}): a frame's locals reach the grader's "
+                       "objects")
+        elif event == "object.__getattr__" and args[1] in frame_attributes:
+            caller = caller_file()
+            if caller != sandbox_file:
+                refuse(f"read .{args[1]} (from {caller}): a frame's locals reach the grader's "
+                       "objects")
+        elif event == "exec":
             filename = get_attr(args[0], "co_filename", "")
             if type_of(filename) is not string:
                 refuse("ran code whose file name is not a str")
@@ -473,15 +533,17 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
                 refuse(f"ran the code of {filename} (an import or reload of a module it may "
                        "not use)")
         elif event == "compile":
-            caller = frame(1).f_code.co_filename  # who compiles: the loader, a stdlib helper?
+            caller = frame(2).f_code.co_filename  # who compiles: the loader, a stdlib helper?
             source, name = args[0], args[1]
             if type_of(caller) is not string or type_of(name) not in (string, byte_string):
                 refuse("compiled code by a name that is not a str")
             name = to_str(name) if type_of(name) is byte_string else name
             if caller in loader and (absolute(name) == student or library(absolute(name))):
                 return  # an import: the student's file, or a lazy import of the library
-            if starts(caller, "/") and absolute(caller) in code_writers:
-                return  # dataclasses, namedtuple: code written from identifiers they checked
+            if starts(caller, "/") and absolute(caller) == parser:
+                return
+            if starts(caller, "/") and absolute(caller) in code_writers and building():
+                return  # a dataclass, a namedtuple: code written from identifiers they checked
             if type_of(source) is byte_string:  # the event gives a string source as bytes
                 source = to_str(source)
             if caller == typing_file and type_of(source) is string and annotation(source):
@@ -508,11 +570,11 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
                 refuse(f"read or loaded {path} (a file it may not use)")
         elif event == "object.__setattr__" or event == "object.__delattr__":
             module = get_attr(args[0], "__module__", None)
-            ours = type_of(module) is string and split(module, ".")[0] in OWN_PACKAGES
+            ours = type_of(module) is string and split(module, ".")[0] in own_packages
             if module != "_mt_student" and (args[1] == "__code__" or ours):
                 refuse(f"changed {args[1]!r} of {type_of(args[0]).__name__} "
                        f"{get_attr(args[0], '__qualname__', '')}, which is not its own")
-        elif starts(event, REFUSED_EVENTS):
+        elif starts(event, refused_events):
             refuse(f"did {event}, which a solution never needs")
 
     sys.addaudithook(hook)

@@ -54,6 +54,13 @@ EXPECTED = {
     "ex7_tiled_attention_by_string.py": "your code called nn.tiled_attention",
     "ex7_tiled_attention_op_subclasses.py": "TiledAttention, the piece",
     "ex10_kvcache_subclasses.py": "your code called nn.KVCache",
+    # issue 33, round five: frames, the guard's globals, a private compile helper, a classmate
+    "ex1_frames_guard_ctypes.py": "called sys._getframe",
+    "ex1_guard_globals_ctypes.py": "did ctypes.dlopen",
+    "ex1_dataclasses_create_fn.py": "compiled code from a string (<string>)",
+    "ex7_traceback_frame.py": "read .tb_frame",
+    "ex13_writes_classmate.py": "victim/exercises/ex13_bpe_merge.py for writing",
+    "ex13_os_open_classmate.py": "victim/exercises/ex13_bpe_merge.py for writing",
     # CPU burnt in the prompt: each step is timed on its own
     "ex10_burns_the_prompt.py": "s of CPU, each step timed on its own; cached steps take",
 }
