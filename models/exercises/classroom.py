@@ -76,7 +76,8 @@ def as_csv(rows):
 
 
 def as_table(rows):
-    """One line per workspace, `k/m` per exercise, then each failure's first message."""
+    """One line per workspace, `k/m` per exercise, then each failure's first message and one
+    line counting the exercises not started."""
     width = max([len("workspace")] + [len(row["workspace"]) for row in rows])
     header = f"{'workspace':<{width}}  " + " ".join(f"{ex.number:>5}" for ex in EXERCISES)
     lines = [header + "  passed"]
@@ -86,14 +87,18 @@ def as_table(rows):
             continue
         cells = " ".join(f"{_cell(row['exercises'].get(str(ex.number))):>5}" for ex in EXERCISES)
         lines.append(f"{row['workspace']:<{width}}  {cells}  {_total(row)}")
-    for row in rows:
-        failed = [(n, e) for n, e in row["exercises"].items() if not e["passed"]]
-        if failed:
+    for row in rows:  # real failures one by one; exercises not started counted in one line
+        failed = [(n, e) for n, e in row["exercises"].items()
+                  if not e["passed"] and e["status"] != "not started"]
+        idle = [n for n, e in row["exercises"].items() if e["status"] == "not started"]
+        if failed or idle:
             lines.append("")
             lines.append(f"{row['workspace']}:")
             for n, e in failed:
                 first = e["message"].splitlines()[0] if e["message"] else e["status"]
                 lines.append(f"  {n:>2}  {first}")
+            if idle:
+                lines.append(f"  not started: {len(idle)} ({', '.join(idle)})")
     return "\n".join(lines) + "\n"
 
 

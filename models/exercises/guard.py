@@ -73,7 +73,9 @@ def import_refusal(name, number, engine):
     if _root_allowed(name, engine):
         return None
     root = name.split(".")[0]
-    allowed = "numpy, math" + (" and microtensor's and nn's public names" if engine else "")
+    allowed = (f"numpy, math, Python's small helpers ({', '.join(SMALL_HELPERS[2:])}) and "
+               "their submodules" + (", microtensor, microtensor.functional and nn (their "
+                                     "public names)" if engine else ""))
     if root == "torch" or root in ("jax", "tensorflow", "scipy", "sklearn", "tokenizers",
                                    "transformers", "tiktoken"):
         why = f"{root} would compute the piece for you"
@@ -92,7 +94,7 @@ def import_refusal(name, number, engine):
                "into this file")
     else:
         why = "it is not needed here and could reach the grader's code"
-    return f"exercise {number} may import {allowed} only; your file imports {name}: {why}"
+    return f"exercise {number} may import only {allowed}; your file imports {name}: {why}"
 
 
 def _submodules(package):
@@ -131,8 +133,14 @@ def static_check(source, filename, number, engine, refused=(), calls_param=None)
             for a in (*node.posonlyargs, *node.args, *node.kwonlyargs,
                       *(x for x in (node.vararg, node.kwarg) if x))}
     where = f"{filename}, line "
+    # a self-test under `if __name__ == "__main__":` never runs while grading (the grader
+    # imports the file under another name), so its imports are the student's own business
+    self_test = {id(inner) for node in ast.walk(tree) if _is_main_block(node)
+                 for statement in node.body for inner in ast.walk(statement)}
     for node in ast.walk(tree):
         line = getattr(node, "lineno", "?")
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) in self_test:
+            continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             if isinstance(node, ast.ImportFrom) and node.level:
                 return f"{where}{line}: a relative import (from . import ...) is refused"
@@ -150,7 +158,8 @@ def static_check(source, filename, number, engine, refused=(), calls_param=None)
                                    f"names only; your file imports {module}: {root}.{sub} is "
                                    "the engine's inside, where the project's own version of "
                                    "the piece lives")
-                if refusal:
+                if refusal:  # the verdict names the exercise; the line says why
+                    refusal = refusal.replace(f"exercise {number} may import", "it may import", 1)
                     return f"{where}{line}: {refusal}"
             for alias in node.names:
                 if isinstance(node, ast.Import) and alias.name in ("microtensor", "nn"):
@@ -184,30 +193,43 @@ def static_check(source, filename, number, engine, refused=(), calls_param=None)
     return None
 
 
+def _is_main_block(node):
+    """Whether `node` is `if __name__ == "__main__":` (either side of the ==)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    mains = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(mains) == 1
+
+
 # ---- the child's side: the import fence and the poisoned pieces ----
 
 def fenced_builtins(module_name, number, engine, on_refusal):
-    """A builtins dict for the student's module: `__import__` refuses what static_check refuses
-    (a name put together at run time included); eval, exec, compile, breakpoint and input are
-    absent (the audit hook refuses them however reached)."""
+    """A builtins dict for the student's module (`module_name`, kept for callers; the fence
+    does not go by it): `__import__` refuses what static_check refuses (a name put together at
+    run time included, and an import in a self-test block when the file runs it); eval, exec,
+    compile, breakpoint and input are absent (the audit hook refuses them however reached)."""
     real_import = builtins.__import__
 
     def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
-        importer = (globals or {}).get("__name__")
-        if importer == module_name:
-            full = name
-            if level:
-                refusal = f"exercise {number}: a relative import is refused"
-            else:
-                refusal = import_refusal(full, number, engine)
-                for item in fromlist or ():
-                    sub = f"{full}.{item}"
-                    if refusal is None and full in ("microtensor", "nn") and \
-                            item in _submodules(full) - {"functional"}:
-                        refusal = import_refusal(sub, number, False)
-            if refusal:
-                on_refusal(refusal)
-                raise Refusal(refusal)
+        # only code whose builtins are this dict calls it: the student's module (whatever it
+        # sets its own __name__ to: `__name__ = "__main__"` changes nothing here)
+        if level:
+            refusal = f"exercise {number}: a relative import is refused"
+        else:
+            refusal = import_refusal(name, number, engine)
+            for item in fromlist or ():
+                sub = f"{name}.{item}"
+                if refusal is None and name in ("microtensor", "nn") and \
+                        item in _submodules(name) - {"functional"}:
+                    refusal = import_refusal(sub, number, False)
+        if refusal:
+            on_refusal(refusal)
+            raise Refusal(refusal)
         return real_import(name, globals, locals, fromlist, level)
 
     fenced = {k: v for k, v in vars(builtins).items() if k not in RUNTIME_ABSENT}
@@ -402,9 +424,19 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
     collections' namedtuple; ast, which only parses); typing may compile a ForwardRef made of
     names, attributes, subscripts and `|` (a type, no call).
 
-    Everything the hook calls is bound here, before the student's code runs: a student who
-    rebinds os.path or builtins attributes changes nothing the hook uses."""
+    Frames: `sys._getframe` and `sys._current_frames` (a frame's `f_locals` reach the grader's
+    objects), and a frame read off a traceback or a generator (`tb_frame`, `gi_frame`), are
+    refused unless the caller is a library file that uses the frame itself (typing,
+    collections, enum, ...: it never hands it to the student) or the sandbox.
+
+    Everything the hook calls or reads is bound here, as locals of this call (tuples,
+    frozensets), before the student's code runs: a student who rebinds os.path, builtins
+    attributes or this module's globals (REFUSED_EVENTS, OWN_PACKAGES, ...) changes nothing
+    the hook uses."""
     import os
+
+    refused_events, own_packages = tuple(REFUSED_EVENTS), frozenset(OWN_PACKAGES)
+    refused_mark, refused_exit = str(REFUSED_MARK), int(REFUSED_EXIT)
 
     write, exit_now, getcwd, frame = os.write, os._exit, os.getcwd, sys._getframe
     type_of, string, byte_string, to_str = type, str, bytes, os.fsdecode
@@ -435,11 +467,28 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
     loader = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
     import collections
     import dataclasses
+    import enum
+    import functools
     import typing
-    # dataclasses and namedtuple write code from identifiers they checked; ast only parses
-    # (a syntax tree runs nothing: compiling it to code is a compile of its own)
-    code_writers = frozenset(absolute(m.__file__) for m in (dataclasses, collections, ast))
+    import warnings
+    # dataclasses and namedtuple write code from identifiers they checked, but only while they
+    # build a class (`_process_class`, `namedtuple` on the stack): a private helper such as
+    # dataclasses._create_fn called by the student compiles whatever it is given
+    dataclasses_file, collections_file = absolute(dataclasses.__file__), absolute(
+        collections.__file__)
+    builders = frozenset({(dataclasses_file, "_process_class"),
+                          (collections_file, "namedtuple")})
+    code_writers = frozenset({dataclasses_file, collections_file})
+    parser = absolute(ast.__file__)  # ast only parses (a syntax tree runs nothing: compiling
+    # it to code is a compile of its own)
     typing_file = absolute(typing.__file__)
+    # library files that call sys._getframe for a module's name and never return the frame
+    frame_users = frozenset(absolute(m.__file__) for m in (typing, collections, enum,
+                                                           dataclasses, functools, warnings))
+    sandbox_file = absolute(os.path.join(os.path.dirname(absolute(__file__)), "sandbox.py"))
+    frame_attributes = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back",
+                                  "f_locals", "f_globals", "gi_code", "cr_code", "ag_code"})
+    busy = [False]  # the hook's own sys._getframe raises an audit event: not checked again
     installed = absolute(installed_root) + "/" if installed_root else "\x00"
     parse, walk, instance = ast.parse, ast.walk, isinstance
     # what a type annotation is made of: names, attributes, subscripts, tuples, X | Y, constants
@@ -454,17 +503,52 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
         return all(instance(node, plain) for node in walk(tree))
 
     def refuse(what):
-        write(2, (f"{REFUSED_MARK}your code {what}; a solution computes the piece itself "
+        write(2, (f"{refused_mark}your code {what}; a solution computes the piece itself "
                   "(numpy, and the engine's public ops where the exercise allows them)\n"
                   ).encode("utf-8", "replace"))
-        exit_now(REFUSED_EXIT)
+        exit_now(refused_exit)
 
     def library(filename):  # a file of the standard library or numpy not yet run here
         return (starts(filename, trusted) and not starts(filename, project)
                 and filename not in loaded)
 
+    def caller_file():  # the file of the Python code that raised the event
+        name = frame(3).f_code.co_filename  # 0 this, 1 check, 2 hook, 3 the caller
+        if type_of(name) is not string:
+            return "?"
+        return absolute(name) if starts(name, "/") else name
+
+    def building():  # a dataclass or namedtuple being built, somewhere on the stack
+        f = frame(3)
+        while f is not None:
+            code = f.f_code
+            if (code.co_filename, code.co_name) in builders:
+                return True
+            f = f.f_back
+        return False
+
     def hook(event, args):
-        if event == "exec":
+        if busy[0]:
+            return
+        busy[0] = True
+        try:
+            check(event, args)
+        finally:
+            busy[0] = False
+
+    def check(event, args):
+        if event == "sys._getframe" or event == "sys._current_frames":
+            caller = caller_file()
+            if event == "sys._current_frames" or (caller not in frame_users and
+                                                   caller != sandbox_file):
+                refuse(f"called {event} (from {split(caller, '/')[-1]}): a frame's locals "
+                       "reach the grader's objects")
+        elif event == "object.__getattr__" and args[1] in frame_attributes:
+            caller = caller_file()
+            if caller != sandbox_file:
+                refuse(f"read .{args[1]} (from {split(caller, '/')[-1]}): a frame's locals "
+                       "reach the grader's objects")
+        elif event == "exec":
             filename = get_attr(args[0], "co_filename", "")
             if type_of(filename) is not string:
                 refuse("ran code whose file name is not a str")
@@ -473,15 +557,17 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
                 refuse(f"ran the code of {filename} (an import or reload of a module it may "
                        "not use)")
         elif event == "compile":
-            caller = frame(1).f_code.co_filename  # who compiles: the loader, a stdlib helper?
+            caller = frame(2).f_code.co_filename  # who compiles: the loader, a stdlib helper?
             source, name = args[0], args[1]
             if type_of(caller) is not string or type_of(name) not in (string, byte_string):
                 refuse("compiled code by a name that is not a str")
             name = to_str(name) if type_of(name) is byte_string else name
             if caller in loader and (absolute(name) == student or library(absolute(name))):
                 return  # an import: the student's file, or a lazy import of the library
-            if starts(caller, "/") and absolute(caller) in code_writers:
-                return  # dataclasses, namedtuple: code written from identifiers they checked
+            if starts(caller, "/") and absolute(caller) == parser:
+                return
+            if starts(caller, "/") and absolute(caller) in code_writers and building():
+                return  # a dataclass, a namedtuple: code written from identifiers they checked
             if type_of(source) is byte_string:  # the event gives a string source as bytes
                 source = to_str(source)
             if caller == typing_file and type_of(source) is string and annotation(source):
@@ -508,11 +594,11 @@ def seal(student_path, project_dirs, trusted_roots, number, installed_root=None)
                 refuse(f"read or loaded {path} (a file it may not use)")
         elif event == "object.__setattr__" or event == "object.__delattr__":
             module = get_attr(args[0], "__module__", None)
-            ours = type_of(module) is string and split(module, ".")[0] in OWN_PACKAGES
+            ours = type_of(module) is string and split(module, ".")[0] in own_packages
             if module != "_mt_student" and (args[1] == "__code__" or ours):
                 refuse(f"changed {args[1]!r} of {type_of(args[0]).__name__} "
                        f"{get_attr(args[0], '__qualname__', '')}, which is not its own")
-        elif starts(event, REFUSED_EVENTS):
+        elif starts(event, refused_events):
             refuse(f"did {event}, which a solution never needs")
 
     sys.addaudithook(hook)

@@ -314,7 +314,6 @@ def _snapshot(value, tensor_type):
 def _child():
     """Serve the parent: first a "load" message (the student's file and the exercise's rules),
     then "call", "task" and "reload" messages, each answered by one reply, until it closes."""
-    import importlib.util
     import os
     import warnings
 
@@ -328,12 +327,11 @@ def _child():
     os.dup2(2, 1)                     # the student's print() goes to stderr, not the channel
     sys.stdout = os.fdopen(1, "w", buffering=1)
     warnings.simplefilter("ignore")   # numpy's overflow warnings are not the student's print()
-    spec = importlib.util.spec_from_file_location("_mt_guard", os.path.join(here, "guard.py"))
-    guard = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(guard)
-
     header, arrays = receive(channel_in)
-    session = Session(header, guard)
+    # the guard lives in the session alone, never a local of this frame (nor of a frame the
+    # student's code runs under); the audit hook refuses sys._getframe to the student's code
+    session = Session(header, _load_guard(os.path.join(here, "guard.py")))
+    del header, arrays, here
     reply, out_arrays = session.load()
     send(channel_out, reply, out_arrays)
     while True:
@@ -344,6 +342,15 @@ def _child():
         reply, out_arrays = session.serve(header, arrays)
         sys.stdout.flush()
         send(channel_out, reply, out_arrays)
+
+
+def _load_guard(path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_mt_guard", path)
+    guard = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(guard)
+    return guard
 
 
 if __name__ == "__main__":

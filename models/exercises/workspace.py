@@ -103,7 +103,10 @@ def grade_check(number, check, student):
                    f"{type(error).__name__}: {error} (check the shapes and types the file's "
                    "docstring asks for)")
     if remote.refusal:  # whatever the check made of it: the refusal is the verdict
-        message = f"exercise {number}: refused: {remote.refusal}"
+        why, head = remote.refusal, f"exercise {number}"
+        if why.startswith(head):  # the refusal names its exercise already: said once
+            why = why[len(head):].lstrip(": ")
+        message = f"exercise {number}: refused: {why}"
     return message
 
 

@@ -43,9 +43,9 @@ EXPECTED = {
     "ex13_bpe_merge_own_import_system.py": "not a plain path",
     "ex4_hardcoded.py": "raised KeyError",  # answers recorded for inputs a run no longer draws
     # issue 33: the grader's arrays zeroed through frames, then zeros returned (nothing a call
-    # writes reaches the grader, whose expected values come first, from its own copies)
-    "ex7_frames_zero_inputs.py": "A[0, 0] = 0, expected 0.6698",
-    "ex10_frames_zero_inputs.py": "Z[0, 0, 0, 0] = 0, expected",
+    # writes reaches the grader; since round five the frame itself is refused)
+    "ex7_frames_zero_inputs.py": "called sys._getframe (from ex07_attention.py)",
+    "ex10_frames_zero_inputs.py": "called sys._getframe (from ex10_kv_cache.py)",
     # code from a string compiled by the standard library, the clone's solutions read
     "ex3_codeop_compile_command.py": "compiled code from a string (<solution>)",
     "ex11_typing_forward_ref.py": "compiled code from a string",
@@ -54,6 +54,14 @@ EXPECTED = {
     "ex7_tiled_attention_by_string.py": "your code called nn.tiled_attention",
     "ex7_tiled_attention_op_subclasses.py": "TiledAttention, the piece",
     "ex10_kvcache_subclasses.py": "your code called nn.KVCache",
+    # issue 33, round five: frames, the guard's globals, a private compile helper, a classmate
+    "ex1_frames_guard_ctypes.py": "called sys._getframe",
+    "ex1_guard_globals_ctypes.py": "did ctypes.dlopen",
+    "ex1_dataclasses_create_fn.py": "compiled code from a string (<string>)",
+    "ex7_traceback_frame.py": "read .tb_frame",
+    "ex13_writes_classmate.py": "victim/exercises/ex13_bpe_merge.py for writing",
+    "ex13_os_open_classmate.py": "victim/exercises/ex13_bpe_merge.py for writing",
+    "ex12_renames_itself_main.py": "your file imports sys",
     # CPU burnt in the prompt: each step is timed on its own
     "ex10_burns_the_prompt.py": "s of CPU, each step timed on its own; cached steps take",
 }

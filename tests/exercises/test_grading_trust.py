@@ -279,3 +279,39 @@ def test_a_student_who_clears_the_graph_in_place_changes_nothing_for_the_next_in
     second = run_graders(_workspace(tmp_path / "b", solved=(12,)), [12])[12]
     assert first.status == "failed", first.messages
     assert second.status == "passed" and second.passed == 3, second.messages[:1]
+
+
+CHEATS = Path(__file__).resolve().parent / "cheats"
+
+
+@pytest.mark.parametrize("cheat", ["ex13_writes_classmate.py", "ex13_os_open_classmate.py"])
+def test_grade_a_cheat_that_writes_a_classmates_file_is_refused_and_the_classmate_still_passes(
+        tmp_path, cheat):
+    """Issue 33, round five: the child grading one workspace opens nothing for writing (open,
+    os.open, ctypes' libc: all refused by the audit hook), so the next workspace's ex 13 is the
+    file its student wrote and passes."""
+    text = (CHEATS / cheat).read_text(encoding="utf-8")
+    a = _workspace(tmp_path / "a", {13: text})
+    victim = _workspace(tmp_path / "victim", solved=(13,))
+    before = (victim / "exercises" / exercise(13).filename).read_bytes()
+    rows = classroom.grade_class([str(a), str(victim)])
+    after = (victim / "exercises" / exercise(13).filename).read_bytes()
+    assert after == before, "the classmate's ex13_bpe_merge.py was changed"
+    cheat_13, victim_13 = rows[0]["exercises"]["13"], rows[1]["exercises"]["13"]
+    assert "for writing" in cheat_13["message"] and not cheat_13["passed"], cheat_13
+    assert victim_13["passed"] and victim_13["checks_passed"] == victim_13["checks"], victim_13
+
+
+def test_grade_as_a_table_lists_real_failures_and_counts_the_exercises_not_started():
+    def entry(passed, status, message=""):
+        return {"passed": passed, "checks_passed": 1 if passed else 0, "checks": 1,
+                "message": message, "status": status}
+
+    row = {"workspace": "ann", "exercises": {
+        "1": entry(True, "passed"), "2": entry(False, "failed", "exercise 2: dA[0, 0] = 1"),
+        "3": entry(False, "not started", "exercise 3: not started (stub)"),
+        "4": entry(False, "not started", "exercise 4: not started (stub)")}}
+    text = classroom.as_table([row])
+    assert "exercise 2: dA[0, 0] = 1" in text, text
+    assert "exercise 3: not started" not in text and "exercise 4: not started" not in text, text
+    assert "  not started: 2 (3, 4)" in text.splitlines(), text

@@ -123,7 +123,9 @@ def _check(student, chunks, seed):
                     break
             except Exception:
                 continue
-        raise ExerciseFailure(f"{failure} ({context}). Hint: {hint}") from None
+        # a failure `call` raised names the inputs already (its context): said once
+        where = "" if "positions in calls of" in str(failure) else f" ({context})"
+        raise ExerciseFailure(f"{failure}{where}. Hint: {hint}") from None
     got = np.concatenate([as_array(o, "the output") for o in outs], axis=-2)
     expected = _full(*(Tensor(a) for a in (q, k, v)))
     if got.shape != expected.shape:
