@@ -392,3 +392,31 @@ def test_the_docs_recipe_rebuilds_the_pages_step_and_matches_its_numbers(open_pa
                          "&& n.module === 'blocks.0.attn').value.heat")
     half = (heat["hi"] - heat["lo"]) / 500 + 1e-7
     assert np.allclose(decode(heat)[0], scope["a"][0, 0], atol=half)
+
+
+# ---- review 2: lecture zoom across opened modules ----------------------------------------------
+
+GRAPH_TEXT = """() => { // the smallest graph text on screen, in px (font size times the zoom)
+  const g = document.getElementById('graph').getBoundingClientRect();
+  let least = Infinity;
+  document.querySelectorAll('#graph svg text').forEach((t) => {
+    const r = t.getBoundingClientRect();
+    if (!(r.width > 0 && r.bottom > g.top && r.top < g.bottom && r.right > g.left && r.left < g.right)) return;
+    least = Math.min(least, parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a); });
+  return least; }"""
+
+
+def test_lecture_mode_keeps_its_large_graph_text_after_opening_a_module(open_page):
+    page = open_page("depth1", 1366, 768)
+    go_to(page, "(n) => n.role === 'A'")
+    page.keyboard.press("Home")
+    lecture(page)
+    before = page.evaluate(GRAPH_TEXT)
+    assert before >= 18, f"lecture mode on the depth-1 picture: graph text {before:.1f} px"
+    go_to(page, "(n) => n.role === 'A'")  # inside a folded block: the page follows it in
+    page.keyboard.press("u")
+    page.keyboard.press("o")  # open the block again, by the key
+    for moment in ("O", "→", "End"):
+        least = page.evaluate(GRAPH_TEXT)
+        assert least >= 18, f"after {moment} in lecture mode: graph text {least:.1f} px, expected >= 18"
+        page.keyboard.press("ArrowRight" if moment == "O" else "End")

@@ -54,7 +54,7 @@ function showView(v, keepTrail) {
   const b = svg.viewBox.baseVal;
   home = { x: b.x, y: b.y, w: b.width, h: b.height };
   if (keyTop !== null && keyTop > b.y + b.height / 2) home.h = keyTop - b.y; // the key, at the bottom, moved out: the graph alone
-  readable();
+  readable(lecturing() ? LECTURE_SCALE : 0); // a picture opened in lecture mode keeps lecture's large text
   crumbs();
   light();
 }
@@ -82,9 +82,10 @@ function setBox(b) { vb = b; svg.setAttribute("viewBox", [b.x, b.y, b.w, b.h].jo
 function fit() { if (svg) setBox(Object.assign({}, home)); }
 const LECTURE_SCALE = 1.7; // screen pixels per point: Graphviz's 11 pt text reads 19 px
 const READ_SCALE = 1.2; // outside lecture mode: 11 pt text reads 13 px, no smaller
-function readable(scale) { // a graph fitted whole has unreadable text: start at its top, at READ_SCALE
+function lecturing() { return document.body.classList.contains("lecture"); }
+function readable(scale) { // a graph fitted whole has unreadable text: start at its top, at READ_SCALE (lecture: LECTURE_SCALE)
   const r = $("graph").getBoundingClientRect(), fits = Math.min(r.width / home.w, r.height / home.h);
-  if (!scale && fits >= READ_SCALE) { fit(); return; }
+  if (fits >= (scale || READ_SCALE)) { fit(); return; }
   const w = r.width / (scale || READ_SCALE), h = r.height / (scale || READ_SCALE);
   const wide = home.w / r.width > home.h / r.height; // rankdir LR: start at the left end
   const x = wide || home.w > w ? home.x : home.x + home.w / 2 - w / 2; // a wide graph: its left edge
