@@ -420,3 +420,40 @@ def test_lecture_mode_keeps_its_large_graph_text_after_opening_a_module(open_pag
         least = page.evaluate(GRAPH_TEXT)
         assert least >= 18, f"after {moment} in lecture mode: graph text {least:.1f} px, expected >= 18"
         page.keyboard.press("ArrowRight" if moment == "O" else "End")
+
+
+NEAREST_EDGE = """() => { // for each ‖g‖ label: [its edge, the lit edge nearest its middle]
+  const sample = (path) => { const n = path.getTotalLength(), out = [];
+    for (let d = 0; d <= n; d += 2) out.push(path.getPointAtLength(d)); return out; };
+  const lit = Array.from(document.querySelectorAll('#graph g.edge.mt-on'), (g) => [
+    g.querySelector('title').textContent.trim(), sample(g.querySelector('path'))]);
+  return Array.from(document.querySelectorAll('#graph g.mt-labels > g[data-edge]'), (g) => {
+    const r = g.querySelector('text').getBBox(), c = { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+    const far = (pts) => Math.min(...pts.map((p) => Math.hypot(p.x - c.x, p.y - c.y)));
+    lit.sort((a, b) => far(a[1]) - far(b[1]));
+    return [g.dataset.edge, lit[0][0]]; }); }"""
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_qk_backward_names_q_and_k_transposed_and_labels_each_edge_apart(open_page, size):
+    page = open_page("attn", *size)
+    go_to(page, "(n) => n.role === 'QKᵀ'", backward=True)
+    text = step_text(page)
+    assert re.search(r"‖g‖ \S+ to transpose \(Q\), ‖g‖ \S+ to transpose \(Kᵀ\)", text), (
+        f"QKᵀ's backward step should name its inputs Q and Kᵀ; it reads {text!r}")
+    labels = page.evaluate(NEAREST_EDGE)
+    assert len(labels) == 2, labels
+    assert all(own == nearest for own, nearest in labels), (
+        f"each ‖g‖ label should sit nearest its own edge: [edge, nearest edge] {labels}")
+
+
+@pytest.mark.parametrize("role", ["Q", "K", "V"])
+def test_jumping_to_q_k_or_v_lands_on_the_split_heads_of_that_role(open_page, role):
+    page = open_page("every")
+    page.keyboard.press("/")
+    page.keyboard.type(role)
+    page.keyboard.press("Enter")
+    node = page.evaluate(f"{DATA}.nodes[+document.body.dataset.stepNode]")
+    assert (node["role"], node["op"]) == (role, "transpose"), (
+        f"jump {role!r}: expected the split-heads transpose of role {role}, got {node['op']} "
+        f"({node['role']})")

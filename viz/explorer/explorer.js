@@ -184,7 +184,7 @@ function light() {
     const members = view.boxes[box] || [];
     if (members.length && !reachedBy(members, s)) boxEls[box].classList.add("mt-waiting");
   });
-  const box = nodeBox[i];
+  const box = nodeBox[i], labels = []; // placed once every edge is lit: each label keeps off the others' edges
   n.inputs.forEach((j, k) => {
     const b = nodeBox[j];
     if (b && b !== box) {
@@ -194,10 +194,11 @@ function light() {
         e.el.classList.add("mt-on");
         if (s.pass !== "backward") return;
         e.el.classList.add("back");
-        if (m === 0 && n.sent[k] !== null) label(e.el, "‖g‖ " + fmt(n.sent[k])); // what it sends back
+        if (m === 0 && n.sent[k] !== null) labels.push([e.el, "‖g‖ " + fmt(n.sent[k])]); // what it sends back
       });
     }
   });
+  labels.forEach(([el, words]) => label(el, words));
   let part = "";
   if (box) {
     boxEls[box].classList.remove("mt-waiting", "mt-selected"); boxEls[box].classList.add("mt-current");
