@@ -457,3 +457,37 @@ def test_jumping_to_q_k_or_v_lands_on_the_split_heads_of_that_role(open_page, ro
     assert (node["role"], node["op"]) == (role, "transpose"), (
         f"jump {role!r}: expected the split-heads transpose of role {role}, got {node['op']} "
         f"({node['role']})")
+
+
+# ---- review 2, small: one "point at a cell", numbers unbroken, the loss as the title, ∂L/∂S hatched
+
+def test_attention_weights_say_point_at_a_cell_once_and_keep_numbers_unbroken(open_page):
+    page = open_page("attn", 1920, 1080)
+    lecture(page)
+    go_to(page, "(n) => n.role === 'A'")
+    value = page.locator("#panel .value-section, #panel div:has(> canvas.heat)").first.inner_text()
+    assert value.count("point at a cell") == 1, f"one 'point at a cell' under A's heatmap: {value!r}"
+    broken = page.evaluate("""() => Array.from(document.querySelectorAll('#panel .num'))
+        .filter((e) => e.getClientRects().length > 1).map((e) => e.textContent)""")
+    assert broken == [], f"numbers broken across lines: {broken}"
+    assert page.locator("#panel .num", has_text="±").count() >= 1
+
+
+def test_the_loss_panel_writes_the_loss_as_the_title_does(open_page):
+    page = open_page("every")
+    loss = page.evaluate(f"(() => {{ const d = {DATA}; return d.nodes[d.forward[d.forward.length - 1]]"
+                         ".value.stats.min; })()")
+    page.evaluate(f"location.hash = '#step=f' + {DATA}.forward.length")
+    page.wait_for_timeout(50)
+    panel = page.inner_text("#panel")
+    assert f"= {loss:.3f}" in panel, f"expected '= {loss:.3f}' (3 decimals, as the title): {panel[:200]!r}"
+
+
+def test_the_gradient_of_s_hatches_the_masked_cells_as_that_of_a_does(open_page):
+    page = open_page("attn")
+    for role in ("A", "S"):
+        go_to(page, f"(n) => n.role === '{role}'", backward=True)
+        note = page.locator("#panel .mask-note").last
+        assert note.count() and "hatched" in note.inner_text(), (
+            f"∂L/∂{role}'s heatmap should hatch the masked cells; the panel reads "
+            f"{page.inner_text('#panel')[-300:]!r}")
