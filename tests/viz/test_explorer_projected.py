@@ -401,7 +401,8 @@ GRAPH_TEXT = """() => { // the smallest graph text on screen, in px (font size t
   let least = Infinity;
   document.querySelectorAll('#graph svg text').forEach((t) => {
     const r = t.getBoundingClientRect();
-    if (!(r.width > 0 && r.bottom > g.top && r.top < g.bottom && r.right > g.left && r.left < g.right)) return;
+    if (!(r.width > 0 && r.bottom > g.top && r.top < g.bottom && r.right > g.left
+          && r.left < g.right)) return;
     least = Math.min(least, parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a); });
   return least; }"""
 
@@ -418,7 +419,8 @@ def test_lecture_mode_keeps_its_large_graph_text_after_opening_a_module(open_pag
     page.keyboard.press("o")  # open the block again, by the key
     for moment in ("O", "→", "End"):
         least = page.evaluate(GRAPH_TEXT)
-        assert least >= 18, f"after {moment} in lecture mode: graph text {least:.1f} px, expected >= 18"
+        assert least >= 18, (
+            f"after {moment} in lecture mode: graph text {least:.1f} px, expected >= 18")
         page.keyboard.press("ArrowRight" if moment == "O" else "End")
 
 
@@ -428,7 +430,8 @@ NEAREST_EDGE = """() => { // for each ‖g‖ label: [its edge, the lit edge nea
   const lit = Array.from(document.querySelectorAll('#graph g.edge.mt-on'), (g) => [
     g.querySelector('title').textContent.trim(), sample(g.querySelector('path'))]);
   return Array.from(document.querySelectorAll('#graph g.mt-labels > g[data-edge]'), (g) => {
-    const r = g.querySelector('text').getBBox(), c = { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+    const r = g.querySelector('text').getBBox();
+    const c = { x: r.x + r.width / 2, y: r.y + r.height / 2 };
     const far = (pts) => Math.min(...pts.map((p) => Math.hypot(p.x - c.x, p.y - c.y)));
     lit.sort((a, b) => far(a[1]) - far(b[1]));
     return [g.dataset.edge, lit[0][0]]; }); }"""
@@ -459,14 +462,14 @@ def test_jumping_to_q_k_or_v_lands_on_the_split_heads_of_that_role(open_page, ro
         f"({node['role']})")
 
 
-# ---- review 2, small: one "point at a cell", numbers unbroken, the loss as the title, ∂L/∂S hatched
+# ---- review 2, small: one "point at a cell", numbers whole, the loss as the title, ∂L/∂S hatched
 
 def test_attention_weights_say_point_at_a_cell_once_and_keep_numbers_unbroken(open_page):
     page = open_page("attn", 1920, 1080)
     lecture(page)
     go_to(page, "(n) => n.role === 'A'")
     value = page.locator("#panel .value-section, #panel div:has(> canvas.heat)").first.inner_text()
-    assert value.count("point at a cell") == 1, f"one 'point at a cell' under A's heatmap: {value!r}"
+    assert value.count("point at a cell") == 1, f"one 'point at a cell' under A: {value!r}"
     broken = page.evaluate("""() => Array.from(document.querySelectorAll('#panel .num'))
         .filter((e) => e.getClientRects().length > 1).map((e) => e.textContent)""")
     assert broken == [], f"numbers broken across lines: {broken}"
@@ -475,12 +478,13 @@ def test_attention_weights_say_point_at_a_cell_once_and_keep_numbers_unbroken(op
 
 def test_the_loss_panel_writes_the_loss_as_the_title_does(open_page):
     page = open_page("every")
-    loss = page.evaluate(f"(() => {{ const d = {DATA}; return d.nodes[d.forward[d.forward.length - 1]]"
-                         ".value.stats.min; })()")
+    loss = page.evaluate(f"(() => {{ const d = {DATA}; "
+                         "return d.nodes[d.forward[d.forward.length - 1]].value.stats.min; })()")
     page.evaluate(f"location.hash = '#step=f' + {DATA}.forward.length")
     page.wait_for_timeout(50)
     panel = page.inner_text("#panel")
-    assert f"= {loss:.3f}" in panel, f"expected '= {loss:.3f}' (3 decimals, as the title): {panel[:200]!r}"
+    assert f"= {loss:.3f}" in panel, (
+        f"expected '= {loss:.3f}' (3 decimals, as the title): {panel[:200]!r}")
 
 
 def test_the_gradient_of_s_hatches_the_masked_cells_as_that_of_a_does(open_page):
