@@ -495,3 +495,18 @@ def test_the_gradient_of_s_hatches_the_masked_cells_as_that_of_a_does(open_page)
         assert note.count() and "hatched" in note.inner_text(), (
             f"∂L/∂{role}'s heatmap should hatch the masked cells; the panel reads "
             f"{page.inner_text('#panel')[-300:]!r}")
+
+
+# ---- review 2: the opening view cuts no box at the graph's top -------------------------------
+
+@pytest.mark.parametrize("lectured", [False, True])
+def test_the_graph_opens_at_its_top_with_no_box_cut_there_at_1366(open_page, lectured):
+    page = open_page("attn", 1366, 768)
+    if lectured:
+        lecture(page)
+    cut = page.evaluate("""() => {
+        const g = document.getElementById('graph').getBoundingClientRect();
+        return Array.from(document.querySelectorAll('#graph g.node'), (b) => [
+            b.textContent.trim().split('\\n')[0], b.getBoundingClientRect()])
+          .filter(([, r]) => r.top < g.top - 0.5 && r.bottom > g.top).map(([t]) => t); }""")
+    assert cut == [], f"boxes cut at the graph's top when the page opens: {cut}"

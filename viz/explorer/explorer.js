@@ -89,7 +89,7 @@ function readable(scale) { // a graph fitted whole has unreadable text: start at
   const w = r.width / (scale || READ_SCALE), h = r.height / (scale || READ_SCALE);
   const wide = home.w / r.width > home.h / r.height; // rankdir LR: start at the left end
   const x = wide || home.w > w ? home.x : home.x + home.w / 2 - w / 2; // a wide graph: its left edge
-  setBox({ x: x, y: wide ? home.y + home.h / 2 - h / 2 : home.y, w: w, h: h });
+  setBox({ x: x, y: wide && home.h < h ? home.y + home.h / 2 - h / 2 : home.y, w: w, h: h }); // taller than the window: its top, never a box cut there
 }
 function centre(el, scale) { // put a box (or a screen rectangle) in the middle of the window, at `scale` if given
   const r = el.getBoundingClientRect ? el.getBoundingClientRect() : el, g = $("graph").getBoundingClientRect();
