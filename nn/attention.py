@@ -45,7 +45,8 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     """
     check_qkv(q, k, v)
     d_k, t_q, t_k = q.shape[-1], q.shape[-2], k.shape[-2]
-    s = _named(q @ k.transpose(-2, -1), "QKᵀ")             # [..., T_q, T_k]
+    q, k, v = _named(q, "Q"), _named(k, "K"), _named(v, "V")  # the pictures' Q, K, V
+    s = _named(q @ _named(k.transpose(-2, -1), "Kᵀ"), "QKᵀ")  # [..., T_q, T_k]
     s = _named(s * (1 / math.sqrt(d_k) if d_k else 1.0), "S")  # S = QKᵀ/√d_k (d_k = 0: S = 0)
     blocked = (causal_mask(t_q, t_k, masks.causal_offset(t_q, t_k, causal_alignment))
                if is_causal else None)                     # [T_q, T_k]  True: M_ij = −inf

@@ -308,3 +308,13 @@ def test_the_committed_example_page_carries_the_explorers_current_code():
         code = (root / "viz/explorer" / name).read_text(encoding="utf-8").strip()
         assert code in page, (f"expected docs/explorer/attention.html to embed the current "
                               f"viz/explorer/{name}; remake it (docs/explorer.md's command)")
+
+
+def test_the_docs_quote_the_committed_example_pages_size():
+    """docs/explorer.md says how large docs/explorer/attention.html is: the file's size, in MB."""
+    root = Path(__file__).resolve().parents[2]
+    size = (root / "docs/explorer/attention.html").stat().st_size / 1e6
+    docs = (root / "docs/explorer.md").read_text(encoding="utf-8")
+    quoted = re.findall(r"batch 2 × 16[^|\n]*?(?:\| )?(\d+\.\d\d) MB", docs)
+    assert quoted and all(float(q) == round(size, 2) for q in quoted), (
+        f"docs/explorer.md quotes {quoted} MB for the example page; it is {size:.2f} MB")

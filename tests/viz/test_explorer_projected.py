@@ -392,3 +392,121 @@ def test_the_docs_recipe_rebuilds_the_pages_step_and_matches_its_numbers(open_pa
                          "&& n.module === 'blocks.0.attn').value.heat")
     half = (heat["hi"] - heat["lo"]) / 500 + 1e-7
     assert np.allclose(decode(heat)[0], scope["a"][0, 0], atol=half)
+
+
+# ---- review 2: lecture zoom across opened modules ----------------------------------------------
+
+GRAPH_TEXT = """() => { // the smallest graph text on screen, in px (font size times the zoom)
+  const g = document.getElementById('graph').getBoundingClientRect();
+  let least = Infinity;
+  document.querySelectorAll('#graph svg text').forEach((t) => {
+    const r = t.getBoundingClientRect();
+    if (!(r.width > 0 && r.bottom > g.top && r.top < g.bottom && r.right > g.left
+          && r.left < g.right)) return;
+    least = Math.min(least, parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a); });
+  return least; }"""
+
+
+def test_lecture_mode_keeps_its_large_graph_text_after_opening_a_module(open_page):
+    page = open_page("depth1", 1366, 768)
+    go_to(page, "(n) => n.role === 'A'")
+    page.keyboard.press("Home")
+    lecture(page)
+    before = page.evaluate(GRAPH_TEXT)
+    assert before >= 18, f"lecture mode on the depth-1 picture: graph text {before:.1f} px"
+    go_to(page, "(n) => n.role === 'A'")  # inside a folded block: the page follows it in
+    page.keyboard.press("u")
+    page.keyboard.press("o")  # open the block again, by the key
+    for moment in ("O", "→", "End"):
+        least = page.evaluate(GRAPH_TEXT)
+        assert least >= 18, (
+            f"after {moment} in lecture mode: graph text {least:.1f} px, expected >= 18")
+        page.keyboard.press("ArrowRight" if moment == "O" else "End")
+
+
+NEAREST_EDGE = """() => { // for each ‖g‖ label: [its edge, the lit edge nearest its middle]
+  const sample = (path) => { const n = path.getTotalLength(), out = [];
+    for (let d = 0; d <= n; d += 2) out.push(path.getPointAtLength(d)); return out; };
+  const lit = Array.from(document.querySelectorAll('#graph g.edge.mt-on'), (g) => [
+    g.querySelector('title').textContent.trim(), sample(g.querySelector('path'))]);
+  return Array.from(document.querySelectorAll('#graph g.mt-labels > g[data-edge]'), (g) => {
+    const r = g.querySelector('text').getBBox();
+    const c = { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+    const far = (pts) => Math.min(...pts.map((p) => Math.hypot(p.x - c.x, p.y - c.y)));
+    lit.sort((a, b) => far(a[1]) - far(b[1]));
+    return [g.dataset.edge, lit[0][0]]; }); }"""
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_qk_backward_names_q_and_k_transposed_and_labels_each_edge_apart(open_page, size):
+    page = open_page("attn", *size)
+    go_to(page, "(n) => n.role === 'QKᵀ'", backward=True)
+    text = step_text(page)
+    assert re.search(r"‖g‖ \S+ to transpose \(Q\), ‖g‖ \S+ to transpose \(Kᵀ\)", text), (
+        f"QKᵀ's backward step should name its inputs Q and Kᵀ; it reads {text!r}")
+    labels = page.evaluate(NEAREST_EDGE)
+    assert len(labels) == 2, labels
+    assert all(own == nearest for own, nearest in labels), (
+        f"each ‖g‖ label should sit nearest its own edge: [edge, nearest edge] {labels}")
+
+
+@pytest.mark.parametrize("role", ["Q", "K", "V"])
+def test_jumping_to_q_k_or_v_lands_on_the_split_heads_of_that_role(open_page, role):
+    page = open_page("every")
+    page.keyboard.press("/")
+    page.keyboard.type(role)
+    page.keyboard.press("Enter")
+    node = page.evaluate(f"{DATA}.nodes[+document.body.dataset.stepNode]")
+    assert (node["role"], node["op"]) == (role, "transpose"), (
+        f"jump {role!r}: expected the split-heads transpose of role {role}, got {node['op']} "
+        f"({node['role']})")
+
+
+# ---- review 2, small: one "point at a cell", numbers whole, the loss as the title, ∂L/∂S hatched
+
+def test_attention_weights_say_point_at_a_cell_once_and_keep_numbers_unbroken(open_page):
+    page = open_page("attn", 1920, 1080)
+    lecture(page)
+    go_to(page, "(n) => n.role === 'A'")
+    value = page.locator("#panel .value-section, #panel div:has(> canvas.heat)").first.inner_text()
+    assert value.count("point at a cell") == 1, f"one 'point at a cell' under A: {value!r}"
+    broken = page.evaluate("""() => Array.from(document.querySelectorAll('#panel .num'))
+        .filter((e) => e.getClientRects().length > 1).map((e) => e.textContent)""")
+    assert broken == [], f"numbers broken across lines: {broken}"
+    assert page.locator("#panel .num", has_text="±").count() >= 1
+
+
+def test_the_loss_panel_writes_the_loss_as_the_title_does(open_page):
+    page = open_page("every")
+    loss = page.evaluate(f"(() => {{ const d = {DATA}; "
+                         "return d.nodes[d.forward[d.forward.length - 1]].value.stats.min; })()")
+    page.evaluate(f"location.hash = '#step=f' + {DATA}.forward.length")
+    page.wait_for_timeout(50)
+    panel = page.inner_text("#panel")
+    assert f"= {loss:.3f}" in panel, (
+        f"expected '= {loss:.3f}' (3 decimals, as the title): {panel[:200]!r}")
+
+
+def test_the_gradient_of_s_hatches_the_masked_cells_as_that_of_a_does(open_page):
+    page = open_page("attn")
+    for role in ("A", "S"):
+        go_to(page, f"(n) => n.role === '{role}'", backward=True)
+        note = page.locator("#panel .mask-note").last
+        assert note.count() and "hatched" in note.inner_text(), (
+            f"∂L/∂{role}'s heatmap should hatch the masked cells; the panel reads "
+            f"{page.inner_text('#panel')[-300:]!r}")
+
+
+# ---- review 2: the opening view cuts no box at the graph's top -------------------------------
+
+@pytest.mark.parametrize("lectured", [False, True])
+def test_the_graph_opens_at_its_top_with_no_box_cut_there_at_1366(open_page, lectured):
+    page = open_page("attn", 1366, 768)
+    if lectured:
+        lecture(page)
+    cut = page.evaluate("""() => {
+        const g = document.getElementById('graph').getBoundingClientRect();
+        return Array.from(document.querySelectorAll('#graph g.node'), (b) => [
+            b.textContent.trim().split('\\n')[0], b.getBoundingClientRect()])
+          .filter(([, r]) => r.top < g.top - 0.5 && r.bottom > g.top).map(([t]) => t); }""")
+    assert cut == [], f"boxes cut at the graph's top when the page opens: {cut}"

@@ -54,7 +54,7 @@ function showView(v, keepTrail) {
   const b = svg.viewBox.baseVal;
   home = { x: b.x, y: b.y, w: b.width, h: b.height };
   if (keyTop !== null && keyTop > b.y + b.height / 2) home.h = keyTop - b.y; // the key, at the bottom, moved out: the graph alone
-  readable();
+  readable(lecturing() ? LECTURE_SCALE : 0); // a picture opened in lecture mode keeps lecture's large text
   crumbs();
   light();
 }
@@ -82,13 +82,14 @@ function setBox(b) { vb = b; svg.setAttribute("viewBox", [b.x, b.y, b.w, b.h].jo
 function fit() { if (svg) setBox(Object.assign({}, home)); }
 const LECTURE_SCALE = 1.7; // screen pixels per point: Graphviz's 11 pt text reads 19 px
 const READ_SCALE = 1.2; // outside lecture mode: 11 pt text reads 13 px, no smaller
-function readable(scale) { // a graph fitted whole has unreadable text: start at its top, at READ_SCALE
+function lecturing() { return document.body.classList.contains("lecture"); }
+function readable(scale) { // a graph fitted whole has unreadable text: start at its top, at READ_SCALE (lecture: LECTURE_SCALE)
   const r = $("graph").getBoundingClientRect(), fits = Math.min(r.width / home.w, r.height / home.h);
-  if (!scale && fits >= READ_SCALE) { fit(); return; }
+  if (fits >= (scale || READ_SCALE)) { fit(); return; }
   const w = r.width / (scale || READ_SCALE), h = r.height / (scale || READ_SCALE);
   const wide = home.w / r.width > home.h / r.height; // rankdir LR: start at the left end
   const x = wide || home.w > w ? home.x : home.x + home.w / 2 - w / 2; // a wide graph: its left edge
-  setBox({ x: x, y: wide ? home.y + home.h / 2 - h / 2 : home.y, w: w, h: h });
+  setBox({ x: x, y: wide && home.h < h ? home.y + home.h / 2 - h / 2 : home.y, w: w, h: h }); // taller than the window: its top, never a box cut there
 }
 function centre(el, scale) { // put a box (or a screen rectangle) in the middle of the window, at `scale` if given
   const r = el.getBoundingClientRect ? el.getBoundingClientRect() : el, g = $("graph").getBoundingClientRect();
@@ -183,7 +184,7 @@ function light() {
     const members = view.boxes[box] || [];
     if (members.length && !reachedBy(members, s)) boxEls[box].classList.add("mt-waiting");
   });
-  const box = nodeBox[i];
+  const box = nodeBox[i], labels = []; // placed once every edge is lit: each label keeps off the others' edges
   n.inputs.forEach((j, k) => {
     const b = nodeBox[j];
     if (b && b !== box) {
@@ -193,10 +194,11 @@ function light() {
         e.el.classList.add("mt-on");
         if (s.pass !== "backward") return;
         e.el.classList.add("back");
-        if (m === 0 && n.sent[k] !== null) label(e.el, "‖g‖ " + fmt(n.sent[k])); // what it sends back
+        if (m === 0 && n.sent[k] !== null) labels.push([e.el, "‖g‖ " + fmt(n.sent[k])]); // what it sends back
       });
     }
   });
+  labels.forEach(([el, words]) => label(el, words));
   let part = "";
   if (box) {
     boxEls[box].classList.remove("mt-waiting", "mt-selected"); boxEls[box].classList.add("mt-current");

@@ -19,6 +19,12 @@ function label(edge, text) { // a number near the middle of an edge, on a white 
   group.appendChild(t);
   const titles = Array.from(svg.querySelectorAll("g.cluster text, rect.mt-label"), (el) => el.getBBox()); // a title (in its tooltip's <a>) or a label placed before
   const boxes = Array.from(svg.querySelectorAll("g.node, g.edge > text:not(.mt-label), g.edge > a > text"), (el) => el.getBBox()); // boxes and edges' own labels
+  group.setAttribute("data-edge", edge.querySelector("title").textContent.trim());
+  const others = Array.from(svg.querySelectorAll("g.edge.mt-on"), (g) => g.querySelector("path")).filter((q) => q && q !== path).map((q) => {
+    const n = q.getTotalLength(), pts = []; // every 3 units along the other lit edges: a label on one would be read as theirs
+    for (let d = 0; d <= n; d += 3) pts.push(q.getPointAtLength(d));
+    return pts;
+  });
   let best = null; // the place that covers least: a module's title counts more than a box
   const beside = [[4, 1], [4, -1]]; // right of the edge, else left
   search: for (const [dy, side] of across ? [[-30, 0], [22, 0], [-44, 0], [36, 0]].concat(beside) : beside) { // above a row first, else below it; right of a column, else left
@@ -26,7 +32,9 @@ function label(edge, text) { // a number near the middle of an edge, on a white 
       const p = path.getPointAtLength(length * f);
       t.setAttribute("text-anchor", !side ? "middle" : side > 0 ? "start" : "end");
       t.setAttribute("x", !side ? p.x : p.x + 6 * side); t.setAttribute("y", p.y + dy);
-      const r = t.getBBox(), hits = 10 * titles.filter((q) => overlaps(r, q)).length + boxes.filter((q) => overlaps(r, q)).length;
+      const r = t.getBBox(), near = { x: r.x - 3, y: r.y - 3, width: r.width + 6, height: r.height + 6 };
+      const hits = 10 * titles.filter((q) => overlaps(r, q)).length + boxes.filter((q) => overlaps(r, q)).length +
+        5 * others.filter((pts) => pts.some((q) => q.x >= near.x && q.x <= near.x + near.width && q.y >= near.y && q.y <= near.y + near.height)).length;
       if (best === null || hits < best.hits) best = { hits: hits, p: p, dy: dy, side: side };
       if (!hits) break search;
     }

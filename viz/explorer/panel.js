@@ -3,6 +3,10 @@
 // gradient-norm curves of `train --explore`. Shares one scope with explorer.js (page.html).
 
 // ---- numbers -------------------------------------------------------------------------
+function scalar(x) { // a scalar (the loss) as the page's title writes it: 3 decimals, fmt's powers of ten outside 1e-3..1e3
+  return Math.abs(x) >= 1e-3 && Math.abs(x) < 1e3 ? x.toFixed(3) : fmt(x);
+}
+function num(x) { return "<span class='num'>" + fmt(x) + "</span>"; } // a number the line never breaks (3.23e-5 at its hyphen)
 function fmt(x) { // viz.style.fmt_number: 3 significant digits, powers of ten outside 1e-3..1e3
   if (x === null || x === undefined) return "–";
   if (x === 0) return "0";
@@ -68,8 +72,9 @@ function colour(v, lo, hi) { // sequential for values ≥ 0 (attention weights),
   const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1, t = Math.max(-1, Math.min(1, v / m));
   return t < 0 ? [255 + 222 * t, 255 + 150 * t, 255 + 50 * t] : [255 - 40 * t, 255 - 215 * t, 255 - 200 * t];
 }
-function maskOf(i, heat) { // −inf scores of an input of the same slice: the masked positions
-  for (const j of NODES[i].inputs) {
+function maskOf(i, heat) { // −inf scores of an input (or of the masked_fill after it) of the same slice: the masked positions
+  const after = NODES.findIndex((n) => n.op === "masked_fill" && n.inputs[0] === i); // S's (and ∂L/∂S's) blocked cells: where it wrote −inf
+  for (const j of NODES[i].inputs.concat(after >= 0 ? [after] : [])) {
     const h = NODES[j].value && NODES[j].value.heat;
     if (h && h.shape.join() === heat.shape.join()) {
       const c = codes(h);
@@ -191,7 +196,7 @@ function tensorSection(title, i, entry) {
   }
   const s = entry.stats, h = entry.heat;
   if (s.count === 1) { // a scalar (the loss): the number is the whole story, no 1 × 1 heatmap
-    div.innerHTML = "<h3>" + title + "</h3><div class='stats'>= " + (s.nan ? "NaN" : s.inf ? "±∞" : fmt(s.min)) + "</div>";
+    div.innerHTML = "<h3>" + title + "</h3><div class='stats'>= " + (s.nan ? "NaN" : s.inf ? "±∞" : scalar(s.min)) + "</div>";
     return div;
   }
   const mask = h ? maskOf(i, h) : null, hasMask = !!h && (!!mask || codes(h).some((x) => x === 252));
@@ -224,7 +229,7 @@ function tensorSection(title, i, entry) {
   const what = document.createElement("div"); what.className = "hint";
   const all = heads > 1 ? " of the " + heads + " " + (isHead ? "heads" : "slices") + " kept (one scale for all, so they compare)" : "";
   what.textContent = scale.rows ? "per row: each row (one query's weights over the keys, summing to 1) goes from white 0 to purple at its own largest weight" +
-      (mask ? "; masked cells are 0" : "") + "; point at a cell for its value"
+      (mask ? "; masked cells are 0" : "")
     : (scale.lo >= 0 ? "white 0 → purple: the largest" : "blue negative · white 0 · red positive") +
       (mask ? "; the colours scale to the visible (unmasked) cells" + all + ", masked values beyond them take the end colour" : "; the colours scale to this slice" + all);
   const note = document.createElement("div"); note.className = "hint mask-note";
@@ -232,9 +237,9 @@ function tensorSection(title, i, entry) {
     drawHeat(canvas, h, g, mask, scale, readout, rowName, colName);
     const hs = scaleOf(h, mask, g), at = which ? " of " + which + " " + g : ""; // the statistics of what is shown: this head
     // read back from one-byte codes: within half a code step of the true value, so marked ≈
-    visible.innerHTML = "visible cells" + at + " (the heatmap): min ≈ " + fmt(hs.lo) + " · max ≈ " + fmt(hs.hi) +
-      (hs.masked ? " <span class='hint'>· masked: ≈ " + fmt(hs.masked.lo) + (hs.masked.hi > hs.masked.lo ? " … " + fmt(hs.masked.hi) : "") + "</span>" : "") +
-      " <span class='hint'>(one-byte codes: ± " + fmt(hs.half) + ")</span>";
+    visible.innerHTML = "visible cells" + at + " (the heatmap): min ≈ " + num(hs.lo) + " · max ≈ " + num(hs.hi) +
+      (hs.masked ? " <span class='hint'>· masked: ≈ " + num(hs.masked.lo) + (hs.masked.hi > hs.masked.lo ? " … " + num(hs.masked.hi) : "") + "</span>" : "") +
+      " <span class='hint'>(one-byte codes: <span class='num'>± " + fmt(hs.half) + "</span>)</span>";
     if (!hasMask) return;
     let text = mask ? "hatched: positions the mask blocks, drawn in their true colour" : "grey checks: positions the mask blocks (−∞ scores)";
     if (mask && title === "gradient" && hs.masked && Math.max(-hs.masked.lo, hs.masked.hi) > hs.half) {
