@@ -80,21 +80,22 @@ def _range(dtype):
 
 
 def fill_value(value, dtype, who):
-    """masked_fill's value as a 0-d Tensor: a number (or numpy scalar) that fits `dtype`, or a
-    0-d Tensor (kept, so that a gradient reaches it). As torch: TypeError for anything else,
-    ValueError for a value tensor with dims or (ValueOverflowError) one that does not fit."""
+    """masked_fill's value, checked: a number (or numpy scalar) that fits `dtype`, returned as
+    a 0-d array (a Python float as given), or a 0-d Tensor (as given, so that a gradient reaches
+    it). As torch: TypeError for anything else, ValueError for a value tensor with dims or
+    (ValueOverflowError) a value that does not fit."""
     from ..tensor import Tensor  # here: tensor.py imports the parity package
     dtype = np.dtype(dtype)
     if type(value) is float and dtype.kind == "f" and (
             abs(value) <= _FLOAT_MAX[dtype.itemsize] or abs(value) == np.inf):
-        return Tensor._make(np.asarray(value))  # attention's −inf: it fits, no more checks
+        return value  # attention's −inf: it fits, no more checks
     if isinstance(value, Tensor):
         if value.ndim:
             raise ValueError(f"{who}: a value tensor must be 0-d (as torch); got shape "
                              f"{value.shape}: pass value.reshape(()) or a number")
         number = value.data.item()
     elif isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, complex):
-        number, value = value, Tensor._make(np.asarray(value))
+        number, value = value, np.asarray(value)  # an array: -1 into uint8 wraps, as torch
     else:
         raise TypeError(f"{who}: value must be a number or a 0-d Tensor; got "
                         f"{type(value).__name__}")

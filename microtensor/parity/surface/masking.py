@@ -26,12 +26,15 @@ def install(Tensor):
         if mask.dtype != np.bool_:
             raise TypeError(f"mask must be boolean (True = blocked); got dtype {mask.dtype}. "
                             "For an additive float mask add it to the scores instead")
-        value = fill_value(value, self.dtype, "masked_fill")  # a 0-d Tensor that fits x's dtype
-        try:
-            np.broadcast_shapes(self.shape, mask.shape)  # the mask may grow x, as torch's
-        except ValueError:
-            raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast with "
-                             f"x's shape {self.shape}") from None
+        value = fill_value(value, self.dtype, "masked_fill")  # a number or 0-d Tensor that fits
+        if mask.ndim > self.ndim or mask.shape != self.shape[self.ndim - mask.ndim:]:
+            try:  # not x's trailing shape: the mask may still grow x, as torch's
+                np.broadcast_shapes(self.shape, mask.shape)
+            except ValueError:
+                raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast "
+                                 f"with x's shape {self.shape}") from None
+        if not isinstance(value, Tensor):
+            return plain(self, mask, value)
         out = plain(self, mask, value.data)
         if value.requires_grad:  # ∂L/∂value = Σ g where mask (parity/masked_fill_value.py)
             out = apply(MaskedFillValue(mask), out, value)
