@@ -15,8 +15,13 @@ student's own (`input`, a helper called `sublayer`, a class `KVCache`, `getattr`
    nowhere in it.
 3. Names have aliases (dataclasses.inspect.importlib), so last, in the child, Python's audit
    hook watches acts (`seal`): another file's code run, code compiled from a string, a file
-   written, a file of the project (or of the clone it is installed from) read, a thread or a
-   process started end the child with a refusal.
+   written, a file of the project (or of the clone it is installed from) read, a frame taken
+   (`sys._getframe`, `tb_frame`: a frame's locals lead to the grader's objects), a thread or a
+   process started end the child with a refusal. The hook and the import fence bind what they
+   read when they are made: rebinding this module's globals changes neither.
+
+All of this runs inside the child, in Python: it is not an operating-system sandbox (see
+docs/exercises.md, "What is not enforced").
 
 The engine's layout may change (modules move, merge): nothing here names a module path of its
 internals. "Internal" is found by asking the package which submodules it has.
