@@ -15,8 +15,13 @@ student's own (`input`, a helper called `sublayer`, a class `KVCache`, `getattr`
    nowhere in it.
 3. Names have aliases (dataclasses.inspect.importlib), so last, in the child, Python's audit
    hook watches acts (`seal`): another file's code run, code compiled from a string, a file
-   written, a file of the project (or of the clone it is installed from) read, a thread or a
-   process started end the child with a refusal.
+   written, a file of the project (or of the clone it is installed from) read, a frame taken
+   (`sys._getframe`, `tb_frame`: a frame's locals lead to the grader's objects), a thread or a
+   process started end the child with a refusal. The hook and the import fence bind what they
+   read when they are made: rebinding this module's globals changes neither.
+
+All of this runs inside the child, in Python: it is not an operating-system sandbox (see
+docs/exercises.md, "What is not enforced").
 
 The engine's layout may change (modules move, merge): nothing here names a module path of its
 internals. "Internal" is found by asking the package which submodules it has.
@@ -213,7 +218,17 @@ def fenced_builtins(module_name, number, engine, on_refusal):
     does not go by it): `__import__` refuses what static_check refuses (a name put together at
     run time included, and an import in a self-test block when the file runs it); eval, exec,
     compile, breakpoint and input are absent (the audit hook refuses them however reached)."""
-    real_import = builtins.__import__
+    # bound here: a student who reaches this module's globals (the function's __globals__)
+    # and rebinds import_refusal changes nothing the fence calls
+    real_import, refusal_of, submodules = builtins.__import__, import_refusal, _submodules
+    refused_class = Refusal
+    allowed, helpers = frozenset(allowed_imports(engine)), frozenset(SMALL_HELPERS)
+
+    def refusal_for(name, engine):  # the decision made here, the wording asked of the module
+        if name in allowed or name.split(".")[0] in helpers:
+            return None
+        return (refusal_of(name, number, engine)
+                or f"exercise {number}: your file imports {name}: refused")
 
     def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
         # only code whose builtins are this dict calls it: the student's module (whatever it
@@ -221,15 +236,15 @@ def fenced_builtins(module_name, number, engine, on_refusal):
         if level:
             refusal = f"exercise {number}: a relative import is refused"
         else:
-            refusal = import_refusal(name, number, engine)
+            refusal = refusal_for(name, engine)
             for item in fromlist or ():
                 sub = f"{name}.{item}"
                 if refusal is None and name in ("microtensor", "nn") and \
-                        item in _submodules(name) - {"functional"}:
-                    refusal = import_refusal(sub, number, False)
+                        item in submodules(name) - {"functional"}:
+                    refusal = refusal_of(sub, number, False) or f"{sub}: refused"
         if refusal:
             on_refusal(refusal)
-            raise Refusal(refusal)
+            raise refused_class(refusal)
         return real_import(name, globals, locals, fromlist, level)
 
     fenced = {k: v for k, v in vars(builtins).items() if k not in RUNTIME_ABSENT}

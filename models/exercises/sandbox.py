@@ -166,7 +166,7 @@ class Session:
     def __init__(self, header, guard):
         self.header, self.guard = header, guard
         self.number, self.engine = int(header["number"]), bool(header["engine"])
-        self.refused, self.module, self.tasks = None, None, None
+        self.refused, self.module, self.tasks, self.builtins = None, None, None, None
         self.tensor_type = self.block_type = self.make_tensor = self.make_block = None
 
     def note(self, message):
@@ -199,6 +199,10 @@ class Session:
             self.guard.poison(self.header.get("poison", ()), self.number, self.note,
                               tuple(self.header.get("fenced_ops", ())))
         self.seal()
+        # the fence made once, before any of the student's code runs: what a file rebinds in the
+        # guard's globals never reaches it, and each reload gets a fresh copy of the dict
+        self.builtins = self.guard.fenced_builtins("_mt_student", self.number, self.engine,
+                                                   self.note)
         return self.reload()
 
     def seal(self):
@@ -231,8 +235,7 @@ class Session:
         name = "_mt_student"
         spec = importlib.util.spec_from_file_location(name, self.header["path"])
         module = importlib.util.module_from_spec(spec)
-        module.__builtins__ = self.guard.fenced_builtins(name, self.number, self.engine,
-                                                         self.note)
+        module.__builtins__ = dict(self.builtins)
         try:
             spec.loader.exec_module(module)
         except self.guard.Refusal as refusal:

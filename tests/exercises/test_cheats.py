@@ -62,6 +62,7 @@ EXPECTED = {
     "ex13_writes_classmate.py": "victim/exercises/ex13_bpe_merge.py for writing",
     "ex13_os_open_classmate.py": "victim/exercises/ex13_bpe_merge.py for writing",
     "ex12_renames_itself_main.py": "your file imports sys",
+    "ex3_guard_globals_import_fence.py": "your file imports inspect",
     # CPU burnt in the prompt: each step is timed on its own
     "ex10_burns_the_prompt.py": "s of CPU, each step timed on its own; cached steps take",
 }
