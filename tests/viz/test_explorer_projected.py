@@ -510,3 +510,13 @@ def test_the_graph_opens_at_its_top_with_no_box_cut_there_at_1366(open_page, lec
             b.textContent.trim().split('\\n')[0], b.getBoundingClientRect()])
           .filter(([, r]) => r.top < g.top - 0.5 && r.bottom > g.top).map(([t]) => t); }""")
     assert cut == [], f"boxes cut at the graph's top when the page opens: {cut}"
+
+
+def test_per_row_attention_colours_say_they_are_quantized_and_quote_the_step(open_page):
+    page = open_page("attn")
+    i = go_to(page, "(n) => n.role === 'A'")
+    heat = page.evaluate(f"{DATA}.nodes[{i}].value.heat")
+    step = fmt_number((heat["hi"] - heat["lo"]) / 250)
+    panel = page.inner_text("#panel")
+    assert f"colours quantized: one-byte codes in steps of {step}" in panel, (
+        f"A's per-row legend should quote the code step {step}: {panel[-600:]!r}")

@@ -229,7 +229,7 @@ function tensorSection(title, i, entry) {
   const what = document.createElement("div"); what.className = "hint";
   const all = heads > 1 ? " of the " + heads + " " + (isHead ? "heads" : "slices") + " kept (one scale for all, so they compare)" : "";
   what.textContent = scale.rows ? "per row: each row (one query's weights over the keys, summing to 1) goes from white 0 to purple at its own largest weight" +
-      (mask ? "; masked cells are 0" : "")
+      (mask ? "; masked cells are 0" : "") + "; colours quantized: one-byte codes in steps of " + fmt((h.hi - h.lo) / 250) + " (weights closer than that share a colour)"
     : (scale.lo >= 0 ? "white 0 → purple: the largest" : "blue negative · white 0 · red positive") +
       (mask ? "; the colours scale to the visible (unmasked) cells" + all + ", masked values beyond them take the end colour" : "; the colours scale to this slice" + all);
   const note = document.createElement("div"); note.className = "hint mask-note";
