@@ -1,14 +1,13 @@
-"""The engine: the graph node `Function`, `backward()` and grad mode (course notes 3.8).
+"""The engine: the graph node `Function` and `backward()`, the chain rule (course notes 3.8).
 
 An op on an input that requires grad leaves a `Function` on its output (`tensor.grad_fn`);
 `backward()` visits the nodes from the output back to the leaves, applying the chain rule at
 each (Baydin et al. 2018). tensor.py records the nodes; ops/ holds the ops. What PyTorch adds
-around each node (version checks, hooks, freeing saved arrays, the pictures' metadata) lives
-in parity/graph.py and wraps a node's step from outside: every gradient reads in full here.
+around each node (checks, hooks, freeing saved arrays) wraps its step from outside, in
+parity/graph.py; `no_grad` is in grad_mode.py. Every gradient reads in full here.
 """
 import numpy as np
 
-from .parity.grad_mode import GradModeDecorator
 from .parity.leaves import leaf_node
 from .parity.summation import sum_as_torch
 
@@ -22,44 +21,31 @@ def unbroadcast(grad, shape):
     """
     if grad.shape == shape:
         return grad
-    if grad.ndim < len(shape):  # a backward that returned too few dims: say so
-        raise ValueError(f"a gradient of shape {grad.shape} for an input of shape {shape}")
     extra = grad.ndim - len(shape)  # the new leading axes, then the axes stretched from 1
     axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)
                                        if n == 1 and grad.shape[extra + i] != 1)
-    # added up as torch adds: float16 in float32, a long axis in blocks (parity/summation.py)
-    return sum_as_torch(grad, axes).reshape(shape)
+    return sum_as_torch(grad, axes).reshape(shape)  # added as torch adds (parity/summation.py)
 
 
 class Function:
-    """One op of the graph: `forward` on numpy arrays and `backward` on their gradients.
+    """One op of the graph: `forward` on numpy arrays and `backward` on their gradients, side
+    by side under its formula (Mul in ops/arithmetic.py is the first).
 
-    A subclass writes the two side by side under its formula, e.g. z = a ⊙ b:
-
-        def forward(self, a, b):
-            self.save(a=a, b=b)
-            return a * b
-
-        def backward(self, g):                                 # g = ∂L/∂z
-            return g * self.saved["b"], g * self.saved["a"]    # ∂L/∂a, ∂L/∂b
-
-    `backward` returns one gradient per input (None where `needs_input_grad` says none is
-    asked for), in that input's shape or, for a broadcasting op, in the output's: the engine
-    sums it back (`unbroadcast`). One instance per call is that call's graph node: `inputs`
-    (the node behind each input, torch's next_functions), `input_shapes`, `saved`, and `shape`
-    and `dtype`, its output's (set by tensor.py's apply: backward() sums gradients to them).
+    `backward(g)`, g = ∂L/∂output, returns one gradient per input (None where
+    `needs_input_grad` asks for none), in that input's shape or, for a broadcasting op, in the
+    output's: the engine sums it back (`unbroadcast`). One instance per call is that call's
+    node: `inputs` (the node behind each input), `input_shapes`, `saved`, and its output's
+    `shape` and `dtype` (set by tensor.py's apply: backward() sums gradients to them).
     """
 
     op = "function"  # the name errors and pictures give the op
     inputs = input_shapes = needs_input_grad = ()
-
-    def __init__(self):
-        self.saved = {}
+    saved = {}  # replaced by save(), never changed in place
 
     def save(self, **arrays):
         """Keep `arrays` for backward (not under no_grad: no backward will run)."""
         if any(self.needs_input_grad):
-            self.saved.update(arrays)
+            self.saved = arrays
 
 
 class AccumulateGrad:
@@ -94,13 +80,10 @@ def node_of(tensor):
 
 
 def topological_order(root):
-    """`root` and the nodes it depends on, each one after every node that feeds it.
-
-    Depth-first, with a stack instead of recursion (a chain of 10,000 ops): (node, False)
-    visits its inputs, (node, True) below them pops once they are all in `order`.
-    """
+    """`root` and the nodes it depends on, each one after every node that feeds it: depth
+    first, with a stack instead of recursion (a chain of 10,000 ops)."""
     order, visited = [], set()
-    stack = [(root, False)]
+    stack = [(root, False)]  # (node, False) visits its inputs; (node, True) then adds it
     while stack:
         node, inputs_done = stack.pop()
         if inputs_done:
@@ -115,10 +98,9 @@ def topological_order(root):
 def backward(root, grad, step=None):
     """Propagate `grad` = ∂L/∂(root's output) to every leaf that requires grad: the chain rule.
 
-    Reversed topological order: every consumer of a node runs before it, so the gradient of
+    In reversed topological order every consumer of a node runs before it, so the gradient of
     its output is complete (summed over all paths) when the node's backward runs. `step(node,
-    g)` runs one node's backward; Tensor.backward passes parity/graph.py's, which adds torch's
-    checks, hooks and freeing around `node.backward(g)`.
+    g)` runs one node's backward; Tensor.backward passes parity/graph.py's.
     """
     grads = {root: grad}  # node -> ∂L/∂(its output), summed over the paths seen so far
     for node in reversed(topological_order(root)):
@@ -132,30 +114,3 @@ def backward(root, grad, step=None):
             if parent is not None and pg is not None:
                 pg = unbroadcast(np.asarray(pg), parent.shape).astype(parent.dtype, copy=False)
                 grads[parent] = grads[parent] + pg if parent in grads else pg
-
-
-# ---- grad mode -----------------------------------------------------------------------------
-
-_grad_enabled = True
-
-
-def is_grad_enabled():
-    """True unless we are inside `no_grad()`."""
-    return _grad_enabled
-
-
-class no_grad(GradModeDecorator):
-    """Ops inside record no graph, as `torch.no_grad`: `with no_grad():` (nests), or a
-    decorator, `@no_grad()` or `@no_grad` (parity/grad_mode.py)."""
-
-    def __init__(self, func=None):
-        self._previous = []  # a stack: one instance may be entered again while inside
-
-    def __enter__(self):
-        global _grad_enabled
-        self._previous.append(_grad_enabled)
-        _grad_enabled = False
-
-    def __exit__(self, *exc_info):
-        global _grad_enabled
-        _grad_enabled = self._previous.pop()

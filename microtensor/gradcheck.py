@@ -7,7 +7,7 @@ below the default atol = 1e-5; float32's rounding (~1e-7·|f|/ε) would not be.
 """
 import numpy as np
 
-from .autograd import no_grad
+from .grad_mode import no_grad
 from .tensor import Tensor
 
 

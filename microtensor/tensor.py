@@ -2,13 +2,12 @@
 which runs one op and records it as the output's `grad_fn`.
 
 Each op (`+`, `@`, `sum`, `softmax`, ...) is defined once in ops/, which attaches its Tensor
-method in one line (`Tensor.__mul__ = lambda a, b: apply(Mul(), a, b)`); parity/surface/ puts
-PyTorch's argument rules around those methods. Names and dtypes follow PyTorch: Python floats
-become float32, ints int64, numpy arrays keep their dtype (parity/promotion.py).
+method in one line (`Tensor.__mul__ = lambda a, b: apply(Mul(), a, b)`); parity/ puts
+PyTorch's argument rules (surface/) and the rest of torch.Tensor (tensor_api.py) around it.
 """
 import numpy as np
 
-from . import autograd
+from . import autograd, grad_mode
 from .parity import graph
 from .parity.gradient_argument import check_requires_grad, loss_gradient
 from .parity.promotion import as_array
@@ -21,19 +20,16 @@ class Tensor:
         data: a number, nested list, numpy array or Tensor (copied, as `torch.tensor`).
         requires_grad: record ops on it so that `backward()` fills `.grad`.
             Only floating-point tensors may require grad (TypeError otherwise).
-        dtype: numpy dtype to cast to; default follows PyTorch's rules (see module doc).
-        name: a label for error messages; pictures show the names of leaves (inputs and
-            parameters, which nn names "blocks.0.attn.q_proj.weight").
+        dtype: numpy dtype to cast to; by default as PyTorch, Python floats become float32,
+            ints int64, and numpy arrays keep their dtype (parity/promotion.py).
+        name: a label that errors and pictures show ("blocks.0.attn.q_proj.weight").
     """
 
     # A new tensor's state, as class attributes: a tensor sets its own only when one changes
-    grad = None
+    grad = None  # ∂L/∂self after backward() (a checked property: parity/tensor_api.py)
     name = None
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
-    is_parameter = False  # True for `nn.Parameter`: pictures draw these as the model's weights
     _requires_grad = False
-    _accumulator = None  # a leaf's AccumulateGrad, weakly held (parity/leaves.py)
-    _version = None  # [writes so far], shared by views (parity/versions.py, tensor_api.py)
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
         self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype)
@@ -47,11 +43,6 @@ class Tensor:
         t = cls.__new__(cls)
         t.data = data
         return t
-
-    @property
-    def is_leaf(self):
-        """True for a tensor no recorded op made (PyTorch's name): backward stops here."""
-        return self.grad_fn is None
 
     def requires_grad_(self, flag=True):
         """Set `requires_grad` in place (a trailing _ marks in-place, as PyTorch); returns self.
@@ -70,20 +61,13 @@ class Tensor:
     size = property(lambda self: self.data.size)  # number of elements (torch: numel())
     T = property(lambda self: self._transpose_2d())
 
-    def detach(self):
-        """A tensor sharing this one's data (no copy, as PyTorch), cut off from the graph."""
-        out = Tensor._make(self.data)
-        out._version = self._version_box()  # one array: one count of in-place writes
-        return out
-
     # ---- autograd ---------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
-        """Add dL/d(leaf) to `.grad` of every leaf that requires grad (notes 3.8).
+        """Add ∂L/∂leaf to `.grad` of every leaf that requires grad (notes 3.8).
 
-        L is self (a loss: `grad` may be omitted for one element, then 1), or a later loss,
-        with `grad` = dL/d(self) in self's shape. `retain_graph` keeps the saved arrays for
-        another backward. RuntimeError if self does not require grad; ValueError for a missing
-        or misshapen `grad`; TypeError for a `grad` of no real numbers.
+        L is self (a one-element loss: `grad` may be omitted, then 1), or a later loss, with
+        `grad` = ∂L/∂self in self's shape. `retain_graph` keeps the saved arrays for another
+        backward. Errors (RuntimeError, ValueError, TypeError): parity/gradient_argument.py.
         """
         grad = loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
         autograd.backward(autograd.node_of(self), grad, graph.torch_step(retain_graph))
@@ -91,13 +75,11 @@ class Tensor:
 
 def apply(fn, *inputs):
     """Run the op `fn` (a `Function`) on Tensors: forward on their arrays, then, if an input
-    requires grad (and grad is enabled), record `fn` as the output's `grad_fn`.
-
-    Every op goes through here, as `apply(MyOp(), x)`: a fresh instance per call, as it
-    becomes that call's graph node. `needs_input_grad` is known before forward runs, so that
-    forward saves nothing when no gradient will be asked for.
+    requires grad (and grad is enabled), record `fn` as the output's `grad_fn`. A fresh `fn`
+    per call, as it becomes that call's graph node: `apply(Mul(), a, b)`.
     """
-    record = autograd._grad_enabled and any(t._requires_grad for t in inputs)
+    record = grad_mode.enabled and any(t._requires_grad for t in inputs)
+    # known before forward runs, so that forward saves nothing no gradient will read
     fn.needs_input_grad = tuple([t._requires_grad and record for t in inputs])
     try:
         out = Tensor._make(np.asarray(fn.forward(*[t.data for t in inputs])))

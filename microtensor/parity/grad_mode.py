@@ -6,7 +6,7 @@ import inspect
 
 
 class GradModeDecorator:
-    """What `no_grad` (autograd.py) adds to its `__enter__`/`__exit__`: the decorator forms."""
+    """What `no_grad` (grad_mode.py) adds to its `__enter__`/`__exit__`: the decorator forms."""
 
     def __new__(cls, func=None):
         self = super().__new__(cls)

@@ -118,7 +118,7 @@ def torch_step(retain_graph):
             grads = node.backward(g)
             if not isinstance(grads, (tuple, list)):
                 grads = (grads,)
-            check_gradient_count(node, grads)
+            check_gradients(node, grads)
         if hooks._backward_hooks:  # they see each gradient summed back to its input's shape
             hooks.run_backward_hooks(node, tuple(
                 None if p is None or pg is None
@@ -152,8 +152,13 @@ def named_error(op, arrays, error):
     return ValueError(message)
 
 
-def check_gradient_count(node, input_grads):
-    """RuntimeError unless a node's backward returned one gradient per input."""
+def check_gradients(node, input_grads):
+    """RuntimeError unless a node's backward returned one gradient per input; ValueError for
+    one with fewer dims than its input (unbroadcast sums dims away, it adds none)."""
     if len(input_grads) != len(node.inputs):
         raise RuntimeError(f"'{node.op}'.backward returned {len(input_grads)} gradients; "
                            f"expected {len(node.inputs)}, one per input (None for none)")
+    for parent, pg in zip(node.inputs, input_grads):
+        if parent is not None and pg is not None and np.ndim(pg) < len(parent.shape):
+            raise ValueError(f"a gradient of shape {np.shape(pg)} for an input of shape "
+                             f"{parent.shape}")

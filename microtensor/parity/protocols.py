@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-from .. import autograd
+from .. import grad_mode
 from ..tensor import Tensor
 from .indexing import plain_index, torch_steps
 from .promotion import category, result_type
@@ -197,7 +197,7 @@ class TensorProtocols:
     # ---- writing in place: allowed where nothing on a graph can see it -----------------
     def _check_writable(self, what, value=None):
         """RuntimeError if the write would go behind autograd's back (as torch for a leaf)."""
-        if autograd.is_grad_enabled() and (
+        if grad_mode.is_grad_enabled() and (
                 self.requires_grad or getattr(value, "requires_grad", False)):
             raise RuntimeError(
                 f"{what} on a tensor that requires grad would go behind autograd: write "
@@ -205,7 +205,7 @@ class TensorProtocols:
 
     def _in_place(self, symbol, method, other):
         self._check_writable(f"{symbol}=", other)
-        with autograd.no_grad():
+        with grad_mode.no_grad():
             result = getattr(Tensor, method)(self, other).data
         if category(result.dtype) > category(self.dtype):
             raise RuntimeError(f"{symbol}=: result type {result.dtype} can't be cast to the "

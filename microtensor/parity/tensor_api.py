@@ -1,5 +1,6 @@
 """The rest of torch.Tensor's everyday surface, which no gradient needs: how a tensor prints,
-`numpy()`, `item()`, `retain_grad()`, `zero_grad()` and the version counter's box."""
+`numpy()`, `item()`, `is_leaf`, `detach()`, `retain_grad()`, `zero_grad()`, the version
+counter's box, and the state that only parity/ and the pictures read."""
 import warnings
 import weakref
 
@@ -26,6 +27,13 @@ def item(self):
     if self.data.size != 1:
         raise ValueError(f"item() needs a tensor with one element; got shape {self.shape}")
     return self.data.item()
+
+
+def detach(self):
+    """A tensor sharing this one's data (no copy, as PyTorch), cut off from the graph."""
+    out = Tensor._make(self.data)
+    out._version = self._version_box()  # one array: one count of in-place writes
+    return out
 
 
 def retain_grad(self):
@@ -88,5 +96,12 @@ def _version_box(self):
     return self._version
 
 
-for _method in (__repr__, numpy, item, retain_grad, zero_grad, _version_box):
+for _method in (__repr__, numpy, item, detach, retain_grad, zero_grad, _version_box):
     setattr(Tensor, _method.__name__, _method)
+
+# True for a tensor no recorded op made (PyTorch's name): backward stops there
+Tensor.is_leaf = property(lambda self: self.grad_fn is None)
+# A new tensor's state, as in tensor.py: class attributes, set on a tensor only when they change
+Tensor.is_parameter = False  # True for `nn.Parameter`: pictures draw these as the model's weights
+Tensor._accumulator = None  # a leaf's AccumulateGrad, weakly held (parity/leaves.py)
+Tensor._version = None  # [writes so far], shared by views (parity/versions.py)

@@ -364,3 +364,19 @@ def test_a_custom_function_returning_the_wrong_number_of_gradients_is_refused():
     a, b = mt.Tensor([1.0], requires_grad=True), mt.Tensor([3.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="returned 1 gradients; expected 2"):
         mt.apply(MyMul(), a, b).sum().backward()
+
+
+def test_a_custom_function_returning_a_gradient_with_too_few_dims_is_refused():
+    class RowSum(mt.Function):
+        op = "rowsum"
+
+        def forward(self, a):
+            return a.sum(axis=1, keepdims=True)
+
+        def backward(self, g):
+            return g.ravel()  # [2] for an input [2, 3]: would reshape into nonsense
+
+    a = mt.Tensor(np.ones((2, 3)), requires_grad=True)
+    with pytest.raises(ValueError, match=r"a gradient of shape \(2,\) for an input of shape "
+                                         r"\(2, 3\)"):
+        mt.apply(RowSum(), a).sum().backward()
