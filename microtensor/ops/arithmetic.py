@@ -2,8 +2,8 @@
 backward; the residual of 3.6 is a `+`).
 
 Each backward returns its gradient in the broadcast (output) shape; the engine's `unbroadcast`
-sums it back to each input's shape. One line each then wires an op to the Tensor's operator;
-a number or array on either side reaches it as a Tensor of torch's dtype (parity/surface/).
+sums it back to each input's shape. One line each then wires an op to the Tensor's operator
+(a number or array on either side arrives as a Tensor of torch's dtype: parity/surface/).
 """
 import numpy as np
 
@@ -86,7 +86,6 @@ class Pow(Function):
     op = "pow"
 
     def __init__(self, exponent):
-        super().__init__()
         self.exponent = exponent
 
     def forward(self, a):

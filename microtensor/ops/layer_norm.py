@@ -1,9 +1,8 @@
 """Layer normalization over the last dim: y = (x − μ)/√(σ² + ε) ⊙ w + b (Ba, Kiros & Hinton 2016;
 notes 3.6).
 
-μ and σ² are the mean and the biased variance (divide by n, as PyTorch) of each row. Several
-trailing dims (torch's normalized_shape) are folded into one around this op, and a missing
-weight or bias is the constant 1 or 0 (parity/surface/layer_norm.py).
+μ and σ² are each row's mean and biased variance (divide by n, as PyTorch). torch's other forms
+(several normalized dims, no weight or bias) become this one in parity/surface/layer_norm.py.
 """
 import math
 
@@ -16,8 +15,7 @@ from .rows import row_dot, row_sum
 
 @computed_in_float32  # float16 as torch: computed in float32, rounded once
 class LayerNorm(Function):
-    """x [..., n], weight [n], bias [n] -> y [..., n], each row of n normalized on its own
-    (torch's several normalized dims S come folded into n).
+    """x [..., n], weight [n], bias [n] -> y [..., n], each row of n normalized on its own.
 
     Backward, with x̂ = (x − μ)·r, r = 1/√(σ² + ε) (forward: y = x̂ ⊙ w + b), and ĝ = g ⊙ w:
 
@@ -31,7 +29,6 @@ class LayerNorm(Function):
     op = "layer_norm"
 
     def __init__(self, eps=1e-5):
-        super().__init__()
         self.eps = eps
 
     def forward(self, x, weight, bias):

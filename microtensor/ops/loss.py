@@ -4,10 +4,8 @@
 loss_n = −log p_n[t_n], p_n = softmax(z_n);   ∂loss_n/∂z_n = p_n − onehot(t_n),
 zero for targets equal to `ignore_index`.
 
-With label smoothing ε over C classes (Szegedy et al. 2016, "Rethinking the Inception
-Architecture", §7; Vaswani et al. 2017, "Attention Is All You Need", §5.4 uses ε = 0.1)
-the target distribution is q = (1 − ε)·onehot(t) + ε/C instead, and, as in PyTorch,
-loss_n = −Σ_c q_c log p_n[c] = (1 − ε)(−log p_n[t_n]) + (ε/C)·Σ_c(−log p_n[c]);
+Label smoothing ε over C classes (Szegedy et al. 2016 §7; Vaswani et al. 2017 §5.4, ε = 0.1)
+targets q = (1 − ε)·onehot(t) + ε/C instead:   loss_n = −Σ_c q_c log p_n[c],
 ∂loss_n/∂z_n = p_n − q_n (ε = 0 gives the plain loss above).
 """
 import numpy as np
@@ -26,7 +24,6 @@ class CrossEntropy(Function):
     op = "cross_entropy"
 
     def __init__(self, targets, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-        super().__init__()
         self.targets, self.ignore_index, self.reduction = targets, ignore_index, reduction
         self.label_smoothing = label_smoothing
 
@@ -39,7 +36,7 @@ class CrossEntropy(Function):
         shifted = z - z.max(axis=-1, keepdims=True)
         log_probs = shifted - np.log(row_sum(np.exp(shifted)))
         losses = -log_probs[np.arange(len(t)), t]  # −log p[t]
-        if eps:  # label smoothing
+        if eps:  # label smoothing: (1 − ε)(−log p[t]) + (ε/C)·Σ_c(−log p[c])
             losses = (1 - eps) * losses - (eps / n_classes) * log_probs.sum(axis=-1)
         losses = np.where(valid, losses, 0).astype(z.dtype, copy=False)
         self.save(probs=np.exp(log_probs), t=t, valid=valid)
@@ -58,7 +55,6 @@ class CrossEntropy(Function):
         dz[np.arange(len(t)), t] -= 1 - eps
         if self.reduction == "mean":
             g = g / max(self.n_valid, 1)
-        # each row's weight, 0 where ignored: np.where, not g·valid, so that an ignored row
-        # gets exactly 0 even when its g is inf or NaN (0·inf is NaN); NaN logits still show
+        # each row's weight, exactly 0 where ignored even for g = inf (g·valid: 0·inf = NaN)
         dz *= np.where(valid, g, 0).astype(probs.dtype, copy=False)[:, None]
         return dz

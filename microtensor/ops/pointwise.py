@@ -28,8 +28,7 @@ class ReLU(Function):
 class GELU(Function):
     """z = x·Φ(x), Φ the standard normal CDF;   ∂L/∂x = g ⊙ (Φ(x) + x·φ(x))
 
-    Φ(x) = ½(1 + erf(x/√2)) and φ(x) = exp(−x²/2)/√(2π). numpy has no erf: parity/gelu.py
-    computes both, exactly in float64 and in few passes within torch's error in float32.
+    Φ(x) = ½(1 + erf(x/√2)), φ(x) = exp(−x²/2)/√(2π); numpy has no erf (parity/gelu.py).
     """
 
     op = "gelu"

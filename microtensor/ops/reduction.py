@@ -1,10 +1,8 @@
-"""Reductions `sum mean max` over a tuple of axes (notes 3.8: their backward; the means of
-LayerNorm 3.6 and the loss 3.7 are built on them).
+"""Reductions `sum mean max` over a tuple of axes (notes 3.8: their backward).
 
 The backward of a reduction spreads g back over the reduced axes: every input element of a sum
 gets g, of a mean g/n, and of a max only the largest element(s). torch's forms (dim=, keepdim=,
-an int or negative dims, max(dim=)'s values and indices) reach these as `axes`, a sorted tuple
-of dims (parity/surface/reduction.py).
+max(dim=)'s indices) arrive as `axes`, a sorted tuple of dims (parity/surface/reduction.py).
 """
 import math
 
@@ -17,7 +15,6 @@ from ..tensor import Tensor, apply
 
 class _Reduce(Function):
     def __init__(self, axes, keepdims=False):
-        super().__init__()
         self.axes, self.keepdims = axes, keepdims
 
     def _spread(self, g):
@@ -44,7 +41,7 @@ class Mean(_Reduce):
 
     def forward(self, a):
         self.count = math.prod(a.shape[i] for i in self.axes)
-        # Σ a added as Sum's; float16 stays in float32 until divided, then rounds once (as torch)
+        # Σ a added as Sum's, float16 in float32 until divided, then rounded once (as torch)
         total = sum_as_torch(a, self.axes, self.keepdims, dtype=accumulator(a.dtype))
         return np.divide(total, self.count).astype(a.dtype, copy=False)
 
@@ -53,11 +50,7 @@ class Mean(_Reduce):
 
 
 class Max(_Reduce):
-    """z = max a over axes;   ∂L/∂a = g ⊙ [a = z] / (number of tied maxima)
-
-    With ties the gradient is shared equally, so it still sums to g (as torch.amax); a row
-    holding a NaN has the maximum NaN and NaN gradients.
-    """
+    """z = max a over axes;   ∂L/∂a = g ⊙ [a = z] / (number of tied maxima), as torch.amax"""
 
     op = "max"
 
@@ -69,7 +62,7 @@ class Max(_Reduce):
 
     def backward(self, g):
         is_max, count = self.saved["is_max"], self.saved["count"]
-        with np.errstate(divide="ignore", invalid="ignore"):  # a NaN row: count 0, NaN
+        with np.errstate(divide="ignore", invalid="ignore"):  # a NaN row: count 0, NaN grads
             return is_max * (self._spread(g) / count).astype(g.dtype)
 
 

@@ -1,5 +1,5 @@
-"""Ops that move elements without changing them: reshape, permute/transpose, indexing, cat
-(notes 3.5: splitting and merging the heads is a reshape and a transpose).
+"""Ops that move elements without changing them: reshape, permute/transpose, indexing (notes
+3.5: splitting and merging the heads is a reshape and a transpose; `cat` is in ops/cat.py).
 
 Their backward moves the gradient back the same way: reshape it back, apply the inverse
 permutation, or add it at the positions that were read.
@@ -17,7 +17,6 @@ class Reshape(Function):
     op = "reshape"
 
     def __init__(self, shape):
-        super().__init__()
         self.new_shape = tuple(map(int, shape))
 
     def forward(self, a):
@@ -33,7 +32,6 @@ class Permute(Function):
     op = "permute"
 
     def __init__(self, dims, op="permute"):
-        super().__init__()
         self.dims, self.op = tuple(dims), op  # transpose() is a Permute drawn as "transpose"
 
     def forward(self, a):
@@ -45,15 +43,11 @@ class Permute(Function):
 
 class GetItem(Function):
     """z = a[index] (slices, ints, integer arrays, bool masks);   ∂L/∂a = g added at a[index]
-
-    With integer arrays an element may be read several times; its gradient is then the sum of
-    those reads: an unbuffered += (np.add.at), not an assignment.
-    """
+    (an element read several times by an integer array gets the sum of those reads)"""
 
     op = "getitem"
 
     def __init__(self, index):
-        super().__init__()
         self.index = index  # what numpy indexing takes: no Tensors
 
     def forward(self, a):
@@ -62,23 +56,6 @@ class GetItem(Function):
     def backward(self, g):
         ga = np.zeros(self.input_shapes[0], dtype=g.dtype)
         return scatter(ga, self.index, g)  # ga[index] += g (ops/fast.py: = where read once)
-
-
-class Cat(Function):
-    """z = [a₁, a₂, …] joined along `axis`;   ∂L/∂aᵢ = the slice of g that aᵢ filled"""
-
-    op = "cat"
-
-    def __init__(self, axis=0):
-        super().__init__()
-        self.axis = axis
-
-    def forward(self, *arrays):
-        return np.concatenate(arrays, axis=self.axis)
-
-    def backward(self, g):
-        sizes = [shape[self.axis] for shape in self.input_shapes]
-        return tuple(np.split(g, np.cumsum(sizes)[:-1], axis=self.axis))
 
 
 def transpose(x, dim0, dim1):

@@ -3,8 +3,7 @@ the result unchanged (notes 3.1–3.3; its backward in 3.8).
 
 Backward in closed form:   ds = a ⊙ (da − Σ a ⊙ da),
 with da = ∂L/∂a arriving from above, ds = ∂L/∂s, and Σ along `axis`: the product of the
-Jacobian ∂aᵢ/∂sⱼ = aᵢ(δᵢⱼ − aⱼ) with da, without forming it. The row sums and maxima come from
-ops/rows.py, which computes them faster than numpy's own along the last axis.
+Jacobian ∂aᵢ/∂sⱼ = aᵢ(δᵢⱼ − aⱼ) with da, without forming it.
 """
 import numpy as np
 
@@ -18,15 +17,13 @@ from .rows import row_dot, row_max, row_sum
 class Softmax(Function):
     """a = exp(s) / Σ exp(s) along `axis`;   ds = a ⊙ (da − Σ a ⊙ da)
 
-    A row whose entries are all −inf (every key blocked) gives all-zero weights where PyTorch
-    gives NaN, the NaN notes 3.3 warn of (docs/conformance.md): the one exception to "each row
-    sums to 1".
+    An all −inf row (every key blocked) gets zero weights, not the NaN of notes 3.3 and
+    PyTorch (docs/conformance.md).
     """
 
     op = "softmax"
 
     def __init__(self, axis=-1):
-        super().__init__()
         self.axis = axis
 
     def forward(self, s):

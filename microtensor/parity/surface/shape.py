@@ -5,7 +5,7 @@ parity/indexing.py; ints down to 0-d give a view, as torch, not numpy's scalar c
 dtype promotion. Each error is one line naming the argument."""
 import numpy as np
 
-from ...ops.shape import Cat
+from ...ops.cat import Cat
 from ...tensor import Tensor, apply
 from .. import dims
 from ..indexing import plain_index, torch_steps
