@@ -2,7 +2,7 @@
 formula, then one line each attaching its plain Tensor method. Read arithmetic.py first, then
 matmul.py, then any order (notes 3.8 for the derivatives). Importing this package attaches every
 method; parity/surface/ then wraps them with PyTorch's argument rules. Off the reading path:
-`fast.py` and `rows.py` (speed), `cat.py`, `elementwise.py`, `log_softmax.py`,
+`fast.py` and `rows.py` (speed), `cat.py`, `maximum.py`, `elementwise.py`, `log_softmax.py`,
 `tensor_power.py` (`a ** b` of two Tensors), `tiled_attention.py`.
 """
 from . import (
@@ -16,6 +16,7 @@ from . import (
                loss,
                masking,
                matmul,
+               maximum,
                pointwise,
                reduction,
                shape,
@@ -24,5 +25,5 @@ from . import (
 )
 
 __all__ = ["arithmetic", "cat", "dropout", "elementwise", "embedding", "layer_norm", "log_softmax",
-           "loss", "masking", "matmul", "pointwise", "reduction", "shape", "softmax",
+           "loss", "masking", "matmul", "maximum", "pointwise", "reduction", "shape", "softmax",
            "tensor_power"]

@@ -1,8 +1,7 @@
-"""Reductions `sum mean max` over a tuple of axes (notes 3.8: their backward).
+"""Reductions `sum mean` over a tuple of axes (notes 3.8: their backward; max: ops/maximum.py).
 
 The backward of a reduction spreads g back over the reduced axes: every input element of a sum
-gets g, of a mean g/n, and of a max only the largest element(s). torch's forms (dim=, keepdim=,
-max(dim=)'s indices) arrive as `axes`, a sorted tuple of dims (parity/surface/reduction.py).
+gets g, of a mean g/n. torch's dim=, keepdim= forms: parity/surface/reduction.py.
 """
 import math
 
@@ -13,7 +12,9 @@ from ..parity.summation import accumulator, sum_as_torch
 from ..tensor import Tensor, apply
 
 
-class _Reduce(Function):
+class Reduction(Function):
+    """A reduction over `axes` (a sorted tuple of dims), kept as size 1 if `keepdims`."""
+
     def __init__(self, axes, keepdims=False):
         self.axes, self.keepdims = axes, keepdims
 
@@ -22,7 +23,7 @@ class _Reduce(Function):
         return g if self.keepdims else np.expand_dims(g, self.axes)
 
 
-class Sum(_Reduce):
+class Sum(Reduction):
     """z = Σ a over axes;   ∂L/∂a = g broadcast back over the summed axes"""
 
     op = "sum"
@@ -34,7 +35,7 @@ class Sum(_Reduce):
         return np.broadcast_to(self._spread(g), self.input_shapes[0])
 
 
-class Mean(_Reduce):
+class Mean(Reduction):
     """z = (1/n) Σ a over axes;   ∂L/∂a = g / n broadcast back"""
 
     op = "mean"
@@ -49,23 +50,5 @@ class Mean(_Reduce):
         return np.broadcast_to(self._spread(g) / max(self.count, 1), self.input_shapes[0])
 
 
-class Max(_Reduce):
-    """z = max a over axes;   ∂L/∂a = g ⊙ [a = z] / (number of tied maxima), as torch.amax"""
-
-    op = "max"
-
-    def forward(self, a):
-        z = a.max(axis=self.axes, keepdims=True)
-        is_max = a == z
-        self.save(is_max=is_max, count=is_max.sum(axis=self.axes, keepdims=True))
-        return z if self.keepdims else np.squeeze(z, axis=self.axes)
-
-    def backward(self, g):
-        is_max, count = self.saved["is_max"], self.saved["count"]
-        with np.errstate(divide="ignore", invalid="ignore"):  # a NaN row: count 0, NaN grads
-            return is_max * (self._spread(g) / count).astype(g.dtype)
-
-
 Tensor.sum = lambda x, axes, keepdims=False: apply(Sum(axes, keepdims), x)
 Tensor.mean = lambda x, axes, keepdims=False: apply(Mean(axes, keepdims), x)
-Tensor.max = lambda x, axes, keepdims=False: apply(Max(axes, keepdims), x)

@@ -6,7 +6,7 @@ import collections
 
 import numpy as np
 
-from ...ops.reduction import Max
+from ...ops.maximum import Max
 from ...tensor import Tensor, apply
 from .. import dims
 
