@@ -29,7 +29,7 @@ def unbroadcast(grad, shape):
 
 class Function:
     """One op of the graph: `forward` on numpy arrays and `backward` on their gradients, side
-    by side under its formula (Mul in ops/arithmetic.py is the first).
+    by side under its formula (e.g. Mul in ops/arithmetic.py).
 
     `backward(g)`, g = ∂L/∂output, returns one gradient per input (None where
     `needs_input_grad` asks for none), in that input's shape or, for a broadcasting op, in the

@@ -63,12 +63,10 @@ class Tensor:
 
     # ---- autograd ---------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
-        """Add ∂L/∂leaf to `.grad` of every leaf that requires grad (notes 3.8).
-
-        L is self (a one-element loss: `grad` may be omitted, then 1), or a later loss, with
-        `grad` = ∂L/∂self in self's shape. `retain_graph` keeps the saved arrays for another
-        backward. Errors (RuntimeError, ValueError, TypeError): parity/gradient_argument.py.
-        """
+        """Add ∂L/∂leaf to `.grad` of every leaf that requires grad (notes 3.8): L is self (a
+        one-element loss; `grad` defaults to 1) or a later loss, with `grad` = ∂L/∂self;
+        `retain_graph` keeps the saved arrays for another backward.
+        RuntimeError, ValueError, TypeError: bad calls (parity/gradient_argument.py)."""
         grad = loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
         autograd.backward(autograd.node_of(self), grad, graph.torch_step(retain_graph))
 

@@ -1,8 +1,6 @@
-"""`masked_fill`: write a constant where a boolean mask is True (blocked), the masking step of
-attention (notes 3.3; its backward 3.8).
-
-True means *blocked*, as PyTorch. The filled entries are constants, so no gradient flows to
-them:   ∂L/∂x = g ⊙ [not mask].
+"""`masked_fill`: write a constant where a boolean mask is True (blocked, as PyTorch), the masking
+step of attention (notes 3.3; its backward 3.8). The filled entries are constants, so no
+gradient flows to them:   ∂L/∂x = g ⊙ [not mask].
 """
 from ..autograd import Function
 from ..tensor import Tensor, apply

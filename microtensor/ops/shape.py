@@ -42,8 +42,7 @@ class Permute(Function):
 
 
 class GetItem(Function):
-    """z = a[index] (slices, ints, integer arrays, bool masks);   ∂L/∂a = g added at a[index]
-    (an element read several times by an integer array gets the sum of those reads)"""
+    """z = a[index] (slices, ints, integer arrays, bool masks);   ∂L/∂a = g added at a[index]"""
 
     op = "getitem"
 
@@ -55,7 +54,7 @@ class GetItem(Function):
 
     def backward(self, g):
         ga = np.zeros(self.input_shapes[0], dtype=g.dtype)
-        return scatter(ga, self.index, g)  # ga[index] += g (ops/fast.py: = where read once)
+        return scatter(ga, self.index, g)  # ga[index] += g: read twice, summed (ops/fast.py)
 
 
 def transpose(x, dim0, dim1):
