@@ -4,8 +4,8 @@
 loss_n = −log p_n[t_n], p_n = softmax(z_n);   ∂loss_n/∂z_n = p_n − onehot(t_n),
 zero for targets equal to `ignore_index`.
 
-Label smoothing ε over C classes (Szegedy et al. 2016 §7; Vaswani et al. 2017 §5.4, ε = 0.1)
-targets q = (1 − ε)·onehot(t) + ε/C instead:   loss_n = −Σ_c q_c log p_n[c],
+With label smoothing ε over C classes (Szegedy et al. 2016 §7; Vaswani et al. 2017 §5.4:
+ε = 0.1) the target is q = (1 − ε)·onehot(t) + ε/C:   loss_n = −Σ_c q_c log p_n[c],
 ∂loss_n/∂z_n = p_n − q_n (ε = 0 gives the plain loss above).
 """
 import numpy as np

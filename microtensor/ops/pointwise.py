@@ -42,9 +42,4 @@ class GELU(Function):
         return g * self.saved["slope"]
 
 
-Tensor.relu = lambda a: apply(ReLU(), a)
-
-
-def gelu(x):
-    """x·Φ(x) elementwise; `F.gelu` checks x first (parity/surface/pointwise.py)."""
-    return apply(GELU(), x)
+Tensor.relu = lambda a: apply(ReLU(), a)  # GELU has no method: F.gelu (parity/surface/)

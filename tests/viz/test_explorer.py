@@ -109,7 +109,7 @@ def test_layer_norms_forward_formula_is_a_formula_not_its_shapes():
     forward, backward = op_formulas(layer_norm.LayerNorm())
     module_first = " ".join(layer_norm.__doc__.split("\n\n")[0].split())
     assert "y = (x − μ)/√(σ² + ε) ⊙ w + b" in module_first, module_first
-    assert forward.startswith(module_first) and forward.endswith("each row of n normalized on its own."), (
+    assert forward.startswith(module_first) and forward.endswith("normalized on its own."), (
         f"LayerNorm's forward formula leads with its module docstring's; got {forward!r}")
     assert backward.startswith("Backward, with x̂ = (x − μ)·r"), backward
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ...autograd import Function
-from ...ops.pointwise import gelu as plain_gelu
+from ...ops.pointwise import GELU
 from ...tensor import Tensor, apply
 from ..arguments import floating_only, tensor
 from ..promotion import category
@@ -46,7 +46,7 @@ def gelu(x, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh'; got {approximate!r}")
     x = floating_only(tensor(x, "x"), "gelu")
-    return plain_gelu(x) if approximate == "none" else apply(GELUTanh(), x)
+    return apply(GELU() if approximate == "none" else GELUTanh(), x)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
