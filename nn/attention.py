@@ -126,6 +126,3 @@ class MultiHeadAttention(Module):
         alone would mix heads with positions), mixed by W_O, then output dropout (GPT-2's)."""
         z = z.transpose(1, 2).reshape(b, t, self.d_model)   # [B, T, D]  concat(head_1..head_H)
         return F.dropout(self.out_proj(z), self.dropout, self.training)  # [B, T, D]  · W_O
-
-    def extra_repr(self):
-        return f"d_model={self.d_model}, n_heads={self.n_heads}"

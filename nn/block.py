@@ -62,6 +62,3 @@ class TransformerBlock(Module):
 
         x = sublayer(x, self.ln_1, attend, self.norm_first, x[:, -1:] if last_only else x)
         return sublayer(x, self.ln_2, self.mlp, self.norm_first)  # [B, T or 1, D]
-
-    def extra_repr(self):
-        return f"norm_first={self.norm_first}"

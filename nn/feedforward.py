@@ -34,6 +34,3 @@ class FeedForward(Module):
         h = _ACTIVATIONS[self.activation](self.fc(x))      # [..., d_ff]
         h = F.dropout(h, self.activation_dropout, self.training)
         return F.dropout(self.proj(h), self.dropout, self.training)
-
-    def extra_repr(self):
-        return f"activation={self.activation!r}"

@@ -33,9 +33,6 @@ class Linear(Module):
         y = x @ self.weight                                 # [..., out_features]
         return y + self.bias if self.bias is not None else y
 
-    def extra_repr(self):
-        return f"{self.in_features}, {self.out_features}, bias={self.bias is not None}"
-
 
 def _uniform(shape, bound):
     return random.generator().uniform(-bound, bound, size=shape).astype(np.float32)
@@ -54,9 +51,6 @@ class Embedding(Module):
 
     def forward(self, ids):
         return F.embedding(ids, self.weight)
-
-    def extra_repr(self):
-        return f"{self.num_embeddings}, {self.embedding_dim}"
 
 
 class LayerNorm(Module):
@@ -77,10 +71,6 @@ class LayerNorm(Module):
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
-    def extra_repr(self):
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.weight is not None}, bias={self.bias is not None}")
-
 
 class Dropout(Module):
     """While training, zeroes each element with probability p and scales the rest by 1/(1−p),
@@ -92,6 +82,3 @@ class Dropout(Module):
 
     def forward(self, x):
         return F.dropout(x, self.p, self.training)
-
-    def extra_repr(self):
-        return f"p={self.p}"

@@ -53,9 +53,6 @@ class TransformerEncoderLayer(Module):
         x = sublayer(x, self.norm2, self.ff, self.norm_first)            # [B, T_src, D]
         return _batch_major(x, self.batch_first)
 
-    def extra_repr(self):
-        return f"batch_first={self.batch_first}, norm_first={self.norm_first}"
-
 
 class TransformerDecoderLayer(Module):
     """tgt [T_tgt, B, D], memory [T_src, B, D] -> [T_tgt, B, D] ([B, T, D] each if batch_first):
@@ -107,6 +104,3 @@ class TransformerDecoderLayer(Module):
         x = sublayer(x, self.norm2, cross_attention, self.norm_first)    # [B, T_tgt, D]
         x = sublayer(x, self.norm3, self.ff, self.norm_first)            # [B, T_tgt, D]
         return _batch_major(x, self.batch_first)
-
-    def extra_repr(self):
-        return f"batch_first={self.batch_first}, norm_first={self.norm_first}"
