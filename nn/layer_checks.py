@@ -57,3 +57,10 @@ def check_causal_hint(mask, is_causal):
                          f"{m.shape}, dtype {m.dtype}) is not the causal mask; pass "
                          f"tgt_is_causal=False to apply tgt_mask as given")
     return True
+
+
+def check_activation(activation, activations):
+    """FeedForward's activation: ValueError unless one of `activations`' names."""
+    if activation not in activations:
+        raise ValueError(f"FeedForward: activation must be one of {sorted(activations)}; "
+                         f"got {activation!r}")
