@@ -11,8 +11,8 @@ from microtensor import Tensor
 
 def share_storage(param, tensor, requires_grad):
     """Parameter(t), as torch's: the same array and version count as t, so writes show in
-    both; rebinding them makes `param` a new leaf."""
-    param.data, param._version = tensor.data, tensor._version_box()
+    both."""
+    param.data, param._version = tensor.data, tensor._version_box()  # rebinds: a new leaf
     param.requires_grad_(requires_grad)
 
 
