@@ -29,13 +29,9 @@ def sublayer(x, norm, fn, norm_first, skip=None):
 
 
 class TransformerBlock(Module):
-    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN, pre- or post-norm.
-
-    ln_1, attn (MultiHeadAttention), ln_2, mlp (FeedForward, d_ff wide; GELU as GPT-2, where
-    the 2017 paper and notes 3.6 use ReLU): nanoGPT's names, for its checkpoints. The stack's
-    final LayerNorm belongs to the model. The maths is nn.TransformerEncoderLayer's with
-    is_causal=True.
-    """
+    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN, pre- or post-norm (the
+    maths of nn.TransformerEncoderLayer with is_causal=True). ln_1, attn, ln_2, mlp (d_ff wide;
+    GELU as GPT-2; the 2017 paper and notes 3.6 use ReLU): nanoGPT's names, for its checkpoints."""
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True, activation="gelu",
                  bias=True):

@@ -1,10 +1,7 @@
 """How layers hold weights and sub-layers: `Parameter` and `Module` (notes 3.1: the learned
-W_Q, W_K, W_V are a layer's parameters). The API is PyTorch's nn.Module.
-
-`self.w = Parameter(...)` and `self.fc = Linear(...)` register them in `_parameters` and
-`_modules` under the attribute's name, in the order assigned; `named_parameters()` walks the
-tree. Mixed in from beside this file: walking and naming the tree (module_names.py), saving
-and loading (state_dict.py), torch's other rules and methods (module_parity.py).
+W_Q, W_K, W_V are a layer's parameters), PyTorch's nn.Module API. Mixed in from beside this
+file: walking and naming the tree (module_names.py), saving and loading (state_dict.py),
+torch's other rules and methods (module_parity.py).
 """
 from microtensor import Tensor
 from microtensor.scope import enter_scope, restore_scope
@@ -44,8 +41,9 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
             restore_scope(outer)
 
     def __setattr__(self, name, value):
-        """A Parameter goes to `_parameters`, a Module to `_modules`, anything else is a plain
-        attribute (torch's rules for a registered name: module_parity.py)."""
+        """`self.w = Parameter(...)` registers w in `_parameters`, `self.fc = Linear(...)` fc in
+        `_modules`, in the order assigned (torch's rules for a registered name:
+        module_parity.py); anything else is a plain attribute."""
         registry = registry_for(self, name, value)
         if registry is not None:
             self._name_new(name, value)  # the pictures' dotted names: module_names.py
