@@ -1,5 +1,5 @@
 """nn: layers, attention, Transformer blocks and optimizers on microtensor (torch.nn's names)."""
-from . import optim, utils
+from . import layer_reprs, optim, utils  # noqa: F401  (layer_reprs: each layer's repr line)
 from .activations import GELU, ReLU
 from .attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention
 from .block import TransformerBlock, residual, sublayer

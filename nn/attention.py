@@ -1,13 +1,9 @@
-"""Attention as notes 3.1–3.5 draw it: the causal mask M, Z = softmax(QKᵀ/√d_k + M) V, and H heads
-(Vaswani et al. 2017, "Attention Is All You Need", §3.2).
-
-Sizes, one vocabulary through nn/ and models/: D = d_model (GPTConfig's n_embd), H = n_heads
-(n_head), d_k = head_dim = D / H (the notes' d: D = H·d in 3.5, √d in 3.8), d_ff the FFN's
-width; B batch rows, T positions. A boolean mask is True
-where a key is blocked (M_ij = −inf) and False where it is seen (M_ij = 0); a float mask is M.
-Beside this file, each in a file named for it: masks.py (padding, alignment, a caller's mask),
-kv_cache.py (3.7), tiled_attention.py (3.8), keep_attention.py (the weights for a picture),
-attention_checks.py (bad input).
+"""Attention as notes 3.1–3.5 draw it: the causal mask M, Z = softmax(QKᵀ/√d_k + M) V, and H
+heads (Vaswani et al. 2017, "Attention Is All You Need", §3.2). Sizes: B batch rows, T
+positions, D = d_model, H = n_heads, d_k = head_dim = D / H (the notes' d). A boolean mask is
+True where a key is blocked (M_ij = −inf), False where it is seen (M_ij = 0); a float mask is
+M. Beside this file: masks.py, kv_cache.py (3.7), tiled_attention.py (3.8), keep_attention.py
+(A for a picture), attention_checks.py (bad input), roles.py (the pictures' step names).
 """
 import math
 
@@ -20,6 +16,7 @@ from .attention_checks import check_attention_inputs, check_mha_arguments, check
 from .keep_attention import keep_weights
 from .layers import Linear
 from .module import Module
+from .roles import named
 from .tiled_attention import multi_head_tiled
 
 
@@ -36,33 +33,24 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     True where a key is blocked, unlike torch.nn.functional.scaled_dot_product_attention,
     where True means may attend.
 
-    q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v] -> Z [..., T_q, d_v],
-    A [..., T_q, T_k] (the weights before dropout; each row sums to 1, or is all 0 where
-    every key is blocked: never NaN). A float attn_mask is added (one that requires grad, a
-    learned bias, gets its gradient). is_causal adds causal_mask, aligned "top_left"
-    (torch's) or "bottom_right". Backward is each primitive's in turn (3.8).
-    ValueError/TypeError: attention_checks.py, masks.py.
+    q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v] -> Z [..., T_q, d_v] and
+    A [..., T_q, T_k] (before dropout; a row whose keys are all blocked is 0, never NaN).
+    A float attn_mask is added (a learned one gets its gradient). is_causal adds causal_mask,
+    "top_left" (torch's) or "bottom_right". Errors: attention_checks.py, masks.py.
     """
     check_qkv(q, k, v)
     d_k, t_q, t_k = q.shape[-1], q.shape[-2], k.shape[-2]
-    q, k, v = _named(q, "Q"), _named(k, "K"), _named(v, "V")  # the pictures' Q, K, V
-    s = _named(q @ _named(k.transpose(-2, -1), "Kᵀ"), "QKᵀ")  # [..., T_q, T_k]
-    s = _named(s * (1 / math.sqrt(d_k) if d_k else 1.0), "S")  # S = QKᵀ/√d_k (d_k = 0: S = 0)
+    q, k, v = named(q, "Q"), named(k, "K"), named(v, "V")  # the pictures' Q, K, V
+    s = named(q @ named(k.transpose(-2, -1), "Kᵀ"), "QKᵀ")  # [..., T_q, T_k]
+    s = named(s * (1 / math.sqrt(d_k) if d_k else 1.0), "S")  # S = QKᵀ/√d_k (d_k = 0: S = 0)
     blocked = (causal_mask(t_q, t_k, masks.causal_offset(t_q, t_k, causal_alignment))
                if is_causal else None)                     # [T_q, T_k]  True: M_ij = −inf
     s, blocked = masks.add_attn_mask(s, attn_mask, blocked)  # a caller's mask joins M
     if blocked is not None:
-        s = _named(s.masked_fill(blocked, -math.inf), "S (masked)")  # S + M: exp(−inf) = 0
-    a = _named(s.softmax(axis=-1), "A")                    # [..., T_q, T_k]  rows sum to 1
-    z = _named((F.dropout(a, dropout_p) if dropout_p > 0 else a) @ v, "Z")  # [..., T_q, d_v]
+        s = named(s.masked_fill(blocked, -math.inf), "S (masked)")  # S + M: exp(−inf) = 0
+    a = named(s.softmax(axis=-1), "A")                     # [..., T_q, T_k]  rows sum to 1
+    z = named((F.dropout(a, dropout_p) if dropout_p > 0 else a) @ v, "Z")  # [..., T_q, d_v]
     return z, a
-
-
-def _named(tensor, role):
-    """Name the step on its graph node: the pictures and the course tests find QKᵀ, S, A, Z."""
-    if tensor.grad_fn is not None:
-        tensor.grad_fn.role = role
-    return tensor
 
 
 class MultiHeadAttention(Module):
@@ -88,11 +76,10 @@ class MultiHeadAttention(Module):
     def forward(self, x, context=None, attn_mask=None, key_padding_mask=None, is_causal=False,
                 kv_cache=None, causal_alignment=None):
         """x [B, T, D] -> [B, T, D]: queries from x, keys and values from x or, in
-        cross-attention, `context` [B, T_k, D]. Masks (masks.py joins them): attn_mask (bool or
+        cross-attention, `context` [B, T_k, D]. Masks, joined by masks.py: attn_mask (bool or
         float, broadcasting to [B, H, T, T_k]), key_padding_mask (bool [B, T_k], True at
-        padding), is_causal (M, bottom-right unless causal_alignment; needed for T != T_k
-        without a cache). kv_cache (nn.KVCache, 3.7): self-attention appends this call's keys
-        and values; cross-attention projects the context once. Errors: attention_checks.py."""
+        padding), is_causal (M, bottom-right unless causal_alignment). kv_cache: nn.KVCache
+        (3.7). Errors: attention_checks.py, masks.py."""
         check_attention_inputs(self.d_model, x, context, kv_cache)
         B, T, _ = x.shape
         source = x if context is None else context
@@ -100,18 +87,17 @@ class MultiHeadAttention(Module):
         if kv_cache is None:
             k = self._split_heads(self.k_proj(source))      # [B, H, T_k, d_k]  K = X W_K
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d_k]  V = X W_V
-        else:  # K, V [B, H, T_past + T, d_k] (KVCache, 3.7: nn/kv_cache.py, the guide's 3.7)
+        else:  # K, V [B, H, T_past + T, d_k]: the cached ones and this call's (3.7)
             k, v = kv_cache.keys_values(self, source, cross=context is not None)
-        offset = masks.module_causal_offset(T, k.shape[2], is_causal, causal_alignment,
+        T_k = k.shape[2]
+        offset = masks.module_causal_offset(T, T_k, is_causal, causal_alignment,
                                             kv_cache is not None)   # None: not causal
         dropout_p = self.dropout if self.training else 0.0
-        if self.attention == "tiled":                       # the same Z in O(T) memory
+        if self.attention == "tiled":                       # the same Z in O(T) memory (3.8)
             z = multi_head_tiled(self, q, k, v, attn_mask, key_padding_mask, offset, dropout_p)
-        else:  # M: causal_mask (3.3), cached per shape for speed; None where it blocks no key
-            causal = (masks.shared_causal_mask(causal_mask, T, k.shape[2], offset)
-                      if offset is not None and offset < k.shape[2] - 1 else None)
-            mask = masks.attention_mask((B, self.n_heads, T, k.shape[2]), attn_mask,
-                                        key_padding_mask, causal)
+        else:  # M (3.3), the padding and a caller's mask, as one mask
+            mask = masks.heads_mask(causal_mask, (B, self.n_heads, T, T_k), attn_mask,
+                                    key_padding_mask, offset)
             z, a = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
             keep_weights(self, a)                           # only when asked
         return self._merge_heads(z, B, T)                   # [B, T, D]
@@ -119,13 +105,10 @@ class MultiHeadAttention(Module):
     def _split_heads(self, x):
         """x [B, T, D] -> [B, H, T, d_k]: head h's W_Q is q_proj.weight[:, h·d_k:(h+1)·d_k]."""
         b, t, _ = x.shape
-        return x.reshape(b, t, self.n_heads, self.head_dim).transpose(1, 2)
+        return x.reshape(b, t, self.n_heads, self.head_dim).transpose(1, 2)  # [B, H, T, d_k]
 
     def _merge_heads(self, z, b, t):
         """Z [B, H, T, d_k] -> [B, T, D]: heads side by side again (transpose first: a reshape
         alone would mix heads with positions), mixed by W_O, then output dropout (GPT-2's)."""
         z = z.transpose(1, 2).reshape(b, t, self.d_model)   # [B, T, D]  concat(head_1..head_H)
         return F.dropout(self.out_proj(z), self.dropout, self.training)  # [B, T, D]  · W_O
-
-    def extra_repr(self):
-        return f"d_model={self.d_model}, n_heads={self.n_heads}"

@@ -9,15 +9,13 @@ from .attention import MultiHeadAttention
 from .feedforward import FeedForward
 from .layers import LayerNorm
 from .module import Module
+from .roles import named
 
 
 def residual(skip, branch):
-    """skip + branch: ∂L/∂skip = g (the identity of I + ∂F/∂x), ∂L/∂branch = g. Its graph node
-    gets the role "residual" (input 0 the skip path), so pictures tell the two edges apart."""
-    out = skip + branch
-    if out.grad_fn is not None:
-        out.grad_fn.role = "residual"
-    return out
+    """skip + branch: ∂L/∂skip = g (the identity of I + ∂F/∂x), ∂L/∂branch = g. Named
+    "residual" (input 0 the skip path) for the pictures: nn/roles.py."""
+    return named(skip + branch, "residual")
 
 
 def sublayer(x, norm, fn, norm_first, skip=None):
@@ -31,13 +29,9 @@ def sublayer(x, norm, fn, norm_first, skip=None):
 
 
 class TransformerBlock(Module):
-    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN, pre- or post-norm.
-
-    ln_1, attn (MultiHeadAttention), ln_2, mlp (FeedForward, d_ff wide; GELU as GPT-2, where
-    the 2017 paper and notes 3.6 use ReLU): nanoGPT's names, for its checkpoints. The stack's
-    final LayerNorm belongs to the model. The maths is nn.TransformerEncoderLayer's with
-    is_causal=True, whose names are torch.nn's.
-    """
+    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN, pre- or post-norm (the
+    maths of nn.TransformerEncoderLayer with is_causal=True). ln_1, attn, ln_2, mlp (d_ff wide;
+    GELU as GPT-2; the 2017 paper and notes 3.6 use ReLU): nanoGPT's names, for its checkpoints."""
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True, activation="gelu",
                  bias=True):
@@ -50,18 +44,15 @@ class TransformerBlock(Module):
 
     def forward(self, x, key_padding_mask=None, kv_cache=None, last_only=False):
         """x [B, T, D] -> [B, T, D]; key_padding_mask [B, T] True at padding; kv_cache an
-        nn.KVCache (generation). last_only: the last row alone [B, 1, D], its query over
-        every position (generation samples from it; the rows after attention are each their own)."""
-        # last_only: still self-attention, the last row's query alone; its keys and values come
-        # from all of h, so h goes in as `context` (with a cache, a prefill: the cache is empty,
-        # and its cross branch projects and stores h's K, V as the self branch would)
-        def attend(h):                                      # [B, T, D] -> [B, T or 1, D]
-            return self.attn(h[:, -1:] if last_only else h, context=h if last_only else None,
-                             key_padding_mask=key_padding_mask, is_causal=True,
-                             kv_cache=kv_cache, causal_alignment="bottom_right")
+        nn.KVCache (generation). last_only: the last row alone, [B, 1, D] (generation samples
+        from it; after attention each row is computed on its own)."""
+        def self_attention(h):                              # [B, T, D] -> [B, T or 1, D]
+            # last_only: the last row's query alone, over keys and values from every row of h,
+            # passed as `context` (into an empty cache, which stores h's K, V as self would)
+            query, context = (h[:, -1:], h) if last_only else (h, None)
+            return self.attn(query, context=context, key_padding_mask=key_padding_mask,
+                             is_causal=True, kv_cache=kv_cache, causal_alignment="bottom_right")
 
-        x = sublayer(x, self.ln_1, attend, self.norm_first, x[:, -1:] if last_only else x)
+        skip = x[:, -1:] if last_only else x                # [B, T or 1, D]: rows attention returns
+        x = sublayer(x, self.ln_1, self_attention, self.norm_first, skip)
         return sublayer(x, self.ln_2, self.mlp, self.norm_first)  # [B, T or 1, D]
-
-    def extra_repr(self):
-        return f"norm_first={self.norm_first}"

@@ -6,6 +6,9 @@ import numbers
 
 import numpy as np
 
+import microtensor.functional as F
+from microtensor import Tensor
+
 
 def check_sizes(layer, **sizes):
     """ValueError naming `layer` unless every size is a positive int (bool is not a size)."""
@@ -15,19 +18,24 @@ def check_sizes(layer, **sizes):
 
 
 def check_linear_input(layer, x):
-    """Linear's x [..., in_features]: TypeError unless floating (int @ float32 would quietly be
-    float64; torch refuses it), ValueError for another last dim."""
+    """Linear's x [..., in_features] as a Tensor: TypeError unless floating (int @ float32 would
+    quietly be float64; torch refuses it), ValueError for another last dim."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
     if x.dtype.kind != "f":
         raise TypeError(f"Linear: input must be floating-point; got dtype {x.dtype}")
     if x.ndim == 0 or x.shape[-1] != layer.in_features:
         raise ValueError(f"Linear({layer.in_features}, {layer.out_features}): input has shape "
                          f"{x.shape}; its last dim must be {layer.in_features}")
+    return x
 
 
-def check_eps(eps):
-    """LayerNorm's eps: ValueError unless a number >= 0."""
+def check_layer_norm(normalized_shape, eps):
+    """LayerNorm's normalized_shape as a tuple (an int n is (n,)); ValueError for a bad shape or
+    an eps that is not a number >= 0."""
+    shape = F.normalized_shape_tuple(normalized_shape, "LayerNorm")
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
         raise ValueError(f"LayerNorm: eps must be a number >= 0; got {eps!r}")
+    return shape
 
 
 def check_causal_hint(mask, is_causal):
@@ -49,3 +57,10 @@ def check_causal_hint(mask, is_causal):
                          f"{m.shape}, dtype {m.dtype}) is not the causal mask; pass "
                          f"tgt_is_causal=False to apply tgt_mask as given")
     return True
+
+
+def check_activation(activation, activations):
+    """FeedForward's activation: ValueError unless one of `activations`' names."""
+    if activation not in activations:
+        raise ValueError(f"FeedForward: activation must be one of {sorted(activations)}; "
+                         f"got {activation!r}")

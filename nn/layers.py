@@ -1,23 +1,22 @@
 """The layers the notes name: Linear (3.1: Q = X W_Q), Embedding, LayerNorm (3.6) and Dropout,
-each a thin Module around microtensor.functional's ops. Initialised as PyTorch's defaults, so
-a student comparing with PyTorch sees the same distributions (models/gpt.py re-initialises the
-GPT the GPT-2 way). Argument checks: nn/layer_checks.py; ReLU, GELU: nn/activations.py.
+each a thin Module around microtensor.functional's ops, initialised as PyTorch's defaults.
+Argument checks: nn/layer_checks.py; ReLU, GELU: nn/activations.py.
 """
 import math
 
 import numpy as np
 
 import microtensor.functional as F
-from microtensor import Tensor, random
+from microtensor import random
 
-from .layer_checks import check_eps, check_linear_input, check_sizes
+from .layer_checks import check_layer_norm, check_linear_input, check_sizes
 from .module import Module, Parameter
 
 
 class Linear(Module):
     """y = x @ weight + bias: x [..., in_features] -> y [..., out_features], as the notes'
-    X [T, D] @ W_Q [D, d_k] -> Q [T, d_k]. weight is [in_features, out_features], the
-    transpose of PyTorch's nn.Linear.weight (y = x Wᵀ + b there). float32, U(−1/√in, 1/√in)."""
+    X [T, D] @ W_Q [D, d_k] -> Q [T, d_k]. weight [in_features, out_features] (torch's
+    transposed), float32, U(−1/√in, 1/√in)."""
 
     def __init__(self, in_features, out_features, bias=True):
         super().__init__()
@@ -28,13 +27,9 @@ class Linear(Module):
         self.bias = Parameter(_uniform((out_features,), bound)) if bias else None
 
     def forward(self, x):
-        x = x if isinstance(x, Tensor) else Tensor(x)
-        check_linear_input(self, x)
+        x = check_linear_input(self, x)                     # a float Tensor [..., in_features]
         y = x @ self.weight                                 # [..., out_features]
         return y + self.bias if self.bias is not None else y
-
-    def extra_repr(self):
-        return f"{self.in_features}, {self.out_features}, bias={self.bias is not None}"
 
 
 def _uniform(shape, bound):
@@ -55,20 +50,15 @@ class Embedding(Module):
     def forward(self, ids):
         return F.embedding(ids, self.weight)
 
-    def extra_repr(self):
-        return f"{self.num_embeddings}, {self.embedding_dim}"
-
 
 class LayerNorm(Module):
     """(x − mean) / √(var + eps) over the last dims (`normalized_shape`), times `weight` (ones)
     plus `bias` (zeros); x [..., *normalized_shape] -> the same shape (Ba et al. 2016; 3.6).
-    bias=False drops the shift (nanoGPT's bias-free choice), elementwise_affine=False both
-    (torch's order of arguments: LayerNorm(D, 1e-5, False) means the same as there)."""
+    bias=False drops the shift (nanoGPT's choice), elementwise_affine=False both."""
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True):
         super().__init__()
-        shape = F.normalized_shape_tuple(normalized_shape, "LayerNorm")
-        check_eps(eps)
+        shape = check_layer_norm(normalized_shape, eps)     # a tuple
         self.normalized_shape, self.eps = shape, eps
         affine = bool(elementwise_affine)
         self.weight = Parameter(np.ones(shape, dtype=np.float32)) if affine else None
@@ -76,10 +66,6 @@ class LayerNorm(Module):
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.weight is not None}, bias={self.bias is not None}")
 
 
 class Dropout(Module):
@@ -92,6 +78,3 @@ class Dropout(Module):
 
     def forward(self, x):
         return F.dropout(x, self.p, self.training)
-
-    def extra_repr(self):
-        return f"p={self.p}"

@@ -11,6 +11,8 @@ import numpy as np
 
 from microtensor import Tensor
 
+from .roles import named
+
 
 def causal_offset(t_q, t_k, alignment):
     """The causal mask's offset for an alignment: 0 top-left (torch's
@@ -91,9 +93,17 @@ def add_attn_mask(s, attn_mask, blocked):
         return s, (mask if blocked is None else blocked | mask)
     learned = isinstance(attn_mask, Tensor) and attn_mask.requires_grad
     s = s + (attn_mask if learned else mask.astype(s.dtype))  # QKᵀ/√d_k + M
-    if s.grad_fn is not None:
-        s.grad_fn.role = "S + M"
-    return s, blocked
+    return named(s, "S + M"), blocked
+
+
+def heads_mask(causal_mask, scores_shape, attn_mask, key_padding_mask, causal_offset):
+    """MultiHeadAttention's one mask for the scores [B, H, T_q, T_k], or None: M from
+    `causal_mask` (nn.attention's, passed in) when causal_offset is not None and M blocks a key
+    (built once per shape), joined to the padding and the caller's mask (attention_mask)."""
+    t_q, t_k = scores_shape[2], scores_shape[3]
+    causal = (shared_causal_mask(causal_mask, t_q, t_k, causal_offset)
+              if causal_offset is not None and causal_offset < t_k - 1 else None)
+    return attention_mask(scores_shape, attn_mask, key_padding_mask, causal)
 
 
 def attention_mask(scores_shape, attn_mask=None, key_padding_mask=None, causal=None):

@@ -1,18 +1,50 @@
-"""The names a module tree gives itself, beside the reading path's Module (nn/module.py): each
-module's dotted path (`blocks.0.attn`), each parameter's full name
-(`blocks.0.attn.q_proj.weight`), the printed tree and its size.
+"""The names a module tree gives itself, beside the reading path's Module (nn/module.py): the
+walk over the tree (`named_modules`, `named_children`), each module's dotted path
+(`blocks.0.attn`), each parameter's full name (`blocks.0.attn.q_proj.weight`), the printed
+tree and its size.
 
 Names are fixed when the tree is built: assigning a sub-module gives it, and everything
 below it, its path, and a parameter without a name its full name. Calling a module runs
 `forward` inside a scope of that path, which every op records for the graph pictures
 (viz/); calling never renames anything, so a graph recorded earlier keeps its names.
 """
+from .module_parity import refuse_cycle
 
 
 class ModuleNames:
-    """Mixed into Module: `_path`, the naming of what is assigned, `__repr__`, `num_parameters`."""
+    """Mixed into Module: the walk over the tree, `_path`, the naming of what is assigned,
+    `__repr__`, `num_parameters`."""
 
     _path = ""  # dotted path from the root of the tree this module was built into
+
+    def named_children(self):
+        """(name, module) for the direct sub-modules, in registration order, each once."""
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self):
+        return (m for _, m in self.named_children())
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted path, module) for this module and all below it, depth first, as torch's:
+        one reachable twice is listed at its first path (at each: remove_duplicate=False)."""
+        memo = set() if memo is None else memo
+        if self in memo:  # seen: skip it, or (with duplicates) a cycle, module_parity.py
+            return None if remove_duplicate else refuse_cycle(self, prefix)
+        memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module.named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                                remove_duplicate)
+        if not remove_duplicate:
+            memo.discard(self)  # memo holds the path from the root: only a cycle repeats
+
+    def modules(self):
+        return (m for _, m in self.named_modules())
 
     def _name_new(self, name, value):
         """Name `value`, about to be registered as `self.name`: a module new to this tree (a

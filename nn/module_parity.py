@@ -1,12 +1,26 @@
 """torch.nn.Module's attribute rules and the rest of its surface, beside the reading path's
 Module (nn/module.py): which registry an assignment goes to, reading and deleting registered
-names, `apply`, `zero_grad`, `requires_grad_`.
+names, `apply`, `zero_grad`, `requires_grad_`; Parameter(tensor) and train()'s check.
 
 As torch's __setattr__/__getattr__/__delattr__: a name first set as a plain attribute is
 registered when it becomes a Parameter or Module (at the end of its registry), a registered
 name keeps its place when re-assigned, and only None (or the same kind) may replace it.
 """
 from microtensor import Tensor
+
+
+def share_storage(param, tensor, requires_grad):
+    """Parameter(t), as torch's: the same array and version count as t, so writes show in
+    both."""
+    param.data, param._version = tensor.data, tensor._version_box()  # rebinds: a new leaf
+    param.requires_grad_(requires_grad)
+
+
+def check_train_mode(mode):
+    """Module.train(mode): ValueError for a mode that is not a bool ("False" is truthy), as
+    torch."""
+    if not isinstance(mode, bool):
+        raise ValueError(f"training mode is expected to be boolean; got {mode!r}")
 
 
 def refuse_cycle(module, prefix):

@@ -18,6 +18,7 @@ from microtensor.tensor import apply
 
 from .keep_attention import attention_layers
 from .masks import attention_mask, attn_mask_array, check_mask_fits
+from .roles import named
 
 ATTENTIONS = ("ordinary", "tiled")  # what GPTConfig(attention=...) and the CLI's --attention take
 # queries and keys per tile: 64 and 128 were the fastest of 32–256 at T = 1024 here
@@ -76,9 +77,7 @@ def tiled_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0, cau
     op = TiledAttention(mask, causal_offset if is_causal else None, float(dropout_p), seed,
                         int(tile_size), int(tile_size))
     z = apply(op, q, k, v)                                 # [..., T_q, d_v]
-    if z.grad_fn is not None:
-        z.grad_fn.role = "Z (tiled)"  # the pictures' one node for all of attention
-    return z
+    return named(z, "Z (tiled)")  # the pictures' one node for all of attention
 
 
 def multi_head_tiled(mha, q, k, v, attn_mask, key_padding_mask, causal_offset, dropout_p):

@@ -1,11 +1,9 @@
-"""The two layers of the 2017 encoder-decoder: an encoder layer (self-attention over the whole
-source, FFN) and a decoder layer (causal self-attention, cross-attention over the encoder
-output, FFN). Vaswani et al. 2017 §3.1, §3.2.3 (three uses of attention), §5.4 (dropout);
-notes 3.6. Both orders, post-norm LN(x + F(x)) (the paper's, the default) and pre-norm
-x + F(LN(x)), are nn/block.py's `sublayer`: an encoder layer is a TransformerBlock without
-the causal mask. These mirror torch.nn.TransformerEncoderLayer / TransformerDecoderLayer, so
-they keep torch's names and defaults: nhead = n_heads (H), dim_feedforward = d_ff (F),
-batch_first=False (tensors [T, B, D]; batch_first=True: [B, T, D], what models/ pass).
+"""The two layers of the 2017 encoder-decoder (Vaswani et al. 2017 §3.1, §3.2.3, §5.4; notes
+3.6): an encoder layer (self-attention over the whole source, FFN) and a decoder layer (causal
+self-attention, cross-attention over the encoder output, FFN), post-norm LN(x + F(x)) or
+pre-norm by nn/block.py's `sublayer`. torch.nn's names and defaults: nhead = H,
+dim_feedforward = d_ff, batch_first=False ([T, B, D]; models/ pass batch_first=True, [B, T, D]).
+Differences from torch: docs/conformance.md.
 """
 from .attention import MultiHeadAttention
 from .block import sublayer
@@ -21,13 +19,9 @@ def _batch_major(x, batch_first):
 
 
 class TransformerEncoderLayer(Module):
-    """src [T_src, B, D] ([B, T_src, D] if batch_first) -> the same shape: self-attention over
-    the whole source (every position sees every other: no causal mask), then the FFN.
-    self_attn, norm1, ff (torch's linear1 is ff.fc, linear2 ff.proj), norm2; dropout on the
-    weights, each sub-layer's output (§5.4) and, as torch, inside the FFN after the activation.
-    Differences from torch: Linear weights are [in, out], and Q, K, V are three Linear layers
-    (torch fuses them into in_proj_weight).
-    """
+    """Self-attention over the whole source (no causal mask), then the FFN: self_attn, norm1,
+    ff (torch's linear1 is ff.fc, linear2 ff.proj), norm2. Dropout on the weights, after each
+    sub-layer (§5.4) and, as torch, after the FFN's activation."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True):
@@ -40,10 +34,9 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        """src [T_src, B, D] or [B, T_src, D] (batch_first) -> the same shape. src_mask: bool
-        (True = blocked) or float (added), broadcasting to [T_src, T_src];
-        src_key_padding_mask: bool [B, T_src], True at padding; is_causal: torch's signature
-        (the 2017 encoder does not use it). ValueError for masks of the wrong shape or dtype."""
+        """src [T_src, B, D] ([B, T_src, D] if batch_first) -> the same shape. src_mask: bool
+        (True: blocked) or float (added), to [T_src, T_src]; src_key_padding_mask: bool
+        [B, T_src], True at padding; is_causal: M. ValueError: bad masks (masks.py)."""
         def self_attention(h):
             return self.self_attn(h, attn_mask=src_mask, key_padding_mask=src_key_padding_mask,
                                   is_causal=is_causal)
@@ -53,19 +46,11 @@ class TransformerEncoderLayer(Module):
         x = sublayer(x, self.norm2, self.ff, self.norm_first)            # [B, T_src, D]
         return _batch_major(x, self.batch_first)
 
-    def extra_repr(self):
-        return f"batch_first={self.batch_first}, norm_first={self.norm_first}"
-
 
 class TransformerDecoderLayer(Module):
-    """tgt [T_tgt, B, D], memory [T_src, B, D] -> [T_tgt, B, D] ([B, T, D] each if batch_first):
-    self-attention (causal with tgt_is_causal, notes 3.7), cross-attention (queries from the
+    """Self-attention (causal with tgt_is_causal, notes 3.7), cross-attention (queries from the
     decoder, keys and values from `memory`, the encoder output: where the source reaches the
-    decoder), FFN. self_attn, norm1, multihead_attn (the cross-attention; torch's name), norm2,
-    ff, norm3.
-    Differences from torch: the weight layout (see TransformerEncoderLayer); tgt_is_causal=True
-    without tgt_mask applies the causal mask (torch raises: its flag is only a hint).
-    """
+    decoder), FFN: self_attn, norm1, multihead_attn (the cross-attention), norm2, ff, norm3."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True):
@@ -83,13 +68,10 @@ class TransformerDecoderLayer(Module):
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False,
                 self_attn_cache=None, cross_attn_cache=None):
         """tgt [T_tgt, B, D], memory [T_src, B, D] -> tgt's shape (batch_first: [B, T, D]). Masks:
-        tgt_mask / memory_mask, bool or float, for the self- / cross-attention ([T_tgt, T_tgt] /
-        [T_tgt, T_src]); tgt_key_padding_mask bool [B, T_tgt], memory_key_padding_mask bool
-        [B, T_src], True at padding; tgt_is_causal: block later target positions (ValueError if
-        tgt_mask is given and is not the causal mask: torch would trust it); memory_is_causal:
-        torch's hint, unused. Decoding a step at a time: self_attn_cache (nn.KVCache of the
-        target so far), cross_attn_cache (memory's keys and values, projected at the first step
-        only)."""
+        tgt_mask [T_tgt, T_tgt] / memory_mask [T_tgt, T_src], bool or float; *_key_padding_mask
+        bool [B, T_tgt] / [B, T_src], True at padding; tgt_is_causal: M; memory_is_causal:
+        unused (torch's hint). Step by step: self_attn_cache, cross_attn_cache (nn.KVCache).
+        ValueError: bad masks (masks.py), a tgt_mask that is not M (layer_checks.py)."""
         tgt_is_causal = check_causal_hint(tgt_mask, tgt_is_causal)  # True: the mask is M alone
         tgt_mask = None if tgt_is_causal else tgt_mask
 
@@ -107,6 +89,3 @@ class TransformerDecoderLayer(Module):
         x = sublayer(x, self.norm2, cross_attention, self.norm_first)    # [B, T_tgt, D]
         x = sublayer(x, self.norm3, self.ff, self.norm_first)            # [B, T_tgt, D]
         return _batch_major(x, self.batch_first)
-
-    def extra_repr(self):
-        return f"batch_first={self.batch_first}, norm_first={self.norm_first}"

@@ -1,9 +1,7 @@
-"""AdamW: Adam with decoupled weight decay (Loshchilov & Hutter 2019), PyTorch's update rule.
-
-Adam (Kingma & Ba 2015) keeps two running averages per weight, m of the gradient and v of its
-square, and steps each weight by m/√v: about lr, whatever the gradient's scale. Decay shrinks
-the weight directly, p ← p − lr·λ·p, instead of being added to the gradient (which Adam would
-rescale): the "W" in AdamW, and it is multiplied by the learning rate.
+"""AdamW: Adam (Kingma & Ba 2015) with decoupled weight decay (Loshchilov & Hutter 2019),
+PyTorch's update rule. m and v, running averages of the gradient and its square, step each
+weight by about lr whatever the gradient's scale (m/√v); decay shrinks the weight directly,
+p ← p − lr·λ·p, not through the gradient (which Adam would rescale): the "W" in AdamW.
 """
 import math
 
@@ -22,9 +20,8 @@ class AdamW(Optimizer):
         m ← β₁m + (1 − β₁)g            v ← β₂v + (1 − β₂)g²
         p ← p − lr · (m / (1 − β₁ᵗ)) / (√(v / (1 − β₂ᵗ)) + ε)
 
-    As torch.optim.AdamW, with its defaults: amsgrad divides by the largest v so far instead
-    of v; maximize climbs the objective (g ← −g). step(closure) calls closure() first and
-    returns its loss. Raises TypeError or ValueError naming an option out of range.
+    torch.optim.AdamW's arguments and defaults: amsgrad divides by the largest v so far;
+    maximize climbs the objective (g ← −g). Errors: optimizer_checks.py.
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
@@ -55,12 +52,6 @@ class AdamW(Optimizer):
                     data -= lr / (1 - beta1 ** t) * m / denom           # p ← p − lr·m̂/denom
         return loss
 
-    def _new_state(self, p, group):
-        for key in self._required_state(group)[1:]:
-            self.state[p][key] = np.zeros_like(p.data)
-        self.state[p]["step"] = 0
-        return self.state[p]
-
-    def _required_state(self, group):
+    def _required_state(self, group):  # the buffers Optimizer._new_state makes at step 1
         return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"]
                                                     else ())

@@ -54,6 +54,14 @@ class Optimizer:
         """The buffers each parameter's saved state must hold (SGD: none needed)."""
         return ()
 
+    def _new_state(self, p, group):
+        """p's state at its first step: a zero array of p's shape for each buffer that
+        `_required_state` names after "step", then "step" = 0."""
+        for key in self._required_state(group)[1:]:
+            self.state[p][key] = np.zeros_like(p.data)
+        self.state[p]["step"] = 0
+        return self.state[p]
+
     def state_dict(self):
         """A snapshot of the optimizer, in PyTorch's layout:
 
