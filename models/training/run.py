@@ -120,6 +120,13 @@ class TrainingRun:
                                        f"the checkpoint in {self.out_dir}")
         return self.config
 
+    def resolved_settings(self, trainer, call):
+        """run.config, or ValueError naming `trainer` and the `call` that resolves it."""
+        if self.config is None:
+            raise ValueError(f"{trainer}: the run's settings are not resolved; call "
+                             f"run.settings({call})")
+        return self.config
+
     def start(self, model, optimizer, info, about=None, progress=True):
         """Take the model, its optimizer and the checkpoint's `info`; return the first iteration:
         0, or on resume the latest state's (loaded into model, optimizer, random generator).
