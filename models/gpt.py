@@ -5,11 +5,10 @@
     logits = LayerNorm(x) · wteᵀ        [B, T, V]  the LM head, tied to the token embedding
 
 Training is teacher forcing: one causal forward scores every position at once. Generation is
-step by step: the prompt runs in one forward (prefill), then each new token waits for the one
-before (decode), a KV cache keeping the keys and values already computed.
-References: Vaswani et al. 2017; Karpathy, nanoGPT `model.py` (the same architecture and
-initialisation, written here from scratch). Its config, GPTConfig, is in models/config.py;
-sampling from the logits in models/sampling.py.
+step by step: the prompt in one forward (prefill), then each new token alone (decode), a KV cache
+keeping the keys and values already computed. References: Vaswani et al. 2017; Karpathy, nanoGPT
+`model.py` (the same architecture and initialisation, written here from scratch). The config,
+GPTConfig, is in models/config.py; sampling from the logits in models/sampling.py.
 """
 import math
 
@@ -106,7 +105,7 @@ def init_gpt2_weights(model, n_layer, std=0.02):
     mlp.proj) get std / √(2·n_layer), so that the stream's variance does not grow with depth.
     """
     rng = microtensor.random.generator()
-    for _, module in model.named_modules():
+    for module in model.modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
             with writing(module.weight) as data:  # a counted write (microtensor/parity/versions.py)
                 data[...] = rng.normal(0.0, std, size=module.weight.shape)
