@@ -16,7 +16,6 @@ from ..gpt import GPT
 from .data import describe_data, get_batch, split_ids
 from .data_parallel import data_parallel
 from .run import configure_optimizer
-from .text_run import train_on_text  # noqa: F401  train() in one call (scripts, tests)
 
 
 def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, batch_loss=None):

@@ -13,7 +13,7 @@ from models.training import train as train_module
 from models.training.checkpoint import load_checkpoint
 from models.training.run import configure_optimizer
 from models.training.settings import PRESETS, TrainConfig, get_preset
-from models.training.train import train_on_text
+from models.training.text_run import train_on_text
 
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40
 
