@@ -5,11 +5,10 @@
     logits = LayerNorm(x) · wteᵀ        [B, T, V]  the LM head, tied to the token embedding
 
 Training is teacher forcing: one causal forward scores every position at once. Generation is
-step by step: the prompt runs in one forward (prefill), then each new token waits for the one
-before (decode), a KV cache keeping the keys and values already computed.
-References: Vaswani et al. 2017; Karpathy, nanoGPT `model.py` (the same architecture and
-initialisation, written here from scratch). Its config, GPTConfig, is in models/config.py;
-sampling from the logits in models/sampling.py.
+step by step: the prompt in one forward (prefill), then each new token alone (decode), a KV cache
+keeping the keys and values already computed. References: Vaswani et al. 2017; Karpathy, nanoGPT
+`model.py` (the same architecture and initialisation, written here from scratch). The config,
+GPTConfig, is in models/config.py; sampling from the logits in models/sampling.py.
 """
 import math
 
@@ -21,6 +20,7 @@ import nn
 from microtensor import Tensor, writing
 
 from .config import GPTConfig
+from .gpt_inputs import check_forward
 from .sampling import TEMPERATURE_MIN, check_generate, sample_next
 
 __all__ = ["GPT", "GPTConfig", "TEMPERATURE_MIN", "sample_next", "init_gpt2_weights"]
@@ -51,43 +51,29 @@ class GPT(nn.Module):
         init_gpt2_weights(self, c.n_layer)
 
     def forward(self, idx, targets=None, kv_caches=None, last_only=False):
-        """(logits [B, T, V] float32, the mean cross-entropy against targets [B, T] or None).
+        """(logits [B, T, V] float32, the mean cross-entropy against targets [B, T], or None).
 
         Teacher forcing (3.7): for the text ABCD, idx = [A, B, C] and targets = [B, C, D].
-        kv_caches: one nn.KVCache per block (generation): idx holds only the new tokens, at
-        positions len(cache) onwards. last_only: the last position's logits alone [B, 1, V]
-        (what sampling reads; the last block computes that row alone, 22% fewer FLOPs on the
-        baby model), with no caches or empty ones. ValueError: idx not 2-D, positions past
-        block_size, last_only on a cache that holds positions; kv_caches: nn.check_kv_caches.
+        kv_caches: one nn.KVCache per block (generation); idx holds only the new tokens, at
+        positions start = len(cache) onwards. last_only: the last position's logits alone
+        [B, 1, V], what sampling reads after a prefill. ValueError: bad input (gpt_inputs.py).
         """
-        idx = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
-        if idx.ndim != 2:
-            raise ValueError(f"GPT: idx must be [B, T] token ids; got shape {idx.shape}")
+        idx, start = check_forward(self, idx, kv_caches, last_only)
         caches = kv_caches or [None] * len(self.blocks)
-        if kv_caches is not None:
-            nn.check_kv_caches(kv_caches, len(self.blocks), "GPT: kv_caches")
-        start = len(kv_caches[0]) if kv_caches else 0
-        end, block_size = start + idx.shape[1], self.config.block_size
-        if end > block_size:
-            raise ValueError(f"GPT: sequence length {end} exceeds block_size {block_size}; "
-                             f"crop idx to its last {block_size} tokens")
-        if last_only and start:
-            raise ValueError("GPT: last_only needs empty kv_caches (a prefill)")
-        x = self.drop(self.wte(idx) + self.wpe(np.arange(start, end)))  # [B, T, D]
+        positions = np.arange(start, start + idx.shape[1])          # [T]  after the cached ones
+        x = self.drop(self.wte(idx) + self.wpe(positions))          # [B, T, D]
         for i, (block, cache) in enumerate(zip(self.blocks, caches)):
             x = block(x, kv_cache=cache, last_only=last_only and i == len(caches) - 1)
-        logits = self.ln_f(x) @ self.wte.weight.T           # [B, T, V]  tied LM head
+        logits = self.ln_f(x) @ self.wte.weight.T                   # [B, T, V]  tied LM head
         loss = None if targets is None else F.cross_entropy(logits, targets)
         return logits, loss
 
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
-        """idx [B, T] -> [B, T + max_new_tokens], each new token sampled from the last
-        position's logits (models/sampling.py). With use_cache the prompt runs once (prefill),
-        then each step runs the newest token alone against the cached keys and values
-        (decode). Past block_size the window slides: every position shifts, the cache goes
-        stale, and each step recomputes the last block_size tokens, as use_cache=False does.
-        Under no_grad, in the current train/eval mode (call model.eval() first). A Tensor for
-        a Tensor idx, else int64. Errors: sampling.check_generate.
+        """idx [B, T] int -> [B, T + max_new_tokens] (a Tensor for a Tensor idx), each new token
+        sampled from the last position's logits (models/sampling.py; notes 3.7), under no_grad
+        in the current mode (call model.eval() first). use_cache: prefill, then decode against the
+        KV cache while the sequence fits block_size; else each step reruns the last block_size
+        tokens. Errors: sampling.check_generate.
         """
         was_tensor = isinstance(idx, Tensor)
         idx = check_generate(idx.data if was_tensor else idx, max_new_tokens, temperature, top_k)
@@ -114,15 +100,12 @@ class GPT(nn.Module):
 
 
 def init_gpt2_weights(model, n_layer, std=0.02):
-    """GPT-2's initialisation, in place: every Linear and Embedding weight ~ N(0, std²),
-    Linear biases 0, LayerNorms left at weight 1, bias 0.
-
-    The two projections of each block that write into the residual stream (attn.out_proj,
-    mlp.proj) get std / √(2·n_layer): 2·n_layer additions to the stream, and scaling by
-    1/√(number of additions) keeps its variance from growing with depth (GPT-2 §2.3).
+    """GPT-2's initialisation (§2.3), in place: Linear and Embedding weights ~ N(0, std²), Linear
+    biases 0. The two projections per block that add into the residual stream (attn.out_proj,
+    mlp.proj) get std / √(2·n_layer), so that the stream's variance does not grow with depth.
     """
     rng = microtensor.random.generator()
-    for _, module in model.named_modules():
+    for module in model.modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
             with writing(module.weight) as data:  # a counted write (microtensor/parity/versions.py)
                 data[...] = rng.normal(0.0, std, size=module.weight.shape)

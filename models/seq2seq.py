@@ -20,19 +20,18 @@ import microtensor.functional as F
 import nn
 from microtensor import Tensor, writing
 
+from . import seq2seq_inputs as inputs
 from .config import Seq2SeqConfig
 from .sampling import sample_next
-from .seq2seq_inputs import ids_array, source_and_padding
 
 __all__ = ["Seq2SeqTransformer", "Seq2SeqConfig", "sinusoidal_positions"]
 
 
 def sinusoidal_positions(max_len, d_model):
-    """The fixed position table PE [max_len, d_model] float32 of §3.5.
+    """The fixed position table PE [max_len, d_model] float32 of §3.5:
 
-    PE[pos, 2i] = sin(pos / 10000^(2i/d_model)),  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model)):
-    each pair of columns is a clock of its own wavelength, 2π to 10000·2π, and PE[pos + k]
-    is a fixed rotation of PE[pos] for every pos (the paper's reason).
+    PE[pos, 2i] = sin(pos / 10000^(2i/d_model)),  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model)),
+    each pair of columns a clock of its own wavelength, PE[pos + k] a fixed rotation of PE[pos].
     """
     pos = np.arange(max_len)[:, None]                               # [max_len, 1]
     rate = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)         # [ceil(D/2)]
@@ -46,11 +45,9 @@ def sinusoidal_positions(max_len, d_model):
 class Seq2SeqTransformer(nn.Module):
     """src [B, T_src], tgt_in [B, T_tgt] int -> logits [B, T_tgt, tgt_vocab_size].
 
-    Sub-modules: src_embed, tgt_embed (nn.Embedding), encoder (n_encoder_layers
-    TransformerEncoderLayers), decoder (n_decoder_layers TransformerDecoderLayers),
-    encoder_norm / decoder_norm (pre-norm only: nothing else normalises the last layer's
-    output), out_proj (only without tie_output). Every matrix starts Xavier-uniform, as in
-    the Annotated Transformer and torch.nn.Transformer.
+    src_embed, tgt_embed, encoder and decoder (ModuleLists of nn/transformer.py's layers),
+    encoder_norm and decoder_norm (pre-norm only: nothing else normalises the last layer's
+    output), out_proj (only without tie_output).
     """
 
     kind, config_class = "seq2seq", Seq2SeqConfig  # its name and config in a checkpoint
@@ -75,30 +72,21 @@ class Seq2SeqTransformer(nn.Module):
         if not c.tie_output:
             self.out_proj = nn.Linear(c.d_model, c.tgt_vocab_size)
         nn.use_attention(self, c.attention)
-        rng = microtensor.random.generator()
-        for _, p in self.named_parameters():
-            if p.ndim > 1:  # Xavier/Glorot uniform: U(±√(6 / (fan_in + fan_out)))
-                bound = math.sqrt(6.0 / sum(p.shape))
-                with writing(p) as data:  # counted, as every library write (parity/versions.py)
-                    data[...] = rng.uniform(-bound, bound, size=p.shape)
+        init_xavier_uniform(self)
 
     def _embed(self, embedding, ids, start=0):
         """Token embeddings × √d_model plus the sinusoid of each position (§3.4, §3.5)."""
         end = start + ids.shape[1]
-        if end > self.config.max_len:
-            raise ValueError(f"Seq2SeqTransformer: {end} positions exceed max_len "
-                             f"{self.config.max_len}")
+        inputs.check_max_len(end, self.config.max_len)
         x = embedding(ids) * math.sqrt(self.config.d_model)       # [B, T, D]
         # a named constant, so that the graph pictures label its box
         pe = Tensor(self.positions[start:end], name="positions (sinusoidal)")  # [T, D]
         return self.drop(x + pe)                                    # [B, T, D] + [T, D]
 
     def encode(self, src, src_padding_mask=None):
-        """The encoder output, `memory` [B, T_src, D], for src [B, T_src] int.
-
-        src_padding_mask: bool [B, T_src] (True at padding; None: where src == pad_id).
-        """
-        src, pad = source_and_padding(src, src_padding_mask, self.config.pad_id)
+        """The encoder output, `memory` [B, T_src, D], for src [B, T_src] int;
+        src_padding_mask bool [B, T_src], True at padding (None: where src == pad_id)."""
+        src, pad = inputs.source_and_padding(src, src_padding_mask, self.config.pad_id)
         x = self._embed(self.src_embed, src)                        # [B, T_src, D]
         for layer in self.encoder:
             x = layer(x, src_key_padding_mask=pad)                  # [B, T_src, D]
@@ -107,13 +95,10 @@ class Seq2SeqTransformer(nn.Module):
     def decode(self, tgt_in, memory, src_padding_mask, tgt_padding_mask=None, caches=None):
         """Logits [B, T_tgt, tgt_vocab_size] for the target tokens tgt_in [B, T_tgt] given memory.
 
-        caches: one (self-attention, cross-attention) pair of nn.KVCache per decoder layer,
-        for decoding: tgt_in then holds only the new tokens, at positions start onwards.
+        caches: one (self-attention, cross-attention) pair of nn.KVCache per decoder layer
+        (decoding): tgt_in then holds only the new tokens, at positions start onwards.
         """
-        if caches is not None:
-            nn.check_kv_caches(caches, len(self.decoder), "Seq2Seq.decode: caches",
-                                         pairs=True)
-        start = len(caches[0][0]) if caches else 0
+        start = inputs.decode_start(caches, len(self.decoder))      # positions already cached
         x = self._embed(self.tgt_embed, tgt_in, start)              # [B, T_tgt, D]
         caches = caches or [(None, None)] * len(self.decoder)
         for layer, (self_cache, cross_cache) in zip(self.decoder, caches):
@@ -131,37 +116,29 @@ class Seq2SeqTransformer(nn.Module):
         """Teacher forcing (3.7): (logits [B, T_tgt, V] float32, the loss given targets, or None).
 
         src int [B, T_src]; tgt_in int [B, T_tgt], the target shifted right (bos_id, y_1, ...);
-        targets [B, T_tgt] (y_1, ..., eos_id), pad_id positions left out of the loss.
-        src_padding_mask bool [B, T_src] (None: where src == pad_id); tgt_padding_mask bool
-        [B, T_tgt] (None: the causal mask alone, enough for right-padded targets), True at
-        padding. label_smoothing ε (§5.4): targets (1 − ε)·onehot + ε/V, as torch's.
-        ValueError: ids not 2-D integers, masks of the wrong shape, positions past max_len.
+        targets [B, T_tgt] (y_1, ..., eos_id), pad_id left out of the loss. Padding masks bool,
+        True at padding (src's None: src == pad_id; tgt's None: the causal mask alone).
+        label_smoothing ε (§5.4): targets (1 − ε)·onehot + ε/V. ValueError: seq2seq_inputs.py.
         """
-        src, pad = source_and_padding(src, src_padding_mask, self.config.pad_id)
+        src, pad = inputs.source_and_padding(src, src_padding_mask, self.config.pad_id)
         memory = self.encode(src, pad)                              # [B, T_src, D]
-        tgt_in = ids_array(tgt_in, "tgt_in")
+        tgt_in = inputs.ids_array(tgt_in, "tgt_in")
         logits = self.decode(tgt_in, memory, pad, tgt_padding_mask)  # [B, T_tgt, V]
         if targets is None:
             return logits, None
-        targets = ids_array(targets, "targets")
+        targets = inputs.ids_array(targets, "targets")
         targets = np.where(targets == self.config.pad_id, -100, targets)  # ignore_index
         return logits, F.cross_entropy(logits, targets, label_smoothing=label_smoothing)
 
     def generate(self, src, max_new_tokens, src_padding_mask=None, use_cache=True):
-        """Greedy translation from bos_id to eos_id -> int64 [B, ≤ max_new_tokens].
-
-        The encoder runs once. With use_cache each decoder layer keeps a KVCache of its
-        self-attention (the newest token alone each step) and of its cross-attention (memory
-        projected once); without, each step reruns the whole prefix: the same tokens. The
-        result leaves out bos_id and keeps each row's eos_id, then pad_id, until every row has
-        ended. Under no_grad, in the current train/eval mode. ValueError for max_new_tokens
-        not an int in [1, max_len], or logits that are not finite (`sample_next`).
+        """Greedy translation from bos_id to eos_id -> int64 [B, ≤ max_new_tokens] (bos_id left
+        out; after a row's eos_id, pad_id). The encoder runs once; use_cache: each step decodes
+        the newest token against each layer's KV caches (3.7), else the whole prefix again.
+        Under no_grad, in the current mode. ValueError: bad input (seq2seq_inputs.py), NaN logits.
         """
-        c, n = self.config, max_new_tokens
-        if not (isinstance(n, (int, np.integer)) and 1 <= n <= c.max_len):
-            raise ValueError(f"generate: max_new_tokens must be an int in [1, max_len="
-                             f"{c.max_len}]; got {n!r}")
-        src, pad = source_and_padding(src, src_padding_mask, self.config.pad_id)
+        c = self.config
+        inputs.check_max_new_tokens(max_new_tokens, c.max_len)
+        src, pad = inputs.source_and_padding(src, src_padding_mask, c.pad_id)
         out = np.full((len(src), 1), c.bos_id, dtype=np.int64)     # [B, 1]
         done = np.zeros(len(src), dtype=bool)
         with microtensor.no_grad():
@@ -177,3 +154,14 @@ class Seq2SeqTransformer(nn.Module):
                 if done.all():
                     break
         return out[:, 1:]
+
+
+def init_xavier_uniform(model):
+    """Every matrix of `model`, in place, ~ U(±√(6 / (fan_in + fan_out))) (Glorot & Bengio
+    2010), as the Annotated Transformer and torch.nn.Transformer start theirs."""
+    rng = microtensor.random.generator()
+    for p in model.parameters():
+        if p.ndim > 1:
+            bound = math.sqrt(6.0 / sum(p.shape))
+            with writing(p) as data:  # counted, as every library write (parity/versions.py)
+                data[...] = rng.uniform(-bound, bound, size=p.shape)

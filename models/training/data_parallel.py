@@ -231,3 +231,11 @@ class DataParallel:
                 process.kill()
                 process.join()
         self.workers = []
+
+
+def data_parallel(model, processes, batch_shape, reseed):
+    """None for processes == 1 (the loop computes here), else a DataParallel of the GPT's loss
+    model(x, y)[1] over batches of batch_shape (B, T), to enter once the weights are loaded."""
+    if processes == 1:
+        return None
+    return DataParallel(model, lambda x, y: model(x, y)[1], processes, batch_shape, reseed=reseed)

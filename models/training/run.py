@@ -11,9 +11,9 @@ A trainer's command (cli/train.py, cli/translate.py) resolves the settings, and 
     def evaluate(it): ... run.record_evaluation(it, train_loss, val_loss)  # log, then save
     return run.loop(it, get_batch, forward_backward, evaluate, "translate")
 
-train.py writes the same loop out, step by step, with the schedule, the evaluation, the clip
+train.py writes the same loop out, step by step, with the batch, forward, backward, the clip
 and the step in sight and run's pieces around them (`running`, `evaluation_due`,
-`record_evaluation`, `stop_if_asked`, `stepped`, `result`).
+`record_evaluation`, `stop_if_asked`, `set_learning_rate`, `stepped`, `result`).
 
 SIGINT/SIGTERM only set `stop_signal`: the loop stops at the next step boundary and saves, so
 resuming gives the same weights as never stopping. A second Ctrl-C quits without saving.
@@ -118,6 +118,13 @@ class TrainingRun:
             saved, at_iter = self.saved_settings(config_class), self.manifest["latest"]["iter"]
         self.config = resolve_settings(config_class, preset, flags, saved, at_iter,
                                        f"the checkpoint in {self.out_dir}")
+        return self.config
+
+    def resolved_settings(self, trainer, call):
+        """run.config, or ValueError naming `trainer` and the `call` that resolves it."""
+        if self.config is None:
+            raise ValueError(f"{trainer}: the run's settings are not resolved; call "
+                             f"run.settings({call})")
         return self.config
 
     def start(self, model, optimizer, info, about=None, progress=True):

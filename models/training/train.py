@@ -13,49 +13,37 @@ import microtensor
 import nn
 
 from ..gpt import GPT
-from .data import describe_data, encode_text, get_batch, split_ids
-from .data_parallel import DataParallel
-from .run import TrainingRun, configure_optimizer
-from .settings import TrainConfig
+from .data import describe_data, get_batch, split_ids
+from .data_parallel import data_parallel
+from .run import configure_optimizer
 
 
 def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, batch_loss=None):
-    """{split name: mean loss over eval_iters random batches of ids [N]}, in eval mode without
-    a graph; batch_loss(x, y) a batch's loss as a float (default: the model's). The batches
-    come from a generator seeded with `seed`, not the run's: every evaluation sees the same
-    ones, and --eval-interval does not change what is trained."""
+    """{split name: mean loss over eval_iters random batches of ids [N]}, in eval mode without a
+    graph; batch_loss(x, y): a batch's loss, a float (default: the model's). The batches come
+    from their own generator seeded with `seed`: the same each time, the run's left alone."""
     batch_loss = batch_loss or (lambda x, y: model(x, y)[1].item())
     model.eval()
     out = {}
     with microtensor.no_grad():
         for name, ids in splits.items():
             generator = np.random.default_rng(seed)
-            out[name] = float(np.mean([batch_loss(*get_batch(ids, batch_size, block_size,
-                                                             generator))
-                                       for _ in range(eval_iters)]))
+            batches = (get_batch(ids, batch_size, block_size, generator) for _ in range(eval_iters))
+            out[name] = float(np.mean([batch_loss(x, y) for x, y in batches]))
     model.train()
     return out
 
 
 def train(run, corpus, source="the text", progress=True, data_path=None, log_grad_norms=False,
           processes=1, on_evaluation=None):
-    """Train a GPT on `corpus` (tokenizer, ids [N]) as `run` says (a TrainingRun whose
-    settings are resolved: run.settings(TrainConfig, preset, flags)), saving into its --out.
-    Returns the last evaluation {"iter", "train_loss", "val_loss", "best_val_loss", "elapsed_s"}.
-
-    Each evaluation (at 0, every eval_interval, the end) is printed, logged to metrics.jsonl
-    (log_grad_norms adds each module's ‖∂L/∂θ‖ of the step before, before clipping) and
-    saved. `data_path` is recorded for a resume. processes > 1 splits each batch's rows over
-    processes (data_parallel.py; the same steps up to rounding). on_evaluation(model, it)
-    runs after each evaluation (`train --explore`) and must leave the model as it found it.
-    Raises ValueError for unresolved settings, a text too short, a resume with other text,
-    processes outside [1, batch_size]; what TrainingRun raises; run.Interrupted after
-    SIGINT/SIGTERM (saved); run.NonFiniteLoss for a NaN or infinite loss.
+    """Train a GPT on `corpus` (tokenizer, ids [N]) as the TrainingRun `run` says, saving into
+    its --out; returns the last evaluation {"iter", "train_loss", "val_loss", "best_val_loss",
+    "elapsed_s"}. log_grad_norms: each module's ‖∂L/∂θ‖ (before clipping) into metrics.jsonl;
+    processes > 1: each batch's rows split over processes (data_parallel.py); on_evaluation(model,
+    it) after each evaluation (`train --explore`), leaving the model as it found it. Errors:
+    ValueError (settings, text, processes), run.Interrupted (saved), run.NonFiniteLoss.
     """
-    config = run.config
-    if config is None:
-        raise ValueError("train: the run's settings are not resolved; call "
-                         "run.settings(TrainConfig, preset, flags)")
+    config = run.resolved_settings("train", "TrainConfig, preset, flags")
     tokenizer, ids = corpus                                 # ids [N] uint8/16
     data = describe_data(run, tokenizer, ids, source, data_path)
     microtensor.manual_seed(config.seed)
@@ -63,9 +51,8 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
 
     model = GPT(config.model_config(tokenizer.vocab_size))
     optimizer = configure_optimizer(model, config)          # AdamW, decay on matrices only
-    parallel = (DataParallel(model, lambda x, y: model(x, y)[1], processes,
-                             (config.batch_size, config.block_size), reseed=config.dropout > 0)
-                if processes != 1 else None)
+    parallel = data_parallel(model, processes, (config.batch_size, config.block_size),
+                             reseed=config.dropout > 0)  # None for one process
     info = {**tokenizer.to_info(), "train_config": config.to_dict(), "data": data,
             "processes": processes}
     about = (f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val "
@@ -89,11 +76,7 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
             if it == config.max_iters:
                 break
             run.stop_if_asked(it)               # after Ctrl-C: save, raise Interrupted
-            lr = nn.optim.warmup_cosine_lr(it, config.learning_rate, config.min_lr,
-                                           config.warmup_iters,
-                                           config.lr_decay_iters or config.max_iters)
-            for group in optimizer.param_groups:  # warmup, then cosine decay to min_lr
-                group["lr"] = lr
+            lr = run.set_learning_rate(it)      # warmup, then cosine decay to min_lr
             # x, y [B, T]: y is x shifted one position left, each target the next id, every
             # position scored in one forward (teacher forcing, 3.7; data.py's get_batch)
             x, y = get_batch(train_ids, config.batch_size, config.block_size)
@@ -114,11 +97,3 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
             run.stepped(loss, lr)               # the progress bar
     return run.result()
 
-
-def train_on_text(config, text, out_dir, resume=False, overwrite=False, **options):
-    """train() in one call for a script or a test: a TrainingRun on out_dir, the TrainConfig
-    `config` resolved as if each setting were a flag, the str `text` encoded; `options` are
-    train()'s. Returns what train() returns."""
-    run = TrainingRun(out_dir, resume=resume, overwrite=overwrite)
-    run.settings(TrainConfig, flags=config.to_dict())
-    return train(run, encode_text(text), **options)

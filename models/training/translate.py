@@ -57,10 +57,7 @@ def train_translation(run, progress=True):
     "train_loss", "val_loss", "exact_match", "elapsed_s"} plus "best_val_loss". ValueError
     for settings not resolved.
     """
-    config = run.config
-    if config is None:
-        raise ValueError("train_translation: the run's settings are not resolved; call "
-                         "run.settings(TranslateConfig, flags=...)")
+    config = run.resolved_settings("train_translation", "TranslateConfig, flags=...")
     microtensor.manual_seed(config.seed)
     src_tok, tgt_tok = task.source_tokenizer(), task.target_tokenizer()
     train_pairs, test_pairs = task.date_pairs(config.n_train, config.n_test, seed=config.seed)

@@ -23,7 +23,7 @@ from models.training import train as train_module
 from models.training.data_parallel import DataParallel, share_sizes
 from models.training.run import Interrupted, NonFiniteLoss
 from models.training.settings import TrainConfig
-from models.training.train import train_on_text
+from models.training.text_run import train_on_text
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40

@@ -137,7 +137,8 @@ def test_a_file_the_run_records_is_ours_and_kept_across_a_resume(tmp_path):
     from models.training.data import encode_text
     from models.training.run import TrainingRun
     from models.training.settings import TrainConfig
-    from models.training.train import train, train_on_text
+    from models.training.text_run import train_on_text
+    from models.training.train import train
 
     run = TrainingRun(tmp_path / "out")
     run.files.add("explore.html")  # a picture the run refreshes in --out

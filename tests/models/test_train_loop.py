@@ -8,11 +8,12 @@ import pytest
 
 import microtensor
 from models import GPT, GPTConfig
+from models.training import data_parallel as data_parallel_module
 from models.training import train as train_module
 from models.training.checkpoint import load_checkpoint
 from models.training.run import configure_optimizer
 from models.training.settings import PRESETS, TrainConfig, get_preset
-from models.training.train import train_on_text
+from models.training.text_run import train_on_text
 
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40
 
@@ -135,6 +136,6 @@ def test_one_process_trains_without_building_data_parallel(tmp_path, monkeypatch
     """processes=1 runs the loop's own forward and loss.backward(); DataParallel is for > 1."""
     def refuse(*args, **kwargs):
         raise AssertionError("expected no DataParallel for processes=1")
-    monkeypatch.setattr(train_module, "DataParallel", refuse)
+    monkeypatch.setattr(data_parallel_module, "DataParallel", refuse)
     result = train_on_text(small(), TEXT, tmp_path / "alone", progress=False)
     assert result["iter"] == 7, f"expected 7 iterations trained, got {result['iter']}"

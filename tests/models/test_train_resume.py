@@ -20,7 +20,7 @@ from models.training.checkpoint import load_checkpoint
 from models.training.out_dir import CONFIG_FILE
 from models.training.run import Interrupted, NonFiniteLoss
 from models.training.settings import TrainConfig
-from models.training.train import train_on_text
+from models.training.text_run import train_on_text
 
 TEXT = "the quick brown fox jumps over the lazy dog. " * 40
 ROOT = Path(__file__).resolve().parents[2]
