@@ -22,7 +22,7 @@ the medians of --repeats runs are printed. Columns:
   batch us          one get_batch of 12 x 64 (as `train --preset baby`), mean of 2000
   train B/char      peak RSS growth after 2000 such batches from the train split and 2000
                     from the validation split
-  sha256 s, B/char  then `train`'s corpus fingerprint (models.training.train._corpus_sha256, which
+  sha256 s, B/char  then `train`'s corpus fingerprint (models.training.data.corpus_sha256, which
                     reads every id once at its start): its time, and the peak RSS growth
 `--baseline` also times the text path load_corpus replaced (read the str, CharTokenizer's
 encode into int64) at the first size.
@@ -64,8 +64,7 @@ def worker(task, path, launched):
     import numpy as np
 
     from models.tokenizer import CharTokenizer
-    from models.training.data import get_batch, load_corpus, split_ids
-    from models.training.train import _corpus_sha256
+    from models.training.data import corpus_sha256, get_batch, load_corpus, split_ids
     base = rss_bytes("VmRSS")
     t0, cpu0 = time.perf_counter(), time.process_time()
     result = {}
@@ -91,7 +90,7 @@ def worker(task, path, launched):
                 get_batch(val, 12, 64, generator)
             result["train_peak"] = rss_bytes("VmHWM") - base
             t1 = time.perf_counter()
-            _corpus_sha256(tokenizer, ids)
+            corpus_sha256(tokenizer, ids)
             result["sha256_seconds"] = time.perf_counter() - t1
     result.update(peak=rss_bytes("VmHWM") - base, chars=len(ids), dtype=str(ids.dtype),
                   vocab=tokenizer.vocab_size)
