@@ -2,9 +2,8 @@
 
 An op on an input that requires grad leaves a `Function` on its output (`tensor.grad_fn`);
 `backward()` visits the nodes from the output back to the leaves, applying the chain rule at
-each (Baydin et al. 2018). tensor.py records the nodes; ops/ holds the ops. What PyTorch adds
-around each node (checks, hooks, freeing saved arrays) wraps its step from outside, in
-parity/graph.py; `no_grad` is in grad_mode.py. Every gradient reads in full here.
+each (Baydin et al. 2018). What PyTorch adds around each node (checks, hooks, freeing saved
+arrays) wraps `node.backward(g)` from outside, in parity/graph.py; `no_grad`: grad_mode.py.
 """
 import numpy as np
 
@@ -24,23 +23,26 @@ def unbroadcast(grad, shape):
     extra = grad.ndim - len(shape)  # the new leading axes, then the axes stretched from 1
     axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)
                                        if n == 1 and grad.shape[extra + i] != 1)
-    return sum_as_torch(grad, axes).reshape(shape)  # added as torch adds (parity/summation.py)
+    # grad.sum(axes), in blocks as torch: numpy adds these axes row by row (parity/summation.py)
+    return sum_as_torch(grad, axes).reshape(shape)
 
 
 class Function:
-    """One op of the graph: `forward` on numpy arrays and `backward` on their gradients, side
-    by side under its formula (e.g. Mul in ops/arithmetic.py).
-
-    `backward(g)`, g = ∂L/∂output, returns one gradient per input (None where
-    `needs_input_grad` asks for none), in that input's shape or, for a broadcasting op, in the
-    output's: the engine sums it back (`unbroadcast`). One instance per call is that call's
-    node: `inputs` (the node behind each input), `input_shapes`, `saved`, and its output's
-    `shape` and `dtype` (set by tensor.py's apply: backward() sums gradients to them).
-    """
+    """One op of the graph, its forward and backward side by side under its formula (e.g. Mul
+    in ops/arithmetic.py). One instance per call is that call's node: `inputs` (the node behind
+    each input), `input_shapes`, `saved`, and its output's `shape` and `dtype` (set by apply)."""
 
     op = "function"  # the name errors and pictures give the op
     inputs = input_shapes = needs_input_grad = ()
     saved = {}  # replaced by save(), never changed in place
+
+    def forward(self, *arrays):  # the inputs' numpy arrays -> the output's array
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+    def backward(self, g):
+        """g = ∂L/∂output -> one gradient per input (None where `needs_input_grad` asks for
+        none), in the input's shape or the output's: backward() sums it back (`unbroadcast`)."""
+        raise NotImplementedError(f"{type(self).__name__}.backward")
 
     def save(self, **arrays):
         """Keep `arrays` for backward (not under no_grad: no backward will run)."""
@@ -73,10 +75,10 @@ class AccumulateGrad:
 
 def node_of(tensor):
     """The node backward reaches `tensor` through: its grad_fn, or for a leaf that requires
-    grad its AccumulateGrad, or None (no gradient)."""
+    grad its one AccumulateGrad, which all its uses share (their gradients sum there), or None."""
     if not tensor._requires_grad:
         return None
-    return tensor.grad_fn or leaf_node(tensor, AccumulateGrad)  # one per leaf (parity/leaves.py)
+    return tensor.grad_fn or leaf_node(tensor, AccumulateGrad)  # made once (parity/leaves.py)
 
 
 def topological_order(root):
@@ -100,7 +102,8 @@ def backward(root, grad, step=None):
 
     In reversed topological order every consumer of a node runs before it, so the gradient of
     its output is complete (summed over all paths) when the node's backward runs. `step(node,
-    g)` runs one node's backward; Tensor.backward passes parity/graph.py's.
+    g)` runs it: Tensor.backward passes parity/graph.py's torch_step, node.backward(g) with
+    torch's checks and hooks around it.
     """
     grads = {root: grad}  # node -> ∂L/∂(its output), summed over the paths seen so far
     for node in reversed(topological_order(root)):

@@ -26,7 +26,7 @@ class Tensor:
     """
 
     # A new tensor's state, as class attributes: a tensor sets its own only when one changes
-    grad = None  # ∂L/∂self after backward() (a checked property: parity/tensor_api.py)
+    grad = None  # ∂L/∂self after backward(); `t.grad = g` is checked in parity/tensor_api.py
     name = None
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
     _requires_grad = False
@@ -59,15 +59,15 @@ class Tensor:
     ndim = property(lambda self: self.data.ndim)
     dtype = property(lambda self: self.data.dtype)
     size = property(lambda self: self.data.size)  # number of elements (torch: numel())
-    T = property(lambda self: self._transpose_2d())
+    T = property(lambda self: self._transpose_2d())  # transpose(0, 1) (parity/surface/shape.py)
 
-    # ---- autograd ---------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
         """Add ∂L/∂leaf to `.grad` of every leaf that requires grad (notes 3.8): L is self (a
         one-element loss; `grad` defaults to 1) or a later loss, with `grad` = ∂L/∂self;
         `retain_graph` keeps the saved arrays for another backward.
         RuntimeError, ValueError, TypeError: bad calls (parity/gradient_argument.py)."""
         grad = loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
+        # torch_step(node, g) runs node.backward(g), with torch's checks and hooks around it
         autograd.backward(autograd.node_of(self), grad, graph.torch_step(retain_graph))
 
 

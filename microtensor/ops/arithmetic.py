@@ -2,8 +2,7 @@
 backward; the residual of 3.6 is a `+`).
 
 Each backward returns its gradient in the broadcast (output) shape; the engine's `unbroadcast`
-sums it back to each input's shape. One line each then wires an op to the Tensor's operator
-(a number or array on either side arrives as a Tensor of torch's dtype: parity/surface/).
+sums it back to each input's shape.
 """
 import numpy as np
 
@@ -99,6 +98,7 @@ class Pow(Function):
         return g * p * power(a, p - 1)
 
 
+# Tensors only; parity/surface/arithmetic.py wraps each, so that x * 0.5 lifts 0.5 to a Tensor
 Tensor.__add__ = lambda a, b: apply(Add(), a, b)  # a + b
 Tensor.__sub__ = lambda a, b: apply(Sub(), a, b)  # a − b
 Tensor.__mul__ = lambda a, b: apply(Mul(), a, b)  # a ⊙ b

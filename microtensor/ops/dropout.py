@@ -2,6 +2,7 @@
 by 1/(1−p); applied to each sub-layer's output before the residual add (Vaswani et al. 2017 §5.4).
 
 z = x ⊙ m / (1 − p) with m ~ Bernoulli(1 − p);   ∂L/∂x = g ⊙ m / (1 − p).
+Applied by F.dropout (parity/surface/nn_functional.py), which nn.Dropout calls in training.
 """
 import numpy as np
 
@@ -17,8 +18,7 @@ class Dropout(Function):
         self.p, self.generator = p, generator
 
     def forward(self, x):
-        # float32 draws: half the memory of float64, and ample resolution to compare with p
-        keep = self.generator.random(x.shape, dtype=np.float32) >= self.p
+        keep = self.generator.random(x.shape, dtype=np.float32) >= self.p  # m
         scale = keep.astype(x.dtype) * (1.0 / (1.0 - self.p))
         self.save(scale=scale)
         return x * scale

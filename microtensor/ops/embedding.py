@@ -2,6 +2,7 @@
 tokens a language model reads).
 
 z[..., :] = W[ids[...], :];   ∂L/∂W[i] = Σ of g over every position whose id is i.
+Applied by F.embedding (parity/surface/nn_functional.py), which nn.Embedding calls.
 """
 from ..autograd import Function
 from .fast import sum_rows_by_id
@@ -16,9 +17,8 @@ class Embedding(Function):
         self.ids = ids
 
     def forward(self, weight):
-        self.save(ids=self.ids)  # as torch's: freed by backward, so a second one is refused
+        self.save(ids=self.ids)  # saved anyway: a 2nd backward needs retain_graph=True, as torch
         return weight[self.ids]
 
     def backward(self, g):
-        # ∂L/∂W[i] = Σ g where id = i: np.add.at(gw, ids, g), sorted by id (ops/fast.py: faster)
-        return sum_rows_by_id(self.saved["ids"], g, self.input_shapes[0])
+        return sum_rows_by_id(self.saved["ids"], g, self.input_shapes[0])  # np.add.at(gw, ids, g)

@@ -1,8 +1,8 @@
 """Layer normalization over the last dim: y = (x − μ)/√(σ² + ε) ⊙ w + b (Ba, Kiros & Hinton 2016;
 notes 3.6).
 
-μ and σ² are each row's mean and biased variance (divide by n, as PyTorch). torch's other forms
-(several normalized dims, no weight or bias) become this one in parity/surface/layer_norm.py.
+μ and σ² are each row's mean and biased variance (divide by n, as PyTorch). Applied by
+F.layer_norm (parity/surface/layer_norm.py: torch's other forms), which nn.LayerNorm calls.
 """
 import math
 
@@ -22,8 +22,8 @@ class LayerNorm(Function):
         ∂L/∂x = r · (ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂))
         ∂L/∂w = Σ g ⊙ x̂        ∂L/∂b = Σ g       (sums over the leading dims)
 
-    The two subtracted terms are there because μ and σ depend on every x of the row:
-    moving one x shifts the mean (−mean(ĝ)) and rescales the spread (−x̂·mean(ĝx̂)).
+    Why: μ and r depend on every x of the row (∂μ/∂xⱼ = 1/n, ∂r/∂xⱼ = −r²x̂ⱼ/n), so
+    ∂x̂ᵢ/∂xⱼ = r(δᵢⱼ − 1/n − x̂ᵢx̂ⱼ/n), and Σᵢ ĝᵢ ∂x̂ᵢ/∂xⱼ gives ∂L/∂xⱼ above.
     """
 
     op = "layer_norm"
@@ -53,4 +53,4 @@ class LayerNorm(Function):
         if need_w:  # Σ over the rows of g ⊙ x̂, in one pass (in blocks if long, as torch)
             rows = math.prod(xhat.shape[:-1])
             gw = column_dot(g.reshape(rows, n), xhat.reshape(rows, n))
-        return gx, gw, g
+        return gx, gw, g  # ∂L/∂b = g: backward() sums it to b's shape [n] (unbroadcast)

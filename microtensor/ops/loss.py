@@ -6,7 +6,8 @@ zero for targets equal to `ignore_index`.
 
 With label smoothing ε over C classes (Szegedy et al. 2016 §7; Vaswani et al. 2017 §5.4:
 ε = 0.1) the target is q = (1 − ε)·onehot(t) + ε/C:   loss_n = −Σ_c q_c log p_n[c],
-∂loss_n/∂z_n = p_n − q_n (ε = 0 gives the plain loss above).
+∂loss_n/∂z_n = p_n − q_n (ε = 0 gives the plain loss above). Applied by F.cross_entropy
+(parity/surface/nn_functional.py), which the GPT's forward calls with its targets.
 """
 import numpy as np
 
@@ -18,8 +19,7 @@ from .rows import row_sum
 @computed_in_float32  # float16 as torch: computed in float32, rounded once
 class CrossEntropy(Function):
     """Logits [N, C] and targets [N] -> the loss, reduced by "mean" (over the targets not
-    ignored), "sum" or "none". The GPT's [B, T, V] and [B, T] arrive flattened to [B·T, V] and
-    [B·T] (F.cross_entropy, parity/surface/nn_functional.py)."""
+    ignored), "sum" or "none". The GPT's [B, T, V] and [B, T] arrive as [B·T, V] and [B·T]."""
 
     op = "cross_entropy"
 
@@ -31,8 +31,7 @@ class CrossEntropy(Function):
         eps, n_classes = self.label_smoothing, z.shape[-1]
         valid = self.targets != self.ignore_index
         t = np.where(valid, self.targets, 0)  # an ignored row reads class 0, zeroed below
-        # log p = (z − max) − log Σ exp(z − max). Shifting first keeps the target's logit
-        # next to the log-sum: at z = [1e8, 1e8] in float32, log(2) + 1e8 − 1e8 would be 0.
+        # log p = (z − max) − log Σ exp(z − max): exp cannot overflow (as softmax, notes 3.2)
         shifted = z - z.max(axis=-1, keepdims=True)
         log_probs = shifted - np.log(row_sum(np.exp(shifted)))
         losses = -log_probs[np.arange(len(t)), t]  # −log p[t]
@@ -55,6 +54,5 @@ class CrossEntropy(Function):
         dz[np.arange(len(t)), t] -= 1 - eps
         if self.reduction == "mean":
             g = g / max(self.n_valid, 1)
-        # each row's weight, exactly 0 where ignored even for g = inf (g·valid: 0·inf = NaN)
         dz *= np.where(valid, g, 0).astype(probs.dtype, copy=False)[:, None]
         return dz

@@ -18,9 +18,9 @@ class MatMul(Function):
 
     def backward(self, g):
         need_a, need_b = self.needs_input_grad
-        a, b = self.saved.get("a"), self.saved.get("b")  # each kept only if read (save_less.py)
-        ga = matmul(g, b.swapaxes(-1, -2)) if need_a else None  # ∂L/∂a = g bᵀ
-        gb = matmul_t(a, g, self.input_shapes[1]) if need_b else None  # ∂L/∂b = aᵀ g (fast.py)
+        ga = matmul(g, self.saved["b"].swapaxes(-1, -2)) if need_a else None  # ∂L/∂a = g bᵀ
+        # ∂L/∂b = aᵀ g, summed over a's stack when b [K, N] is one matrix for all (ops/fast.py)
+        gb = matmul_t(self.saved["a"], g, self.input_shapes[1]) if need_b else None
         return ga, gb
 
 

@@ -12,16 +12,15 @@ from ..tensor import Tensor, apply
 
 
 class ReLU(Function):
-    """z = max(a, 0);   ∂L/∂a = g where a > 0 (and where a is NaN, as PyTorch), else 0"""
+    """z = max(a, 0);   ∂L/∂a = 0 where a ≤ 0, else g"""
 
     op = "relu"
 
     def forward(self, a):
         self.save(inactive=a <= 0)
-        return np.where(a < 0, 0, a)  # not a·[a > 0]: −inf·0 is NaN; NaN and −0.0 stay
+        return np.where(a < 0, 0, a)  # max(a, 0)
 
     def backward(self, g):
-        # np.where, not g·mask: an inactive unit passes exactly 0 even when g is inf or NaN
         return np.where(self.saved["inactive"], 0, g).astype(g.dtype, copy=False)
 
 
@@ -34,7 +33,7 @@ class GELU(Function):
     op = "gelu"
 
     def forward(self, x):
-        z, slope = gelu_and_slope(x, self.needs_input_grad[0])  # x·Φ(x) and Φ(x) + x·φ(x)
+        z, slope = gelu_and_slope(x, self.needs_input_grad[0])  # x·Φ(x); ∂z/∂x if needed
         self.save(slope=slope)
         return z
 

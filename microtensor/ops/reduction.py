@@ -1,7 +1,7 @@
 """Reductions `sum mean` over a tuple of axes (notes 3.8: their backward; max: ops/maximum.py).
 
 The backward of a reduction spreads g back over the reduced axes: every input element of a sum
-gets g, of a mean g/n. torch's dim=, keepdim= forms: parity/surface/reduction.py.
+gets g, of a mean g/n.
 """
 import math
 
@@ -42,13 +42,13 @@ class Mean(Reduction):
 
     def forward(self, a):
         self.count = math.prod(a.shape[i] for i in self.axes)
-        # Σ a added as Sum's, float16 in float32 until divided, then rounded once (as torch)
-        total = sum_as_torch(a, self.axes, self.keepdims, dtype=accumulator(a.dtype))
+        total = sum_as_torch(a, self.axes, self.keepdims, dtype=accumulator(a.dtype))  # Σ a
         return np.divide(total, self.count).astype(a.dtype, copy=False)
 
     def backward(self, g):
         return np.broadcast_to(self._spread(g) / max(self.count, 1), self.input_shapes[0])
 
 
+# parity/surface/reduction.py wraps both: x.sum() of all, axis= or dim=, keepdim= (as torch)
 Tensor.sum = lambda x, axes, keepdims=False: apply(Sum(axes, keepdims), x)
 Tensor.mean = lambda x, axes, keepdims=False: apply(Mean(axes, keepdims), x)

@@ -1,8 +1,6 @@
 """Ops that move elements without changing them: reshape, permute/transpose, indexing (notes
 3.5: splitting and merging the heads is a reshape and a transpose; `cat` is in ops/cat.py).
-
-Their backward moves the gradient back the same way: reshape it back, apply the inverse
-permutation, or add it at the positions that were read.
+Their backward moves the gradient back: reshaped back, permuted back, added where it was read.
 """
 import numpy as np
 
@@ -64,6 +62,7 @@ def transpose(x, dim0, dim1):
     return apply(Permute(dims, op="transpose"), x)
 
 
+# parity/surface/shape.py wraps these: torch's forms of shapes and dims (a tuple, negative), view
 Tensor.reshape = lambda x, *shape: apply(Reshape(shape), x)
 Tensor.permute = lambda x, *dims: apply(Permute(dims), x)
 Tensor.transpose = transpose
