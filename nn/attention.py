@@ -31,12 +31,12 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
                                  causal_alignment="top_left"):
     """Z = softmax(QKᵀ/√d_k + M) V (notes 3.2–3.4), returning (Z, A). A boolean attn_mask is
     True where a key is blocked, unlike torch.nn.functional.scaled_dot_product_attention,
-    where True means may attend.
+    where True means may attend. Errors: attention_checks.py, masks.py.
 
     q [..., T_q, d_k], k [..., T_k, d_k], v [..., T_k, d_v] -> Z [..., T_q, d_v] and
     A [..., T_q, T_k] (before dropout; a row whose keys are all blocked is 0, never NaN).
-    A float attn_mask is added (a learned one gets its gradient). is_causal adds causal_mask,
-    "top_left" (torch's) or "bottom_right". Errors: attention_checks.py, masks.py.
+    A float attn_mask is added (a learned one gets its gradient). is_causal: causal_mask at
+    offset 0 ("top_left", torch's) or T_k − T_q ("bottom_right"): the same when T_q = T_k.
     """
     check_qkv(q, k, v)
     d_k, t_q, t_k = q.shape[-1], q.shape[-2], k.shape[-2]
@@ -45,7 +45,7 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     s = named(s * (1 / math.sqrt(d_k) if d_k else 1.0), "S")  # S = QKᵀ/√d_k (d_k = 0: S = 0)
     blocked = (causal_mask(t_q, t_k, masks.causal_offset(t_q, t_k, causal_alignment))
                if is_causal else None)                     # [T_q, T_k]  True: M_ij = −inf
-    s, blocked = masks.add_attn_mask(s, attn_mask, blocked)  # a caller's mask joins M
+    s, blocked = masks.add_attn_mask(s, attn_mask, blocked)  # bool: ORed into M; float: + S
     if blocked is not None:
         s = named(s.masked_fill(blocked, -math.inf), "S (masked)")  # S + M: exp(−inf) = 0
     a = named(s.softmax(axis=-1), "A")                     # [..., T_q, T_k]  rows sum to 1
@@ -76,10 +76,9 @@ class MultiHeadAttention(Module):
     def forward(self, x, context=None, attn_mask=None, key_padding_mask=None, is_causal=False,
                 kv_cache=None, causal_alignment=None):
         """x [B, T, D] -> [B, T, D]: queries from x, keys and values from x or, in
-        cross-attention, `context` [B, T_k, D]. Masks, joined by masks.py: attn_mask (bool or
-        float, broadcasting to [B, H, T, T_k]), key_padding_mask (bool [B, T_k], True at
-        padding), is_causal (M, bottom-right unless causal_alignment). kv_cache: nn.KVCache
-        (3.7). Errors: attention_checks.py, masks.py."""
+        cross-attention, `context` [B, T_k, D]. attn_mask: bool or float, to [B, H, T, T_k];
+        key_padding_mask: bool [B, T_k], True at padding; is_causal: M (bottom-right unless
+        causal_alignment); kv_cache: nn.KVCache (3.7). Errors: attention_checks.py, masks.py."""
         check_attention_inputs(self.d_model, x, context, kv_cache)
         B, T, _ = x.shape
         source = x if context is None else context
@@ -87,15 +86,16 @@ class MultiHeadAttention(Module):
         if kv_cache is None:
             k = self._split_heads(self.k_proj(source))      # [B, H, T_k, d_k]  K = X W_K
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d_k]  V = X W_V
-        else:  # K, V [B, H, T_past + T, d_k]: the cached ones and this call's (3.7)
+        else:  # K, V [B, H, T_past + T, d_k] (3.7); cross-attention: the context's, projected once
             k, v = kv_cache.keys_values(self, source, cross=context is not None)
         T_k = k.shape[2]
+        # M's offset: T_k − T (bottom-right) unless causal_alignment is given; None: not causal
         offset = masks.module_causal_offset(T, T_k, is_causal, causal_alignment,
-                                            kv_cache is not None)   # None: not causal
+                                            kv_cache is not None)
         dropout_p = self.dropout if self.training else 0.0
         if self.attention == "tiled":                       # the same Z in O(T) memory (3.8)
             z = multi_head_tiled(self, q, k, v, attn_mask, key_padding_mask, offset, dropout_p)
-        else:  # M (3.3), the padding and a caller's mask, as one mask
+        else:  # M (3.3), padding and attn_mask as one mask to [B, H, T, T_k], or None
             mask = masks.heads_mask(causal_mask, (B, self.n_heads, T, T_k), attn_mask,
                                     key_padding_mask, offset)
             z, a = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)

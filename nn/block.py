@@ -29,9 +29,9 @@ def sublayer(x, norm, fn, norm_first, skip=None):
 
 
 class TransformerBlock(Module):
-    """x [B, T, D] -> [B, T, D]: causal self-attention, then the FFN, pre- or post-norm (the
-    maths of nn.TransformerEncoderLayer with is_causal=True). ln_1, attn, ln_2, mlp (d_ff wide;
-    GELU as GPT-2; the 2017 paper and notes 3.6 use ReLU): nanoGPT's names, for its checkpoints."""
+    """x [B, T, D] -> [B, T, D] ([B, 1, D] with last_only): causal self-attention, then the FFN,
+    pre- or post-norm (nn.TransformerEncoderLayer's maths, is_causal=True). ln_1, attn, ln_2,
+    mlp (d_ff wide; GELU as GPT-2, ReLU in 2017 and 3.6): nanoGPT's names, for its checkpoints."""
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True, activation="gelu",
                  bias=True):
@@ -43,12 +43,11 @@ class TransformerBlock(Module):
         self.mlp = FeedForward(d_model, d_ff, activation=activation, dropout=dropout, bias=bias)
 
     def forward(self, x, key_padding_mask=None, kv_cache=None, last_only=False):
-        """x [B, T, D] -> [B, T, D]; key_padding_mask [B, T] True at padding; kv_cache an
-        nn.KVCache (generation). last_only: the last row alone, [B, 1, D] (generation samples
-        from it; after attention each row is computed on its own)."""
-        def self_attention(h):                              # [B, T, D] -> [B, T or 1, D]
-            # last_only: the last row's query alone, over keys and values from every row of h,
-            # passed as `context` (into an empty cache, which stores h's K, V as self would)
+        """x [B, T, D] -> [B, T, D]; last_only: the last row alone, [B, 1, D] (what generate's
+        sliding window samples); key_padding_mask [B, T] True at padding; kv_cache: nn.KVCache."""
+        def self_attention(h):                              # h [B, T, D] -> [B, T or 1, D]
+            # last_only: one query, the last row, over keys and values from all T rows of h;
+            # past attention each row is computed on its own, so the other rows are not needed
             query, context = (h[:, -1:], h) if last_only else (h, None)
             return self.attn(query, context=context, key_padding_mask=key_padding_mask,
                              is_causal=True, kv_cache=kv_cache, causal_alignment="bottom_right")

@@ -33,7 +33,8 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
         self.training = True
 
     def __call__(self, *args, **kwargs):
-        """Run forward inside this module's scope, so every op it records knows its path."""
+        """Run forward inside this module's scope: each op it records keeps the module's
+        dotted path (`_path`, e.g. blocks.0.attn: module_names.py), for the pictures."""
         outer = enter_scope(self._path, type(self).__name__)
         try:
             return self.forward(*args, **kwargs)
@@ -46,27 +47,13 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
         module_parity.py); anything else is a plain attribute."""
         registry = registry_for(self, name, value)
         if registry is not None:
-            self._name_new(name, value)  # the pictures' dotted names: module_names.py
+            self._name_new(name, value)  # gives it its dotted name (module_names.py)
             registry[name] = value
-        # an attribute too (torch's are only in the registries): reading self.w is then
-        # Python's own lookup, not a __getattr__ call (5% of generation's time)
-        object.__setattr__(self, name, value)
-
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        """(dotted name, Parameter) for every parameter, a shared one (tied weight) once at
-        its first name (under each: remove_duplicate=False); recurse=False: only this one's."""
-        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-                   if recurse else [(prefix, self)])
-        seen = set()
-        for path, module in modules:
-            for name, p in module._parameters.items():
-                if p is not None and p not in seen:
-                    if remove_duplicate:
-                        seen.add(p)
-                    yield (f"{path}.{name}" if path else name), p
+        object.__setattr__(self, name, value)  # also plain: reading self.w needs no __getattr__
 
     def parameters(self, recurse=True):
-        """The parameters, each once, as a list (torch gives a generator: docs/conformance.md)."""
+        """Every registered parameter here and below, as a list, a tied weight once
+        (named_parameters, module_names.py, walks the tree for them)."""
         return [p for _, p in self.named_parameters(recurse=recurse)]
 
     def train(self, mode=True):

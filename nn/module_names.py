@@ -1,7 +1,7 @@
 """The names a module tree gives itself, beside the reading path's Module (nn/module.py): the
-walk over the tree (`named_modules`, `named_children`), each module's dotted path
-(`blocks.0.attn`), each parameter's full name (`blocks.0.attn.q_proj.weight`), the printed
-tree and its size.
+walk over the tree (`named_modules`, `named_children`, `named_parameters`), each module's
+dotted path (`blocks.0.attn`), each parameter's full name (`blocks.0.attn.q_proj.weight`),
+the printed tree and its size.
 
 Names are fixed when the tree is built: assigning a sub-module gives it, and everything
 below it, its path, and a parameter without a name its full name. Calling a module runs
@@ -45,6 +45,19 @@ class ModuleNames:
 
     def modules(self):
         return (m for _, m in self.named_modules())
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, Parameter) for every parameter, a shared one (tied weight) once at
+        its first name (under each: remove_duplicate=False); recurse=False: only this one's."""
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
+        seen = set()
+        for path, module in modules:
+            for name, p in module._parameters.items():
+                if p is not None and p not in seen:
+                    if remove_duplicate:
+                        seen.add(p)
+                    yield (f"{path}.{name}" if path else name), p
 
     def _name_new(self, name, value):
         """Name `value`, about to be registered as `self.name`: a module new to this tree (a

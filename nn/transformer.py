@@ -74,6 +74,7 @@ class TransformerDecoderLayer(Module):
         ValueError: bad masks (masks.py), a tgt_mask that is not M (layer_checks.py)."""
         tgt_is_causal = check_causal_hint(tgt_mask, tgt_is_causal)  # True: the mask is M alone
         tgt_mask = None if tgt_is_causal else tgt_mask
+        x, memory = (_batch_major(t, self.batch_first) for t in (tgt, memory))  # [B, T, D]
 
         def self_attention(h):
             return self.self_attn(h, attn_mask=tgt_mask, key_padding_mask=tgt_key_padding_mask,
@@ -84,7 +85,6 @@ class TransformerDecoderLayer(Module):
                                        key_padding_mask=memory_key_padding_mask,
                                        kv_cache=cross_attn_cache)
 
-        x, memory = (_batch_major(t, self.batch_first) for t in (tgt, memory))  # [B, T, D]
         x = sublayer(x, self.norm1, self_attention, self.norm_first)     # [B, T_tgt, D]
         x = sublayer(x, self.norm2, cross_attention, self.norm_first)    # [B, T_tgt, D]
         x = sublayer(x, self.norm3, self.ff, self.norm_first)            # [B, T_tgt, D]

@@ -20,6 +20,7 @@ class AdamW(Optimizer):
         m ← β₁m + (1 − β₁)g            v ← β₂v + (1 − β₂)g²
         p ← p − lr · (m / (1 − β₁ᵗ)) / (√(v / (1 − β₂ᵗ)) + ε)
 
+    m and v start at 0, so after t steps they are (1 − βᵗ) of the average: ÷(1 − βᵗ) undoes it.
     torch.optim.AdamW's arguments and defaults: amsgrad divides by the largest v so far;
     maximize climbs the objective (g ← −g). Errors: optimizer_checks.py.
     """
@@ -39,19 +40,17 @@ class AdamW(Optimizer):
                 s = self.state[p] or self._new_state(p, group)  # {} before the first step
                 m, v, t = s["exp_avg"], s["exp_avg_sq"], s["step"] + 1
                 s["step"] = t
-                with writing(p) as data:  # in place, each write counted (parity/versions.py)
+                with writing(p) as data:  # p's array; an in-place write its version counter sees
                     data *= 1 - lr * wd                                 # p ← p − lr·λ·p
                     m *= beta1
                     m += (1 - beta1) * g                                # m ← β₁m + (1 − β₁)g
-                    # (1 − β₂)·g first, as torch: g = 2e19 gives v = 4e35 in float32, not inf
                     v *= beta2
                     v += (1 - beta2) * g * g                            # v ← β₂v + (1 − β₂)g²
-                    if group["amsgrad"]:  # the largest v so far, kept in the state
+                    if group["amsgrad"]:
                         v = np.maximum(s["max_exp_avg_sq"], v, out=s["max_exp_avg_sq"])
                     denom = np.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps  # √(v/(1 − β₂ᵗ)) + ε
                     data -= lr / (1 - beta1 ** t) * m / denom           # p ← p − lr·m̂/denom
         return loss
 
     def _required_state(self, group):  # the buffers Optimizer._new_state makes at step 1
-        return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"]
-                                                    else ())
+        return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
