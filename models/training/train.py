@@ -17,9 +17,8 @@ from .train_extras import TrainExtras
 
 
 def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, batch_loss=None):
-    """{split name: mean loss over eval_iters random batches of ids [N]}, in eval mode without a
-    graph; batch_loss(x, y) -> float (default: the model's loss). The batches: the same at each
-    evaluation (a generator of their own, seeded with `seed`)."""
+    """{split name: mean loss over eval_iters random batches of ids [N]}, in eval mode, no graph;
+    the same batches each time (their own generator, seeded). batch_loss(x, y) -> a float."""
     batch_loss = batch_loss or (lambda x, y: model(x, y)[1].item())
     model.eval()
     out = {}
@@ -37,8 +36,7 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
     """Train a GPT on `corpus` (tokenizer, ids [N]) as the TrainingRun `run` says, saving into
     its --out; returns the last evaluation {"iter", "train_loss", "val_loss", "best_val_loss",
     "elapsed_s"}. log_grad_norms, processes, on_evaluation: train_extras.py. ValueError
-    (settings, text, processes), run.Interrupted (saved), run.NonFiniteLoss.
-    """
+    (settings, text, processes), run.Interrupted (saved), run.NonFiniteLoss."""
     config = run.resolved_settings("train", "TrainConfig, preset, flags")
     tokenizer, ids = corpus                                 # ids [N] uint8/16
     data = describe_data(run, tokenizer, ids, source, data_path)
