@@ -54,9 +54,8 @@ class Seq2SeqTransformer(nn.Module):
         self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
         self.positions = sinusoidal_positions(c.max_len, c.d_model)  # [max_len, D], fixed
         self.drop = nn.Dropout(c.dropout)
-        layer = {"d_model": c.d_model, "nhead": c.n_heads, "dim_feedforward": c.d_ff,
-                 "dropout": c.dropout, "activation": c.activation, "norm_first": c.norm_first,
-                 "batch_first": True}
+        layer = dict(d_model=c.d_model, nhead=c.n_heads, dim_feedforward=c.d_ff, dropout=c.dropout,
+                     activation=c.activation, norm_first=c.norm_first, batch_first=True)
         self.encoder = nn.ModuleList(nn.TransformerEncoderLayer(**layer)
                                      for _ in range(c.n_encoder_layers))
         self.decoder = nn.ModuleList(nn.TransformerDecoderLayer(**layer)
@@ -74,7 +73,8 @@ class Seq2SeqTransformer(nn.Module):
         end = start + ids.shape[1]
         inputs.check_max_len(end, self.config.max_len)
         x = embedding(ids) * math.sqrt(self.config.d_model)       # [B, T, D]
-        pe = Tensor(self.positions[start:end], name="positions (sinusoidal)")  # [T, D], named
+        # a named constant, so that the graph pictures label its box
+        pe = Tensor(self.positions[start:end], name="positions (sinusoidal)")  # [T, D]
         return self.drop(x + pe)                                    # [B, T, D] + [T, D]
 
     def encode(self, src, src_padding_mask=None):
