@@ -4,11 +4,8 @@
     x = block(x), n_layer times         [B, T, D]  attention + FFN sub-layers (nn/block.py)
     logits = LayerNorm(x) · wteᵀ        [B, T, V]  the LM head, tied to the token embedding
 
-Training is teacher forcing: one causal forward scores every position at once. Generation is
-step by step: the prompt in one forward (prefill), then each new token alone (decode), a KV cache
-keeping the keys and values already computed. References: Vaswani et al. 2017; Karpathy, nanoGPT
-`model.py` (the same architecture and initialisation, written here from scratch). The config,
-GPTConfig, is in models/config.py; sampling from the logits in models/sampling.py.
+References: Vaswani et al. 2017; Karpathy, nanoGPT `model.py` (the same architecture and
+initialisation, written from scratch). GPTConfig: models/config.py; sampling: models/sampling.py.
 """
 import math
 
@@ -27,20 +24,17 @@ __all__ = ["GPT", "GPTConfig", "TEMPERATURE_MIN", "sample_next", "init_gpt2_weig
 
 
 class GPT(nn.Module):
-    """idx [B, T] int -> logits [B, T, vocab_size]: next-token scores at every position.
-
-    wte (token embedding [V, D]), wpe (position embedding [block_size, D]), drop, blocks
-    (n_layer TransformerBlocks), ln_f. The head reuses wte (Press & Wolf 2017): backward adds
-    the gradients of both uses. The config keeps nanoGPT's names (n_embd = D, n_head = H).
-    """
+    """idx [B, T] int -> logits [B, T, vocab_size]: next-token scores at every position. The
+    head reuses wte (Press & Wolf 2017): backward adds the gradients of both uses. The config
+    keeps nanoGPT's names (n_embd = D, n_head = H)."""
 
     kind, config_class = "gpt", GPTConfig  # its name and config in a checkpoint
 
     def __init__(self, config):
         super().__init__()
         self.config = c = config
-        self.wte = nn.Embedding(c.vocab_size, c.n_embd)
-        self.wpe = nn.Embedding(c.block_size, c.n_embd)
+        self.wte = nn.Embedding(c.vocab_size, c.n_embd)             # tokens [V, D]
+        self.wpe = nn.Embedding(c.block_size, c.n_embd)             # positions [block_size, D]
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
             nn.TransformerBlock(c.n_embd, c.n_head, 4 * c.n_embd, dropout=c.dropout,
@@ -55,8 +49,8 @@ class GPT(nn.Module):
 
         Teacher forcing (3.7): for the text ABCD, idx = [A, B, C] and targets = [B, C, D].
         kv_caches: one nn.KVCache per block (generation); idx holds only the new tokens, at
-        positions start = len(cache) onwards. last_only: the last position's logits alone
-        [B, 1, V], what sampling reads after a prefill. ValueError: bad input (gpt_inputs.py).
+        positions start = len(cache) onwards. last_only: logits [B, 1, V] of the last position
+        alone (generate's uncached slide step). ValueError: bad input (gpt_inputs.py).
         """
         idx, start = check_forward(self, idx, kv_caches, last_only)
         caches = kv_caches or [None] * len(self.blocks)
@@ -69,12 +63,9 @@ class GPT(nn.Module):
         return logits, loss
 
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
-        """idx [B, T] int -> [B, T + max_new_tokens] (a Tensor for a Tensor idx), each new token
-        sampled from the last position's logits (models/sampling.py; notes 3.7), under no_grad
-        in the current mode (call model.eval() first). use_cache: prefill, then decode against the
-        KV cache while the sequence fits block_size; else each step reruns the last block_size
-        tokens. Errors: sampling.check_generate.
-        """
+        """idx [B, T] int -> [B, T + max_new_tokens] (a Tensor for a Tensor idx): each new token
+        sampled from the last position's logits (sampling.py; 3.7), under no_grad in the current
+        mode (model.eval() first). use_cache=False: every step slides. Errors: check_generate."""
         was_tensor = isinstance(idx, Tensor)
         idx = check_generate(idx.data if was_tensor else idx, max_new_tokens, temperature, top_k)
         block_size, caches = self.config.block_size, None
@@ -102,12 +93,11 @@ class GPT(nn.Module):
 def init_gpt2_weights(model, n_layer, std=0.02):
     """GPT-2's initialisation (§2.3), in place: Linear and Embedding weights ~ N(0, std²), Linear
     biases 0. The two projections per block that add into the residual stream (attn.out_proj,
-    mlp.proj) get std / √(2·n_layer), so that the stream's variance does not grow with depth.
-    """
+    mlp.proj) get std / √(2·n_layer), so that the stream's variance does not grow with depth."""
     rng = microtensor.random.generator()
     for module in model.modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
-            with writing(module.weight) as data:  # a counted write (microtensor/parity/versions.py)
+            with writing(module.weight) as data:  # an in-place write torch's version counter sees
                 data[...] = rng.normal(0.0, std, size=module.weight.shape)
         if isinstance(module, nn.Linear) and module.bias is not None:
             with writing(module.bias) as data:

@@ -43,12 +43,7 @@ def sinusoidal_positions(max_len, d_model):
 
 
 class Seq2SeqTransformer(nn.Module):
-    """src [B, T_src], tgt_in [B, T_tgt] int -> logits [B, T_tgt, tgt_vocab_size].
-
-    src_embed, tgt_embed, encoder and decoder (ModuleLists of nn/transformer.py's layers),
-    encoder_norm and decoder_norm (pre-norm only: nothing else normalises the last layer's
-    output), out_proj (only without tie_output).
-    """
+    """src [B, T_src], tgt_in [B, T_tgt] int -> logits [B, T_tgt, tgt_vocab_size]."""
 
     kind, config_class = "seq2seq", Seq2SeqConfig  # its name and config in a checkpoint
 
@@ -59,17 +54,16 @@ class Seq2SeqTransformer(nn.Module):
         self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
         self.positions = sinusoidal_positions(c.max_len, c.d_model)  # [max_len, D], fixed
         self.drop = nn.Dropout(c.dropout)
-        layer = {"d_model": c.d_model, "nhead": c.n_heads, "dim_feedforward": c.d_ff,
-                 "dropout": c.dropout, "activation": c.activation, "norm_first": c.norm_first,
-                 "batch_first": True}
+        layer = dict(d_model=c.d_model, nhead=c.n_heads, dim_feedforward=c.d_ff, dropout=c.dropout,
+                     activation=c.activation, norm_first=c.norm_first, batch_first=True)
         self.encoder = nn.ModuleList(nn.TransformerEncoderLayer(**layer)
                                      for _ in range(c.n_encoder_layers))
         self.decoder = nn.ModuleList(nn.TransformerDecoderLayer(**layer)
                                      for _ in range(c.n_decoder_layers))
-        if c.norm_first:
+        if c.norm_first:  # pre-norm: nothing else normalises the last layer's output
             self.encoder_norm = nn.LayerNorm(c.d_model)
             self.decoder_norm = nn.LayerNorm(c.d_model)
-        if not c.tie_output:
+        if not c.tie_output:  # else the output projection is tgt_embed's weight, transposed
             self.out_proj = nn.Linear(c.d_model, c.tgt_vocab_size)
         nn.use_attention(self, c.attention)
         init_xavier_uniform(self)
@@ -93,11 +87,9 @@ class Seq2SeqTransformer(nn.Module):
         return self.encoder_norm(x) if self.config.norm_first else x
 
     def decode(self, tgt_in, memory, src_padding_mask, tgt_padding_mask=None, caches=None):
-        """Logits [B, T_tgt, tgt_vocab_size] for the target tokens tgt_in [B, T_tgt] given memory.
-
+        """Logits [B, T_tgt, tgt_vocab_size] for the target tokens tgt_in [B, T_tgt] given memory;
         caches: one (self-attention, cross-attention) pair of nn.KVCache per decoder layer
-        (decoding): tgt_in then holds only the new tokens, at positions start onwards.
-        """
+        (decoding): tgt_in then holds only the new tokens, at positions start onwards."""
         start = inputs.decode_start(caches, len(self.decoder))      # positions already cached
         x = self._embed(self.tgt_embed, tgt_in, start)              # [B, T_tgt, D]
         caches = caches or [(None, None)] * len(self.decoder)
@@ -107,9 +99,7 @@ class Seq2SeqTransformer(nn.Module):
                       self_attn_cache=self_cache, cross_attn_cache=cross_cache)  # [B, T, D]
         if self.config.norm_first:
             x = self.decoder_norm(x)
-        if self.config.tie_output:
-            return x @ self.tgt_embed.weight.T                      # [B, T_tgt, V]  tied
-        return self.out_proj(x)                                     # [B, T_tgt, V]
+        return x @ self.tgt_embed.weight.T if self.config.tie_output else self.out_proj(x)
 
     def forward(self, src, tgt_in, targets=None, src_padding_mask=None, tgt_padding_mask=None,
                 label_smoothing=0.0):
@@ -134,8 +124,7 @@ class Seq2SeqTransformer(nn.Module):
         """Greedy translation from bos_id to eos_id -> int64 [B, ≤ max_new_tokens] (bos_id left
         out; after a row's eos_id, pad_id). The encoder runs once; use_cache: each step decodes
         the newest token against each layer's KV caches (3.7), else the whole prefix again.
-        Under no_grad, in the current mode. ValueError: bad input (seq2seq_inputs.py), NaN logits.
-        """
+        Under no_grad, in the current mode. ValueError: bad input (seq2seq_inputs), NaN logits."""
         c = self.config
         inputs.check_max_new_tokens(max_new_tokens, c.max_len)
         src, pad = inputs.source_and_padding(src, src_padding_mask, c.pad_id)
@@ -157,11 +146,11 @@ class Seq2SeqTransformer(nn.Module):
 
 
 def init_xavier_uniform(model):
-    """Every matrix of `model`, in place, ~ U(±√(6 / (fan_in + fan_out))) (Glorot & Bengio
-    2010), as the Annotated Transformer and torch.nn.Transformer start theirs."""
+    """Every matrix ~ U(±√(6 / (fan_in + fan_out))), in place (Glorot & Bengio 2010), as the
+    Annotated Transformer and torch.nn.Transformer start theirs."""
     rng = microtensor.random.generator()
     for p in model.parameters():
         if p.ndim > 1:
             bound = math.sqrt(6.0 / sum(p.shape))
-            with writing(p) as data:  # counted, as every library write (parity/versions.py)
+            with writing(p) as data:  # an in-place write torch's version counter sees
                 data[...] = rng.uniform(-bound, bound, size=p.shape)

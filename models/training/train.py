@@ -1,12 +1,10 @@
 """Training the GPT, read top to bottom as nanoGPT's `train.py`: data -> model and AdamW -> the
-loop (schedule, batch, forward, loss.backward(), clip, step; evaluate and save the checkpoint).
-run.py keeps the --out directory, the checkpoint files, resume, the lock, Ctrl-C and the
-progress bar; data_parallel.py joins only for --processes > 1.
+loop (learning rate, batch, forward, loss.backward(), clip, step; evaluate and save).
+run.py keeps the --out directory, the checkpoints, resume, Ctrl-C and the progress bar;
+train_extras.py the --processes, --log-grad-norms and --explore options.
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch); Radford et
 al. 2019 (GPT-2); Loshchilov & Hutter 2019 (AdamW).
 """
-import contextlib
-
 import numpy as np
 
 import microtensor
@@ -14,14 +12,13 @@ import nn
 
 from ..gpt import GPT
 from .data import describe_data, get_batch, split_ids
-from .data_parallel import data_parallel
 from .run import configure_optimizer
+from .train_extras import TrainExtras
 
 
 def estimate_loss(model, splits, eval_iters, batch_size, block_size, seed=0, batch_loss=None):
-    """{split name: mean loss over eval_iters random batches of ids [N]}, in eval mode without a
-    graph; batch_loss(x, y): a batch's loss, a float (default: the model's). The batches come
-    from their own generator seeded with `seed`: the same each time, the run's left alone."""
+    """{split name: mean loss over eval_iters random batches of ids [N]}, in eval mode, no graph;
+    the same batches each time (their own generator, seeded). batch_loss(x, y) -> a float."""
     batch_loss = batch_loss or (lambda x, y: model(x, y)[1].item())
     model.eval()
     out = {}
@@ -38,11 +35,8 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
           processes=1, on_evaluation=None):
     """Train a GPT on `corpus` (tokenizer, ids [N]) as the TrainingRun `run` says, saving into
     its --out; returns the last evaluation {"iter", "train_loss", "val_loss", "best_val_loss",
-    "elapsed_s"}. log_grad_norms: each module's ‖∂L/∂θ‖ (before clipping) into metrics.jsonl;
-    processes > 1: each batch's rows split over processes (data_parallel.py); on_evaluation(model,
-    it) after each evaluation (`train --explore`), leaving the model as it found it. Errors:
-    ValueError (settings, text, processes), run.Interrupted (saved), run.NonFiniteLoss.
-    """
+    "elapsed_s"}. log_grad_norms, processes, on_evaluation: train_extras.py. ValueError
+    (settings, text, processes), run.Interrupted (saved), run.NonFiniteLoss."""
     config = run.resolved_settings("train", "TrainConfig, preset, flags")
     tokenizer, ids = corpus                                 # ids [N] uint8/16
     data = describe_data(run, tokenizer, ids, source, data_path)
@@ -50,50 +44,44 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
     train_ids, val_ids = split_ids(ids, config.block_size, source, tokenizer.unit)  # 90/10
 
     model = GPT(config.model_config(tokenizer.vocab_size))
-    optimizer = configure_optimizer(model, config)          # AdamW, decay on matrices only
-    parallel = data_parallel(model, processes, (config.batch_size, config.block_size),
-                             reseed=config.dropout > 0)  # None for one process
+    optimizer = configure_optimizer(model, config)  # AdamW; decay on matrices, not biases/gains
+    extras = TrainExtras(model, config, processes, log_grad_norms, on_evaluation)
     info = {**tokenizer.to_info(), "train_config": config.to_dict(), "data": data,
             "processes": processes}
     about = (f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val "
              f"{tokenizer.unit}, vocabulary {tokenizer.vocab_size})")
     it = run.start(model, optimizer, info, about, progress)  # 0, or the resumed state's
-    grad_norms = None
 
     # run.running: the progress bar, Ctrl-C asking for a stop at a step's end, --out locked
-    with parallel or contextlib.nullcontext(), run.running(it, "train"):
+    with extras, run.running(it, "train"):
         while True:
             if run.evaluation_due(it):          # at 0, every eval_interval, the end
                 losses = estimate_loss(model, {"train": train_ids, "val": val_ids},
                                        config.eval_iters, config.batch_size, config.block_size,
-                                       seed=config.seed + 1,
-                                       batch_loss=parallel.loss if parallel else None)
+                                       seed=config.seed + 1, batch_loss=extras.batch_loss)
                 # print, append to metrics.jsonl, save the checkpoint (and the best model)
-                run.record_evaluation(it, losses["train"], losses["val"],
-                                      logged={"grad_norms": grad_norms} if grad_norms else None)
-                if on_evaluation is not None:
-                    on_evaluation(model, it)
+                run.record_evaluation(it, losses["train"], losses["val"], logged=extras.logged())
+                extras.evaluated(it)
             if it == config.max_iters:
                 break
             run.stop_if_asked(it)               # after Ctrl-C: save, raise Interrupted
-            lr = run.set_learning_rate(it)      # warmup, then cosine decay to min_lr
-            # x, y [B, T]: y is x shifted one position left, each target the next id, every
-            # position scored in one forward (teacher forcing, 3.7; data.py's get_batch)
+            # lr·(it + 1)/(warmup_iters + 1) while warming up, then min_lr + ½(1 + cos πp)(lr −
+            # min_lr), p going 0 → 1 until lr_decay_iters, min_lr after (nn/optim/schedule.py)
+            lr = run.set_learning_rate(it)
+            # x, y [B, T]: y[b, t] is the id after x[b, t], every position trained at once (3.7)
             x, y = get_batch(train_ids, config.batch_size, config.block_size)
             optimizer.zero_grad()
-            if parallel is None:
+            if extras.parallel:                 # --processes > 1: the same, rows split over them
+                loss = extras.parallel.forward_backward(x, y)
+            else:
                 _, loss = model(x, y)           # forward: the mean cross-entropy
                 loss.backward()                 # backward: every parameter's .grad
                 loss = loss.item()
-            else:                               # the same, the rows split over processes
-                loss = parallel.forward_backward(x, y)
             run.check_finite(loss, it, "training loss")  # before a step spoils the weights
-            if log_grad_norms:
-                grad_norms = nn.utils.grad_norms_by_module(model)
-            if config.grad_clip > 0:
+            extras.note_grad_norms()
+            if config.grad_clip > 0:            # g ← g·min(1, grad_clip/‖g‖), ‖g‖ over all at once
                 nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
             optimizer.step()                    # AdamW
             it += 1
             run.stepped(loss, lr)               # the progress bar
     return run.result()
-
