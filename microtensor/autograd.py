@@ -14,35 +14,36 @@ from .parity.summation import sum_as_torch
 def unbroadcast(grad, shape):
     """Sum `grad` back to `shape`, undoing the broadcasting that the forward op did.
 
-    The gradient of a broadcast is a sum: broadcasting copies an input along new leading axes
-    and along axes of size 1, so its gradient adds up the gradients of the copies. E.g. a bias
-    `[D]` added to `[B, T, D]` receives `grad.sum(axis=(0, 1))`.
+    Broadcasting copies an input along new leading axes and along axes of size 1, so the
+    gradient adds up the copies' gradients. E.g. grad (2, 3, 4) to (3, 1): axis 0 is new, axis
+    2 was stretched from 1; the sum over (0, 2) has shape (3,), reshaped to (3, 1).
     """
     if grad.shape == shape:
         return grad
-    extra = grad.ndim - len(shape)  # the new leading axes, then the axes stretched from 1
-    axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)
-                                       if n == 1 and grad.shape[extra + i] != 1)
+    new = grad.ndim - len(shape)  # axes 0 .. new − 1 are new (leading)
+    stretched = [new + i for i, n in enumerate(shape) if n == 1 and grad.shape[new + i] != 1]
     # grad.sum(axes), in blocks as torch: numpy adds these axes row by row (parity/summation.py)
-    return sum_as_torch(grad, axes).reshape(shape)
+    return sum_as_torch(grad, (*range(new), *stretched)).reshape(shape)
 
 
 class Function:
-    """One op of the graph, its forward and backward side by side under its formula (e.g. Mul
-    in ops/arithmetic.py). One instance per call is that call's node: `inputs` (the node behind
-    each input), `input_shapes`, `saved`, and its output's `shape` and `dtype` (set by apply)."""
+    """One op of the graph: forward on the inputs' numpy arrays, backward from g = ∂L/∂output
+    to one gradient per input (None where `needs_input_grad` asks for none), in the input's
+    shape or the output's (backward() sums it back: `unbroadcast`). E.g. (ops/arithmetic.py):
+
+        class Mul(Function):  # z = a ⊙ b;   ∂L/∂a = g ⊙ b,   ∂L/∂b = g ⊙ a
+            def forward(self, a, b):
+                self.save(a=a, b=b)
+                return a * b
+            def backward(self, g):
+                return g * self.saved["b"], g * self.saved["a"]
+
+    One instance per call is that call's node; apply (tensor.py) sets `inputs` (the node
+    behind each input), `input_shapes`, and its output's `shape` and `dtype`."""
 
     op = "function"  # the name errors and pictures give the op
     inputs = input_shapes = needs_input_grad = ()
     saved = {}  # replaced by save(), never changed in place
-
-    def forward(self, *arrays):  # the inputs' numpy arrays -> the output's array
-        raise NotImplementedError(f"{type(self).__name__}.forward")
-
-    def backward(self, g):
-        """g = ∂L/∂output -> one gradient per input (None where `needs_input_grad` asks for
-        none), in the input's shape or the output's: backward() sums it back (`unbroadcast`)."""
-        raise NotImplementedError(f"{type(self).__name__}.backward")
 
     def save(self, **arrays):
         """Keep `arrays` for backward (not under no_grad: no backward will run)."""
@@ -83,7 +84,9 @@ def node_of(tensor):
 
 def topological_order(root):
     """`root` and the nodes it depends on, each one after every node that feeds it: depth
-    first, with a stack instead of recursion (a chain of 10,000 ops)."""
+    first, with a stack instead of recursion (a chain of 10,000 ops). E.g. d = b + c, with b
+    and c from a (✓ marks a (node, True) entry): pop d, push d✓ b c; pop c, push c✓ a; pop a,
+    push a✓; pop a✓ c✓ -> [a, c]; pop b, push b✓ (a seen); pop b✓ d✓ -> [a, c, b, d]."""
     order, visited = [], set()
     stack = [(root, False)]  # (node, False) visits its inputs; (node, True) then adds it
     while stack:
@@ -102,8 +105,7 @@ def backward(root, grad, step=None):
 
     In reversed topological order every consumer of a node runs before it, so the gradient of
     its output is complete (summed over all paths) when the node's backward runs. `step(node,
-    g)` runs it: Tensor.backward passes parity/graph.py's torch_step, node.backward(g) with
-    torch's checks and hooks around it.
+    g)`, if given, runs it (Tensor.backward's: torch's checks and hooks around it).
     """
     grads = {root: grad}  # node -> ∂L/∂(its output), summed over the paths seen so far
     for node in reversed(topological_order(root)):

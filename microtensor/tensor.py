@@ -59,7 +59,7 @@ class Tensor:
     ndim = property(lambda self: self.data.ndim)
     dtype = property(lambda self: self.data.dtype)
     size = property(lambda self: self.data.size)  # number of elements (torch: numel())
-    T = property(lambda self: self._transpose_2d())  # transpose(0, 1) (parity/surface/shape.py)
+    T = property(lambda self: self._transpose_2d())  # 2-D: transpose(0, 1) (parity/surface/)
 
     def backward(self, grad=None, retain_graph=False):
         """Add ∂L/∂leaf to `.grad` of every leaf that requires grad (notes 3.8): L is self (a
@@ -88,5 +88,5 @@ def apply(fn, *inputs):
         fn.input_shapes = tuple([t.data.shape for t in inputs])
         fn.shape, fn.dtype = out.data.shape, out.data.dtype  # backward sums to these
         out.grad_fn, out._requires_grad = fn, True
-    graph.after_op(fn, inputs, out, record)  # views, the pictures' record, hooks (parity)
+    graph.after_op(fn, inputs, out, record)  # views, pictures, hooks; out's value unchanged
     return out

@@ -61,8 +61,7 @@ class Div(Function):
 
     def backward(self, g):
         need_a, need_b = self.needs_input_grad
-        ga = g / self.saved["b"]
-        # −g ⊙ a / b² written as −(g / b) ⊙ a / b, reusing g / b
+        ga = g / self.saved["b"]  # ∂L/∂a; ∂L/∂b = −g ⊙ a / b² = −ga ⊙ a / b
         return (ga if need_a else None,
                 -ga * self.saved["a"] / self.saved["b"] if need_b else None)
 
@@ -92,10 +91,8 @@ class Pow(Function):
         return power(a, self.exponent)  # a ** p, rounded as torch (parity/power.py)
 
     def backward(self, g):
-        a, p = self.saved["a"], self.exponent
-        if p == 0:  # a⁰ = 1 is constant; p·a⁻¹ would give 0·inf = NaN at a = 0
-            return np.zeros_like(g)
-        return g * p * power(a, p - 1)
+        p = self.exponent  # p = 0: a⁰ = 1 is constant (p·a⁻¹ would be 0·inf = NaN at a = 0)
+        return g * p * power(self.saved["a"], p - 1) if p != 0 else np.zeros_like(g)
 
 
 # Tensors only; parity/surface/arithmetic.py wraps each, so that x * 0.5 lifts 0.5 to a Tensor

@@ -17,7 +17,7 @@ class Embedding(Function):
         self.ids = ids
 
     def forward(self, weight):
-        self.save(ids=self.ids)  # saved anyway: a 2nd backward needs retain_graph=True, as torch
+        self.save(ids=self.ids)  # so that a 2nd backward is refused as torch's (retain_graph)
         return weight[self.ids]
 
     def backward(self, g):

@@ -23,7 +23,8 @@ class LayerNorm(Function):
         ∂L/∂w = Σ g ⊙ x̂        ∂L/∂b = Σ g       (sums over the leading dims)
 
     Why: μ and r depend on every x of the row (∂μ/∂xⱼ = 1/n, ∂r/∂xⱼ = −r²x̂ⱼ/n), so
-    ∂x̂ᵢ/∂xⱼ = r(δᵢⱼ − 1/n − x̂ᵢx̂ⱼ/n), and Σᵢ ĝᵢ ∂x̂ᵢ/∂xⱼ gives ∂L/∂xⱼ above.
+    ∂x̂ᵢ/∂xⱼ = r(δᵢⱼ − 1/n − x̂ᵢx̂ⱼ/n), and ∂L/∂xⱼ = Σᵢ ĝᵢ ∂x̂ᵢ/∂xⱼ
+              = r(ĝⱼ − Σᵢ ĝᵢ/n − x̂ⱼ Σᵢ ĝᵢx̂ᵢ/n), the first line above.
     """
 
     op = "layer_norm"

@@ -16,7 +16,7 @@ class MaskedFill(Function):
         self.mask, self.value = mask, value  # a bool numpy array, broadcast against x
 
     def forward(self, x):
-        self.save(mask=self.mask)  # saved anyway: a 2nd backward needs retain_graph=True, as torch
+        self.save(mask=self.mask)  # only so that a 2nd backward is refused as torch's
         return fill(x, self.mask, self.value)  # np.where(mask, value, x) (ops/fast.py: faster)
 
     def backward(self, g):

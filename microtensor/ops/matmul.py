@@ -19,8 +19,8 @@ class MatMul(Function):
     def backward(self, g):
         need_a, need_b = self.needs_input_grad
         ga = matmul(g, self.saved["b"].swapaxes(-1, -2)) if need_a else None  # ∂L/∂a = g bᵀ
-        # ∂L/∂b = aᵀ g, summed over a's stack when b [K, N] is one matrix for all (ops/fast.py)
-        gb = matmul_t(self.saved["a"], g, self.input_shapes[1]) if need_b else None
+        # ∂L/∂b = aᵀ g, summed over a's stack when b_shape is one matrix [K, N] (ops/fast.py)
+        gb = matmul_t(self.saved["a"], g, b_shape=self.input_shapes[1]) if need_b else None
         return ga, gb
 
 

@@ -17,8 +17,8 @@ class ReLU(Function):
     op = "relu"
 
     def forward(self, a):
-        self.save(inactive=a <= 0)
-        return np.where(a < 0, 0, a)  # max(a, 0)
+        self.save(inactive=a <= 0)  # the slope at a = 0 taken as 0, as torch
+        return np.where(a < 0, 0, a)  # max(a, 0); <, not <=, so that −0.0 stays −0.0 (torch)
 
     def backward(self, g):
         return np.where(self.saved["inactive"], 0, g).astype(g.dtype, copy=False)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..autograd import Function
-from ..parity.summation import accumulator, sum_as_torch
+from ..parity.summation import mean_as_torch, sum_as_torch
 from ..tensor import Tensor, apply
 
 
@@ -41,9 +41,8 @@ class Mean(Reduction):
     op = "mean"
 
     def forward(self, a):
-        self.count = math.prod(a.shape[i] for i in self.axes)
-        total = sum_as_torch(a, self.axes, self.keepdims, dtype=accumulator(a.dtype))  # Σ a
-        return np.divide(total, self.count).astype(a.dtype, copy=False)
+        self.count = math.prod(a.shape[i] for i in self.axes)  # n
+        return mean_as_torch(a, self.axes, self.keepdims, self.count)  # Σ a / n, as torch
 
     def backward(self, g):
         return np.broadcast_to(self._spread(g) / max(self.count, 1), self.input_shapes[0])

@@ -32,7 +32,7 @@ class Softmax(Function):
         with np.errstate(invalid="ignore"):  # inf − inf is NaN, as PyTorch's softmax of [inf, inf]
             e = s - m
         np.exp(e, out=e)  # exp(s − max), in place
-        total = row_sum(e, self.axis)  # Σ exp(s − max)
+        total = row_sum(e, self.axis)  # Σ exp(s − max), kept as size 1 (as row_max, row_dot)
         total[total == 0] = 1  # an all −inf row has e = 0: 0/1 gives zero weights, not 0/0
         e /= total  # a = e / Σ e, in place: the exp buffer is this op's own
         self.save(a=e)
@@ -40,7 +40,7 @@ class Softmax(Function):
 
     def backward(self, da):
         a = self.saved["a"]
-        ds = da - row_dot(a, da, self.axis)  # da − Σ a ⊙ da
+        ds = da - row_dot(a, da, self.axis)  # da − Σ a ⊙ da (the sum kept as size 1)
         ds *= a
         return ds
 

@@ -37,6 +37,13 @@ def sum_as_torch(a, axes, keepdims=False, dtype=None):
     return np.asarray(total).astype(out_dtype, copy=False)
 
 
+def mean_as_torch(a, axes, keepdims, n):
+    """Σ a / n over `axes`: the sum kept in a's accumulator dtype (float16's is float32), then
+    divided and rounded to a's dtype once, as torch's mean."""
+    total = sum_as_torch(a, axes, keepdims, dtype=accumulator(a.dtype))
+    return np.divide(total, n).astype(a.dtype, copy=False)
+
+
 def _sum(a, axes, acc):
     if not axes:
         return np.array(a, dtype=acc)
