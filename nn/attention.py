@@ -16,7 +16,7 @@ from .attention_checks import check_attention_inputs, check_mha_arguments, check
 from .keep_attention import keep_weights
 from .layers import Linear
 from .module import Module
-from .roles import named
+from .roles import name_steps
 from .tiled_attention import multi_head_tiled
 
 
@@ -40,16 +40,18 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     """
     check_qkv(q, k, v)
     d_k, t_q, t_k = q.shape[-1], q.shape[-2], k.shape[-2]
-    q, k, v = named(q, "Q"), named(k, "K"), named(v, "V")  # the pictures' Q, K, V
-    s = named(q @ named(k.transpose(-2, -1), "Kᵀ"), "QKᵀ")  # [..., T_q, T_k]
-    s = named(s * (1 / math.sqrt(d_k) if d_k else 1.0), "S")  # S = QKᵀ/√d_k (d_k = 0: S = 0)
+    k_t = k.transpose(-2, -1)                              # Kᵀ [..., d_k, T_k]
+    qk = q @ k_t                                           # QKᵀ [..., T_q, T_k]
+    s = qk * (1 / math.sqrt(d_k) if d_k else 1.0)          # S = QKᵀ/√d_k (d_k = 0: S = 0)
     blocked = (causal_mask(t_q, t_k, masks.causal_offset(t_q, t_k, causal_alignment))
                if is_causal else None)                     # [T_q, T_k]  True: M_ij = −inf
-    s, blocked = masks.add_attn_mask(s, attn_mask, blocked)  # bool: ORed into M; float: + S
+    s_m, blocked = masks.add_attn_mask(s, attn_mask, blocked)  # bool: ORed into M; float: S + M
     if blocked is not None:
-        s = named(s.masked_fill(blocked, -math.inf), "S (masked)")  # S + M: exp(−inf) = 0
-    a = named(s.softmax(axis=-1), "A")                     # [..., T_q, T_k]  rows sum to 1
-    z = named((F.dropout(a, dropout_p) if dropout_p > 0 else a) @ v, "Z")  # [..., T_q, d_v]
+        s_m = s_m.masked_fill(blocked, -math.inf)          # S + M: exp(−inf) = 0
+    a = s_m.softmax(axis=-1)                               # A [..., T_q, T_k]  rows sum to 1
+    z = (F.dropout(a, dropout_p) if dropout_p > 0 else a) @ v  # Z [..., T_q, d_v]
+    name_steps({"Q": q, "K": k, "V": v, "Kᵀ": k_t, "QKᵀ": qk, "S": s, "A": a, "Z": z,
+                "S (masked)": s_m if blocked is not None else None})  # the pictures' names
     return z, a
 
 
@@ -60,6 +62,7 @@ class MultiHeadAttention(Module):
     attention: "ordinary" (here) or "tiled" (tiled_attention.py), the same values.
     keep_attention: `last_attention` holds the last call's A [B, H, T, T_k] (keep_attention.py).
     """
+    cached_causal_mask = staticmethod(masks.built_once_per_shape(causal_mask))  # speed: M per shape
 
     def __init__(self, d_model, n_heads, dropout=0.0, bias=True, attention="ordinary",
                  keep_attention=False):
@@ -77,8 +80,10 @@ class MultiHeadAttention(Module):
                 kv_cache=None, causal_alignment=None):
         """x [B, T, D] -> [B, T, D]: queries from x, keys and values from x or, in
         cross-attention, `context` [B, T_k, D]. attn_mask: bool or float, to [B, H, T, T_k];
-        key_padding_mask: bool [B, T_k], True at padding; is_causal: M (bottom-right unless
-        causal_alignment); kv_cache: nn.KVCache (3.7). Errors: attention_checks.py, masks.py."""
+        key_padding_mask: bool [B, T_k], True at padding; kv_cache: nn.KVCache (3.7). is_causal:
+        M bottom-right unless causal_alignment, so that after a KV cache the last query sees
+        every key (the function aligns top-left, as torch: the same when T = T_k).
+        Errors: attention_checks.py, masks.py."""
         check_attention_inputs(self.d_model, x, context, kv_cache)
         B, T, _ = x.shape
         source = x if context is None else context
@@ -86,18 +91,18 @@ class MultiHeadAttention(Module):
         if kv_cache is None:
             k = self._split_heads(self.k_proj(source))      # [B, H, T_k, d_k]  K = X W_K
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d_k]  V = X W_V
-        else:  # K, V [B, H, T_past + T, d_k] (3.7); cross-attention: the context's, projected once
-            k, v = kv_cache.keys_values(self, source, cross=context is not None)
+        else:  # K, V [B, H, T_past + T, d_k]: the cache's past with this call's appended (3.7)
+            k, v = kv_cache.keys_values(self, source, cross=context is not None)  # cross: once
         T_k = k.shape[2]
-        # M's offset: T_k − T (bottom-right) unless causal_alignment is given; None: not causal
         offset = masks.module_causal_offset(T, T_k, is_causal, causal_alignment,
-                                            kv_cache is not None)
+                                            kv_cache is not None)  # M's; None: not causal
         dropout_p = self.dropout if self.training else 0.0
         if self.attention == "tiled":                       # the same Z in O(T) memory (3.8)
             z = multi_head_tiled(self, q, k, v, attn_mask, key_padding_mask, offset, dropout_p)
-        else:  # M (3.3), padding and attn_mask as one mask to [B, H, T, T_k], or None
-            mask = masks.heads_mask(causal_mask, (B, self.n_heads, T, T_k), attn_mask,
-                                    key_padding_mask, offset)
+        else:  # M (3.3) [T, T_k], then padding and attn_mask joined (if any): [B, H, T, T_k]
+            mask = None if offset is None else self.cached_causal_mask(T, T_k, offset)
+            mask = masks.attention_mask((B, self.n_heads, T, T_k), attn_mask,
+                                        key_padding_mask, causal=mask)
             z, a = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
             keep_weights(self, a)                           # only when asked
         return self._merge_heads(z, B, T)                   # [B, T, D]

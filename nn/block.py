@@ -46,8 +46,8 @@ class TransformerBlock(Module):
         """x [B, T, D] -> [B, T, D]; last_only: the last row alone, [B, 1, D] (what generate's
         sliding window samples); key_padding_mask [B, T] True at padding; kv_cache: nn.KVCache."""
         def self_attention(h):                              # h [B, T, D] -> [B, T or 1, D]
-            # last_only: one query, the last row, over keys and values from all T rows of h;
-            # past attention each row is computed on its own, so the other rows are not needed
+            # last_only: one query, the last position, over keys and values from all T rows of h
+            # (what follows works row by row); bottom-right, M blocks none of its keys
             query, context = (h[:, -1:], h) if last_only else (h, None)
             return self.attn(query, context=context, key_padding_mask=key_padding_mask,
                              is_causal=True, kv_cache=kv_cache, causal_alignment="bottom_right")

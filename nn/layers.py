@@ -52,9 +52,9 @@ class Embedding(Module):
 
 
 class LayerNorm(Module):
-    """(x − mean) / √(var + eps) over the last dims (`normalized_shape`), times `weight` (ones)
-    plus `bias` (zeros); x [..., *normalized_shape] -> the same shape (Ba et al. 2016; 3.6).
-    bias=False drops the shift (nanoGPT's choice), elementwise_affine=False both."""
+    """(x − mean) / √(var + eps) over the trailing dims `normalized_shape` (to the op, one dim of
+    n = their product), × weight (ones) + bias (zeros): x [..., *normalized_shape] -> the same
+    shape (Ba et al. 2016; 3.6). bias=False: no shift (nanoGPT); elementwise_affine=False: none."""
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True):
         super().__init__()
@@ -69,8 +69,7 @@ class LayerNorm(Module):
 
 
 class Dropout(Module):
-    """While training, zeroes each element with probability p and scales the rest by 1/(1−p),
-    keeping each one's expected value; the identity in eval mode."""
+    """Training: zero each element with probability p, scale the rest by 1/(1−p); eval: x."""
 
     def __init__(self, p=0.5):
         super().__init__()

@@ -1,6 +1,5 @@
 """Attention's masks beyond the notes' M (nn/attention.py draws that, 3.3): the causal alignment,
-the checks a mask must pass, a caller's mask joined to M, and the one mask
-`MultiHeadAttention` builds from a causal rule, padding and a caller's mask.
+M cached per shape, the checks a mask must pass, and a caller's mask and padding joined to M.
 
 Masks follow the contract: a boolean mask is True where a key is *blocked* (as `masked_fill`
 and torch's `nn.MultiheadAttention`); a float mask is *added* to the scaled scores.
@@ -37,17 +36,20 @@ def module_causal_offset(t_q, t_k, is_causal, causal_alignment, cached):
     return causal_offset(t_q, t_k, causal_alignment or "bottom_right")
 
 
-@functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
-def shared_causal_mask(causal_mask, t_q, t_k, offset):
-    """Speed: causal_mask(t_q, t_k, offset), nn.attention's M (passed in: that file imports
-    this one), built once per shape and shared read-only.
-
-    Every attention layer of every step asks for the same few shapes, and np.triu builds
-    a 64 × 64 mask in about the time of a small op. Used by `MultiHeadAttention` alone.
-    """
-    mask = causal_mask(t_q, t_k, offset)
-    mask.flags.writeable = False
-    return mask
+def built_once_per_shape(causal_mask):
+    """Speed: `causal_mask` (nn.attention's, passed in: that file imports this one) as a
+    function of (t_q, t_k, offset) built once per shape and shared read-only; None where it
+    blocks no key (offset ≥ t_k − 1: one query after a KV cache). Every attention layer of
+    every step asks for the same few shapes, and np.triu builds a 64 × 64 mask in about the
+    time of a small op. Used by `MultiHeadAttention` alone."""
+    @functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
+    def cached_causal_mask(t_q, t_k, offset):
+        if offset >= t_k - 1:
+            return None
+        mask = causal_mask(t_q, t_k, offset)
+        mask.flags.writeable = False
+        return mask
+    return cached_causal_mask
 
 
 def mask_array(mask):
@@ -94,16 +96,6 @@ def add_attn_mask(s, attn_mask, blocked):
     learned = isinstance(attn_mask, Tensor) and attn_mask.requires_grad
     s = s + (attn_mask if learned else mask.astype(s.dtype))  # QKᵀ/√d_k + M
     return named(s, "S + M"), blocked
-
-
-def heads_mask(causal_mask, scores_shape, attn_mask, key_padding_mask, causal_offset):
-    """MultiHeadAttention's one mask for the scores [B, H, T_q, T_k], or None: M from
-    `causal_mask` (nn.attention's, passed in) when causal_offset is not None and M blocks a key
-    (built once per shape), joined to the padding and the caller's mask (attention_mask)."""
-    t_q, t_k = scores_shape[2], scores_shape[3]
-    causal = (shared_causal_mask(causal_mask, t_q, t_k, causal_offset)
-              if causal_offset is not None and causal_offset < t_k - 1 else None)
-    return attention_mask(scores_shape, attn_mask, key_padding_mask, causal)
 
 
 def attention_mask(scores_shape, attn_mask=None, key_padding_mask=None, causal=None):

@@ -7,3 +7,10 @@ def named(tensor, role):
     if tensor.grad_fn is not None:
         tensor.grad_fn.role = role
     return tensor
+
+
+def name_steps(steps):
+    """named(tensor, role) for each {role: tensor} in order (None: a step not taken)."""
+    for role, tensor in steps.items():
+        if tensor is not None:
+            named(tensor, role)

@@ -20,9 +20,9 @@ class AdamW(Optimizer):
         m ← β₁m + (1 − β₁)g            v ← β₂v + (1 − β₂)g²
         p ← p − lr · (m / (1 − β₁ᵗ)) / (√(v / (1 − β₂ᵗ)) + ε)
 
-    m and v start at 0, so after t steps they are (1 − βᵗ) of the average: ÷(1 − βᵗ) undoes it.
-    torch.optim.AdamW's arguments and defaults: amsgrad divides by the largest v so far;
-    maximize climbs the objective (g ← −g). Errors: optimizer_checks.py.
+    m and v start at 0, so their weights on past gradients sum to 1 − βᵗ, not 1: ÷(1 − βᵗ)
+    fixes that (for a constant g, m̂ = g exactly). torch's options: amsgrad divides by the
+    largest v so far; maximize climbs (g ← −g). Errors: optimizer_checks.py.
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,

@@ -306,12 +306,14 @@ def test_attention_s_files_import_one_way_with_no_circle():
 
 
 @pytest.mark.parametrize("t_q, t_k, offset", [(4, 4, 0), (1, 6, 5), (3, 7, 4), (5, 3, -2)])
-def test_the_shared_causal_mask_is_the_notes_mask_read_only(t_q, t_k, offset):
-    """nn/masks.py's speed cache holds the same M as nn/attention.py's causal_mask, and cannot
-    be written into."""
-    from nn.masks import shared_causal_mask
-    shared = shared_causal_mask(nn.causal_mask, t_q, t_k, offset)
+def test_the_cached_causal_mask_is_the_notes_mask_read_only(t_q, t_k, offset):
+    """MultiHeadAttention's speed cache holds the same M as its causal_mask, and cannot be written
+    into; where M blocks no key (one query after a KV cache) it holds None."""
+    cached = nn.MultiHeadAttention.cached_causal_mask(t_q, t_k, offset)
     expected = nn.causal_mask(t_q, t_k, offset)
-    assert shared.dtype == np.bool_ and np.array_equal(shared, expected), (
-        f"expected {expected.astype(int)}, got {shared.astype(int)}")
-    assert not shared.flags.writeable, "expected the shared mask to be read-only"
+    if not expected.any():
+        assert cached is None, f"expected None for a mask blocking nothing, got {cached}"
+        return
+    assert cached.dtype == np.bool_ and np.array_equal(cached, expected), (
+        f"expected {expected.astype(int)}, got {cached.astype(int)}")
+    assert not cached.flags.writeable, "expected the cached mask to be read-only"
