@@ -14,11 +14,12 @@ import numpy as np
 import microtensor
 import microtensor.functional as F
 import nn
-from microtensor import Tensor, writing
+from microtensor import Tensor
 
 from .config import GPTConfig
 from .gpt_inputs import check_forward
 from .sampling import TEMPERATURE_MIN, check_generate, sample_next
+from .weight_init import normal_, zeros_
 
 __all__ = ["GPT", "GPTConfig", "TEMPERATURE_MIN", "sample_next", "init_gpt2_weights"]
 
@@ -41,7 +42,7 @@ class GPT(nn.Module):
                                 norm_first=c.norm_first, activation=c.activation, bias=c.bias)
             for _ in range(c.n_layer))
         self.ln_f = nn.LayerNorm(c.n_embd, bias=c.bias)
-        nn.use_attention(self, c.attention)
+        nn.use_attention(self, c.attention)  # "ordinary" or "tiled" attention: same values (3.8)
         init_gpt2_weights(self, c.n_layer)
 
     def forward(self, idx, targets=None, kv_caches=None, last_only=False):
@@ -86,23 +87,18 @@ class GPT(nn.Module):
 
     def num_parameters(self, non_embedding=False):
         """Number of learnable scalars (the tied wte counted once); non_embedding leaves out wpe."""
-        n = super().num_parameters()
-        return n - self.wpe.weight.size if non_embedding else n
+        return super().num_parameters() - (self.wpe.weight.size if non_embedding else 0)
 
 
 def init_gpt2_weights(model, n_layer, std=0.02):
     """GPT-2's initialisation (§2.3), in place: Linear and Embedding weights ~ N(0, std²), Linear
     biases 0. The two projections per block that add into the residual stream (attn.out_proj,
     mlp.proj) get std / √(2·n_layer), so that the stream's variance does not grow with depth."""
-    rng = microtensor.random.generator()
     for module in model.modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
-            with writing(module.weight) as data:  # an in-place write torch's version counter sees
-                data[...] = rng.normal(0.0, std, size=module.weight.shape)
+            normal_(module.weight, 0.0, std)
         if isinstance(module, nn.Linear) and module.bias is not None:
-            with writing(module.bias) as data:
-                data[...] = 0.0
+            zeros_(module.bias)
     for name, param in model.named_parameters():  # drawn again after the rest, as nanoGPT does
         if name.endswith(("attn.out_proj.weight", "mlp.proj.weight")):
-            with writing(param) as data:
-                data[...] = rng.normal(0.0, std / math.sqrt(2 * n_layer), size=param.shape)
+            normal_(param, 0.0, std / math.sqrt(2 * n_layer))

@@ -18,11 +18,12 @@ import numpy as np
 import microtensor
 import microtensor.functional as F
 import nn
-from microtensor import Tensor, writing
+from microtensor import Tensor
 
 from . import seq2seq_inputs as inputs
 from .config import Seq2SeqConfig
 from .sampling import sample_next
+from .weight_init import uniform_
 
 __all__ = ["Seq2SeqTransformer", "Seq2SeqConfig", "sinusoidal_positions"]
 
@@ -73,7 +74,6 @@ class Seq2SeqTransformer(nn.Module):
         end = start + ids.shape[1]
         inputs.check_max_len(end, self.config.max_len)
         x = embedding(ids) * math.sqrt(self.config.d_model)       # [B, T, D]
-        # a named constant, so that the graph pictures label its box
         pe = Tensor(self.positions[start:end], name="positions (sinusoidal)")  # [T, D]
         return self.drop(x + pe)                                    # [B, T, D] + [T, D]
 
@@ -148,9 +148,7 @@ class Seq2SeqTransformer(nn.Module):
 def init_xavier_uniform(model):
     """Every matrix ~ U(±√(6 / (fan_in + fan_out))), in place (Glorot & Bengio 2010), as the
     Annotated Transformer and torch.nn.Transformer start theirs."""
-    rng = microtensor.random.generator()
     for p in model.parameters():
         if p.ndim > 1:
-            bound = math.sqrt(6.0 / sum(p.shape))
-            with writing(p) as data:  # an in-place write torch's version counter sees
-                data[...] = rng.uniform(-bound, bound, size=p.shape)
+            bound = math.sqrt(6.0 / sum(p.shape))  # fan_in + fan_out = sum(p.shape)
+            uniform_(p, -bound, bound)

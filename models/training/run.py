@@ -12,8 +12,8 @@ A trainer's command (cli/train.py, cli/translate.py) resolves the settings, and 
     return run.loop(it, get_batch, forward_backward, evaluate, "translate")
 
 train.py writes the same loop out, step by step, with the batch, forward, backward, the clip
-and the step in sight and run's pieces around them (`running`, `evaluation_due`,
-`record_evaluation`, `stop_if_asked`, `set_learning_rate`, `stepped`, `result`).
+and the step in sight and run's pieces around them (`evaluation_due`, `stop_if_asked`,
+`set_learning_rate`, `stepped`, `result`; `running`, `record_evaluation`: train_extras.py).
 
 SIGINT/SIGTERM only set `stop_signal`: the loop stops at the next step boundary and saves, so
 resuming gives the same weights as never stopping. A second Ctrl-C quits without saving.

@@ -1,7 +1,7 @@
 """Training the GPT, read top to bottom as nanoGPT's `train.py`: data -> model and AdamW -> the
 loop (learning rate, batch, forward, loss.backward(), clip, step; evaluate and save).
-run.py keeps the --out directory, the checkpoints, resume, Ctrl-C and the progress bar;
-train_extras.py the --processes, --log-grad-norms and --explore options.
+Behind named calls: run.py (--out, checkpoints, resume, Ctrl-C, the progress bar) and
+train_extras.py (the run's bookkeeping; --processes, --log-grad-norms, --explore).
 References: Karpathy, nanoGPT `train.py` (the same recipe, written from scratch); Radford et
 al. 2019 (GPT-2); Loshchilov & Hutter 2019 (AdamW).
 """
@@ -44,24 +44,18 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
     train_ids, val_ids = split_ids(ids, config.block_size, source, tokenizer.unit)  # 90/10
 
     model = GPT(config.model_config(tokenizer.vocab_size))
-    optimizer = configure_optimizer(model, config)  # AdamW; decay on matrices, not biases/gains
+    # AdamW; weight decay on matrices (embeddings, Linear weights), not biases or LayerNorm gains
+    optimizer = configure_optimizer(model, config)
     extras = TrainExtras(model, config, processes, log_grad_norms, on_evaluation)
-    info = {**tokenizer.to_info(), "train_config": config.to_dict(), "data": data,
-            "processes": processes}
-    about = (f"GPT on {source} ({len(train_ids):,} train / {len(val_ids):,} val "
-             f"{tokenizer.unit}, vocabulary {tokenizer.vocab_size})")
-    it = run.start(model, optimizer, info, about, progress)  # 0, or the resumed state's
+    it = extras.start(run, optimizer, tokenizer, data, train_ids, val_ids, progress)  # 0 or resumed
 
-    # run.running: the progress bar, Ctrl-C asking for a stop at a step's end, --out locked
-    with extras, run.running(it, "train"):
+    with extras:  # the progress bar, Ctrl-C stopping at a step's end, --processes' workers
         while True:
             if run.evaluation_due(it):          # at 0, every eval_interval, the end
                 losses = estimate_loss(model, {"train": train_ids, "val": val_ids},
                                        config.eval_iters, config.batch_size, config.block_size,
                                        seed=config.seed + 1, batch_loss=extras.batch_loss)
-                # print, append to metrics.jsonl, save the checkpoint (and the best model)
-                run.record_evaluation(it, losses["train"], losses["val"], logged=extras.logged())
-                extras.evaluated(it)
+                extras.record_evaluation(it, losses)  # print, metrics.jsonl, save the checkpoint
             if it == config.max_iters:
                 break
             run.stop_if_asked(it)               # after Ctrl-C: save, raise Interrupted
@@ -77,8 +71,7 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
                 _, loss = model(x, y)           # forward: the mean cross-entropy
                 loss.backward()                 # backward: every parameter's .grad
                 loss = loss.item()
-            run.check_finite(loss, it, "training loss")  # before a step spoils the weights
-            extras.note_grad_norms()
+            extras.after_backward(loss, it)     # a NaN loss stops here, before the step
             if config.grad_clip > 0:            # g ← g·min(1, grad_clip/‖g‖), ‖g‖ over all at once
                 nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
             optimizer.step()                    # AdamW
