@@ -22,7 +22,7 @@ def unbroadcast(grad, shape):
         return grad
     new = grad.ndim - len(shape)  # axes 0 .. new − 1 are new (leading)
     stretched = [new + i for i, n in enumerate(shape) if n == 1 and grad.shape[new + i] != 1]
-    # grad.sum(axes), in blocks as torch: numpy adds these axes row by row (parity/summation.py)
+    # = grad.sum(axes), rounded as torch rounds (parity/summation.py)
     return sum_as_torch(grad, (*range(new), *stretched)).reshape(shape)
 
 

@@ -74,7 +74,8 @@ class Tensor:
 def apply(fn, *inputs):
     """Run the op `fn` (a `Function`) on Tensors: forward on their arrays, then, if an input
     requires grad (and grad is enabled), record `fn` as the output's `grad_fn`. A fresh `fn`
-    per call, as it becomes that call's graph node: `apply(Mul(), a, b)`.
+    per call, as it becomes that call's graph node: `apply(Mul(), a, b)` (a number such as the
+    0.5 of `x * 0.5` is made a Tensor first, by the operator's wrapper in parity/surface/).
     """
     record = grad_mode.enabled and any(t._requires_grad for t in inputs)
     # known before forward runs, so that forward saves nothing no gradient will read

@@ -136,7 +136,7 @@ class Seq2SeqTransformer(nn.Module):
             for _ in range(max_new_tokens):
                 step_in = out[:, -1:] if use_cache else out         # [B, 1] or [B, t]
                 logits = self.decode(step_in, memory, pad, caches=caches)
-                next_id = sample_next(logits.data[:, -1, :], top_k=1)  # [B]  greedy
+                next_id = sample_next(logits.data[:, -1, :], top_k=1)  # [B]  greedy: argmax
                 next_id = np.where(done, c.pad_id, next_id)
                 out = np.concatenate([out, next_id[:, None]], axis=1)  # [B, t + 1]
                 done |= next_id == c.eos_id

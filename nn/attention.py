@@ -99,7 +99,7 @@ class MultiHeadAttention(Module):
         dropout_p = self.dropout if self.training else 0.0
         if self.attention == "tiled":                       # the same Z in O(T) memory (3.8)
             z = multi_head_tiled(self, q, k, v, attn_mask, key_padding_mask, offset, dropout_p)
-        else:  # M (3.3) [T, T_k], then padding and attn_mask joined (if any): [B, H, T, T_k]
+        else:  # M (3.3) [T, T_k]; padding, attn_mask joined: a mask broadcasting to [B, H, T, T_k]
             mask = None if offset is None else self.cached_causal_mask(T, T_k, offset)
             mask = masks.attention_mask((B, self.n_heads, T, T_k), attn_mask,
                                         key_padding_mask, causal=mask)

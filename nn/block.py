@@ -44,7 +44,8 @@ class TransformerBlock(Module):
 
     def forward(self, x, key_padding_mask=None, kv_cache=None, last_only=False):
         """x [B, T, D] -> [B, T, D]; last_only: the last row alone, [B, 1, D] (what generate's
-        sliding window samples); key_padding_mask [B, T] True at padding; kv_cache: nn.KVCache."""
+        sliding window samples: a speed-up, training never passes it); key_padding_mask [B, T]
+        True at padding; kv_cache: nn.KVCache."""
         def self_attention(h):                              # h [B, T, D] -> [B, T or 1, D]
             # last_only: one query, the last position, over keys and values from all T rows of h
             # (what follows works row by row); bottom-right, M blocks none of its keys

@@ -72,7 +72,7 @@ class TransformerDecoderLayer(Module):
         bool [B, T_tgt] / [B, T_src], True at padding; tgt_is_causal: M; memory_is_causal:
         unused (torch's hint). Step by step: self_attn_cache, cross_attn_cache (nn.KVCache).
         ValueError: bad masks (masks.py), a tgt_mask that is not M (layer_checks.py)."""
-        tgt_is_causal = check_causal_hint(tgt_mask, tgt_is_causal)  # a tgt_mask: M, or ValueError
+        tgt_is_causal = check_causal_hint(tgt_mask, tgt_is_causal)  # True: a tgt_mask must be M
         tgt_mask = None if tgt_is_causal else tgt_mask  # it is M: is_causal builds the same
         x, memory = (_batch_major(t, self.batch_first) for t in (tgt, memory))  # [B, T, D]
 

@@ -1,5 +1,5 @@
 """Cross-entropy of logits against integer class targets, fused with a stable log-softmax
-(notes 3.7: the loss of next-token prediction).
+(the loss of next-token prediction, scored at every position at once: notes 3.7).
 
 loss_n = −log p_n[t_n], p_n = softmax(z_n);   ∂loss_n/∂z_n = p_n − onehot(t_n),
 zero for targets equal to `ignore_index`.
@@ -31,7 +31,7 @@ class CrossEntropy(Function):
         eps, n_classes = self.label_smoothing, z.shape[-1]
         valid = self.targets != self.ignore_index
         t = np.where(valid, self.targets, 0)  # an ignored row reads class 0, zeroed below
-        # log p = (z − max) − log Σ exp(z − max): exp cannot overflow (as softmax, notes 3.2)
+        # log p = (z − max) − log Σ exp(z − max): exp cannot overflow (as softmax)
         shifted = z - z.max(axis=-1, keepdims=True)
         log_probs = shifted - np.log(row_sum(np.exp(shifted)))
         losses = -log_probs[np.arange(len(t)), t]  # −log p[t]

@@ -52,7 +52,7 @@ class GetItem(Function):
 
     def backward(self, g):
         ga = np.zeros(self.input_shapes[0], dtype=g.dtype)
-        return scatter(ga, self.index, g)  # ga[index] += g: read twice, summed (ops/fast.py)
+        return scatter(ga, self.index, g)  # np.add.at(ga, index, g): read twice, summed
 
 
 def transpose(x, dim0, dim1):
