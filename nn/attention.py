@@ -95,11 +95,12 @@ class MultiHeadAttention(Module):
             k, v = kv_cache.keys_values(self, source, cross=context is not None)  # cross: once
         T_k = k.shape[2]
         offset = masks.module_causal_offset(T, T_k, is_causal, causal_alignment,
-                                            kv_cache is not None)  # M's; None: not causal
+                                            kv_cache is not None)  # T_k − T, 0, or None: no M
         dropout_p = self.dropout if self.training else 0.0
         if self.attention == "tiled":                       # the same Z in O(T) memory (3.8)
             z = multi_head_tiled(self, q, k, v, attn_mask, key_padding_mask, offset, dropout_p)
-        else:  # M (3.3) [T, T_k]; padding, attn_mask joined: a mask broadcasting to [B, H, T, T_k]
+        else:  # M (3.3) [T, T_k], OR'd with padding [B, 1, 1, T_k] and attn_mask if given:
+            # a mask broadcasting to [B, H, T, T_k] (True: blocked), or None (nothing blocked)
             mask = None if offset is None else self.cached_causal_mask(T, T_k, offset)
             mask = masks.attention_mask((B, self.n_heads, T, T_k), attn_mask,
                                         key_padding_mask, causal=mask)
