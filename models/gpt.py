@@ -91,9 +91,10 @@ class GPT(nn.Module):
 
 
 def init_gpt2_weights(model, n_layer, std=0.02):
-    """GPT-2's initialisation (§2.3), in place: Linear and Embedding weights ~ N(0, std²), Linear
-    biases 0. The two projections per block that add into the residual stream (attn.out_proj,
-    mlp.proj) get std / √(2·n_layer), so that the stream's variance does not grow with depth."""
+    """GPT-2's initialisation, in place (its released code; nanoGPT): Linear and Embedding
+    weights ~ N(0, std²), Linear biases 0. The two projections per block that add into the
+    residual stream (attn.out_proj, mlp.proj) get std / √(2·n_layer), so that the stream's
+    variance does not grow with depth (GPT-2 §2.3)."""
     for module in model.modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
             normal_(module.weight, 0.0, std)

@@ -4,7 +4,7 @@ not the whole Transformer; 3.7: teacher forcing, then step-by-step decoding with
 
     memory = encoder(E_src[src]·√D + PE)        [B, T_src, D]  self-attention over all, FFN
     x = decoder(E_tgt[tgt_in]·√D + PE, memory)  [B, T_tgt, D]  causal self-, cross-attention, FFN
-    logits = x · E_tgtᵀ                         [B, T_tgt, V]  the output projection, tied
+    logits = x · E_tgtᵀ                         [B, T_tgt, V]  tied (out_proj if tie_output=False)
 
 References: Vaswani et al. 2017, "Attention Is All You Need": §3.1 (the two stacks), §3.4
 (embeddings × √d_model, output projection shared with the target embedding), §3.5 (sinusoidal
