@@ -7,8 +7,6 @@
 References: Vaswani et al. 2017; Karpathy, nanoGPT `model.py` (the same architecture and
 initialisation, written from scratch). GPTConfig: models/config.py; sampling: models/sampling.py.
 """
-import math
-
 import numpy as np
 
 import microtensor
@@ -19,7 +17,7 @@ from microtensor import Tensor
 from .config import GPTConfig
 from .gpt_inputs import check_forward
 from .sampling import TEMPERATURE_MIN, check_generate, sample_next
-from .weight_init import normal_, zeros_
+from .weight_init import init_gpt2_weights
 
 __all__ = ["GPT", "GPTConfig", "TEMPERATURE_MIN", "sample_next", "init_gpt2_weights"]
 
@@ -43,7 +41,7 @@ class GPT(nn.Module):
             for _ in range(c.n_layer))
         self.ln_f = nn.LayerNorm(c.n_embd, bias=c.bias)
         nn.use_attention(self, c.attention)  # "ordinary" or "tiled" attention: same values (3.8)
-        init_gpt2_weights(self, c.n_layer)
+        init_gpt2_weights(self, c.n_layer)  # N(0, 0.02), as GPT-2 (weight_init.py)
 
     def forward(self, idx, targets=None, kv_caches=None, last_only=False):
         """(logits [B, T, V] float32, the mean cross-entropy against targets [B, T], or None).
@@ -89,17 +87,3 @@ class GPT(nn.Module):
         """Number of learnable scalars (the tied wte counted once); non_embedding leaves out wpe."""
         return super().num_parameters() - (self.wpe.weight.size if non_embedding else 0)
 
-
-def init_gpt2_weights(model, n_layer, std=0.02):
-    """GPT-2's initialisation, in place (its released code; nanoGPT): Linear and Embedding
-    weights ~ N(0, std²), Linear biases 0. The two projections per block that add into the
-    residual stream (attn.out_proj, mlp.proj) get std / √(2·n_layer), so that the stream's
-    variance does not grow with depth (GPT-2 §2.3)."""
-    for module in model.modules():
-        if isinstance(module, (nn.Linear, nn.Embedding)):
-            normal_(module.weight, 0.0, std)
-        if isinstance(module, nn.Linear) and module.bias is not None:
-            zeros_(module.bias)
-    for name, param in model.named_parameters():  # drawn again after the rest, as nanoGPT does
-        if name.endswith(("attn.out_proj.weight", "mlp.proj.weight")):
-            normal_(param, 0.0, std / math.sqrt(2 * n_layer))

@@ -23,7 +23,7 @@ from microtensor import Tensor
 from . import seq2seq_inputs as inputs
 from .config import Seq2SeqConfig
 from .sampling import sample_next
-from .weight_init import uniform_
+from .weight_init import init_xavier_uniform
 
 __all__ = ["Seq2SeqTransformer", "Seq2SeqConfig", "sinusoidal_positions"]
 
@@ -67,7 +67,7 @@ class Seq2SeqTransformer(nn.Module):
         if not c.tie_output:  # else the output projection is tgt_embed's weight, transposed
             self.out_proj = nn.Linear(c.d_model, c.tgt_vocab_size)
         nn.use_attention(self, c.attention)
-        init_xavier_uniform(self)
+        init_xavier_uniform(self)  # Glorot U(±√(6/(fan_in + fan_out))) (weight_init.py)
 
     def _embed(self, embedding, ids, start=0):
         """Token embeddings × √d_model plus the sinusoid of each position (§3.4, §3.5)."""
@@ -144,11 +144,3 @@ class Seq2SeqTransformer(nn.Module):
                     break
         return out[:, 1:]
 
-
-def init_xavier_uniform(model):
-    """Every matrix ~ U(±√(6 / (fan_in + fan_out))), in place (Glorot & Bengio 2010), as the
-    Annotated Transformer and torch.nn.Transformer start theirs."""
-    for p in model.parameters():
-        if p.ndim > 1:
-            bound = math.sqrt(6.0 / sum(p.shape))  # fan_in + fan_out = sum(p.shape)
-            uniform_(p, -bound, bound)

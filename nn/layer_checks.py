@@ -41,11 +41,12 @@ def check_layer_norm(normalized_shape, eps):
 def check_causal_hint(mask, is_causal):
     """TransformerDecoderLayer's tgt_is_causal beside tgt_mask: torch takes the flag as a hint
     that the mask IS the causal one and then may use either, so a mask that is not causal gives
-    numbers that depend on torch's path. Returns is_causal; ValueError when is_causal is True
+    numbers that depend on torch's path. ValueError when is_causal is True
     and the mask is given but is not M (bool: True above the diagonal; float: −inf there, 0
-    elsewhere). With no mask, True stands for M (torch raises RuntimeError there)."""
+    elsewhere). With no mask, True stands for M (torch raises RuntimeError there). Returns
+    (mask, is_causal), the mask None when is_causal: the layer builds the same M itself."""
     if not is_causal or mask is None:
-        return bool(is_causal)
+        return mask, bool(is_causal)
     m = np.asarray(getattr(mask, "data", mask))
     t = m.shape[-1] if m.ndim else 0
     above = np.triu(np.ones((t, t), dtype=bool), 1)
@@ -56,7 +57,7 @@ def check_causal_hint(mask, is_causal):
         raise ValueError(f"TransformerDecoderLayer: tgt_is_causal=True but tgt_mask (shape "
                          f"{m.shape}, dtype {m.dtype}) is not the causal mask; pass "
                          f"tgt_is_causal=False to apply tgt_mask as given")
-    return True
+    return None, True
 
 
 def check_activation(activation, activations):

@@ -67,13 +67,11 @@ class TransformerDecoderLayer(Module):
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False,
                 self_attn_cache=None, cross_attn_cache=None):
-        """tgt [T_tgt, B, D], memory [T_src, B, D] -> tgt's shape (batch_first: [B, T, D]). Masks:
-        tgt_mask [T_tgt, T_tgt] / memory_mask [T_tgt, T_src], bool or float; *_key_padding_mask
-        bool [B, T_tgt] / [B, T_src], True at padding; tgt_is_causal: M; memory_is_causal:
-        unused (torch's hint). Step by step: self_attn_cache, cross_attn_cache (nn.KVCache).
-        ValueError: bad masks (masks.py), a tgt_mask that is not M (layer_checks.py)."""
-        tgt_is_causal = check_causal_hint(tgt_mask, tgt_is_causal)  # True: a tgt_mask must be M
-        tgt_mask = None if tgt_is_causal else tgt_mask  # it is M: is_causal builds the same
+        """tgt [T_tgt, B, D], memory [T_src, B, D] -> tgt's shape ([B, T, D] if batch_first).
+        Masks as the encoder's, tgt_* over the target [T_tgt, T_tgt], memory_* over the source
+        [T_tgt, T_src]; memory_is_causal: unused, torch's hint. self_attn_cache, cross_attn_cache:
+        nn.KVCache, step by step. ValueError: bad masks, a tgt_mask that is not M (layer_checks)."""
+        tgt_mask, tgt_is_causal = check_causal_hint(tgt_mask, tgt_is_causal)  # M: is_causal
         x, memory = (_batch_major(t, self.batch_first) for t in (tgt, memory))  # [B, T, D]
 
         def self_attention(h):
