@@ -28,8 +28,9 @@ def unbroadcast(grad, shape):
 
 class Function:
     """One op of the graph: forward on the inputs' numpy arrays, backward from g = ∂L/∂output
-    to one gradient per input (None where `needs_input_grad` asks for none), in the input's
-    shape or the output's (backward() sums it back: `unbroadcast`). E.g. (ops/arithmetic.py):
+    to one gradient per input (it may give None where `needs_input_grad` says none is needed),
+    in the input's shape or the output's (backward() sums it back: `unbroadcast`). E.g. Mul
+    (ops/arithmetic.py's, simplified):
 
         class Mul(Function):  # z = a ⊙ b;   ∂L/∂a = g ⊙ b,   ∂L/∂b = g ⊙ a
             def forward(self, a, b):
@@ -38,12 +39,13 @@ class Function:
             def backward(self, g):
                 return g * self.saved["b"], g * self.saved["a"]
 
-    One instance per call is that call's node; apply (tensor.py) sets `inputs` (the node
-    behind each input), `input_shapes`, and its output's `shape` and `dtype`."""
+    One instance per call is that call's node; apply (tensor.py) sets `needs_input_grad`
+    before forward, then `inputs` (the node behind each input), `input_shapes`, and its
+    output's `shape` and `dtype`."""
 
     op = "function"  # the name errors and pictures give the op
     inputs = input_shapes = needs_input_grad = ()
-    saved = {}  # replaced by save(), never changed in place
+    saved = {}  # shared by every node until save() gives one its own dict
 
     def save(self, **arrays):
         """Keep `arrays` for backward (not under no_grad: no backward will run)."""
@@ -76,7 +78,8 @@ class AccumulateGrad:
 
 def node_of(tensor):
     """The node backward reaches `tensor` through: its grad_fn, or for a leaf that requires
-    grad its one AccumulateGrad, which all its uses share (their gradients sum there), or None."""
+    grad its one AccumulateGrad, which all its uses share (their gradients sum there), or None.
+    The leaf keeps that node (weakly: parity/leaves.py) while a graph uses it."""
     if not tensor._requires_grad:
         return None
     return tensor.grad_fn or leaf_node(tensor, AccumulateGrad)  # made once (parity/leaves.py)
@@ -85,8 +88,15 @@ def node_of(tensor):
 def topological_order(root):
     """`root` and the nodes it depends on, each one after every node that feeds it: depth
     first, with a stack instead of recursion (a chain of 10,000 ops). E.g. d = b + c, with b
-    and c from a (✓ marks a (node, True) entry): pop d, push d✓ b c; pop c, push c✓ a; pop a,
-    push a✓; pop a✓ c✓ -> [a, c]; pop b, push b✓ (a seen); pop b✓ d✓ -> [a, c, b, d]."""
+    and c both from a; x✓ is an (x, True) entry, the stack's top on the right:
+
+        pop d:   push d✓ b c     stack [d✓ b c]
+        pop c:   push c✓ a       stack [d✓ b c✓ a]
+        pop a:   push a✓         stack [d✓ b c✓ a✓]
+        pop a✓, c✓               order [a, c]
+        pop b:   push b✓ (a seen) stack [d✓ b✓]
+        pop b✓, d✓               order [a, c, b, d]
+    """
     order, visited = [], set()
     stack = [(root, False)]  # (node, False) visits its inputs; (node, True) then adds it
     while stack:

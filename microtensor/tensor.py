@@ -26,7 +26,8 @@ class Tensor:
     """
 
     # A new tensor's state, as class attributes: a tensor sets its own only when one changes
-    grad = None  # ∂L/∂self after backward(); `t.grad = g` is checked in parity/tensor_api.py
+    grad = None  # a leaf's ∂L/∂self (a numpy array) after backward(); `t.grad = g` is checked
+    # in parity/tensor_api.py, which also holds a leaf's AccumulateGrad (`_accumulator`)
     name = None
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
     _requires_grad = False
@@ -78,7 +79,7 @@ def apply(fn, *inputs):
     0.5 of `x * 0.5` is made a Tensor first, by the operator's wrapper in parity/surface/).
     """
     record = grad_mode.enabled and any(t._requires_grad for t in inputs)
-    # known before forward runs, so that forward saves nothing no gradient will read
+    # known before forward runs: under no_grad save() keeps nothing; backward skips the rest
     fn.needs_input_grad = tuple([t._requires_grad and record for t in inputs])
     try:
         out = Tensor._make(np.asarray(fn.forward(*[t.data for t in inputs])))
@@ -89,5 +90,7 @@ def apply(fn, *inputs):
         fn.input_shapes = tuple([t.data.shape for t in inputs])
         fn.shape, fn.dtype = out.data.shape, out.data.dtype  # backward sums to these
         out.grad_fn, out._requires_grad = fn, True
-    graph.after_op(fn, inputs, out, record)  # views, pictures, hooks; out's value unchanged
+    # views, pictures, hooks, and saved arrays no asked-for gradient reads dropped
+    # (microtensor/save_less.py); out's value unchanged
+    graph.after_op(fn, inputs, out, record)
     return out

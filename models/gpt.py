@@ -35,6 +35,7 @@ class GPT(nn.Module):
         self.wte = nn.Embedding(c.vocab_size, c.n_embd)             # tokens [V, D]
         self.wpe = nn.Embedding(c.block_size, c.n_embd)             # positions [block_size, D]
         self.drop = nn.Dropout(c.dropout)
+        # GPTConfig's defaults (models/config.py): pre-norm, GELU, biases, dropout 0
         self.blocks = nn.ModuleList(
             nn.TransformerBlock(c.n_embd, c.n_head, 4 * c.n_embd, dropout=c.dropout,
                                 norm_first=c.norm_first, activation=c.activation, bias=c.bias)
@@ -56,6 +57,7 @@ class GPT(nn.Module):
         positions = np.arange(start, start + idx.shape[1])          # [T]  after the cached ones
         x = self.drop(self.wte(idx) + self.wpe(positions))          # [B, T, D]
         for i, (block, cache) in enumerate(zip(self.blocks, caches)):
+            # last_only in the last block alone: each earlier block's rows are the next one's K, V
             x = block(x, kv_cache=cache, last_only=last_only and i == len(caches) - 1)
         logits = self.ln_f(x) @ self.wte.weight.T                   # [B, T, V]  tied LM head
         loss = None if targets is None else F.cross_entropy(logits, targets)

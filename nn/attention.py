@@ -45,7 +45,9 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     s = qk * (1 / math.sqrt(d_k) if d_k else 1.0)          # S = QKᵀ/√d_k (d_k = 0: S = 0)
     blocked = (causal_mask(t_q, t_k, masks.causal_offset(t_q, t_k, causal_alignment))
                if is_causal else None)                     # [T_q, T_k]  True: M_ij = −inf
-    s_m, blocked = masks.add_attn_mask(s, attn_mask, blocked)  # bool: ORed into M; float: S + M
+    # a bool attn_mask is ORed into `blocked`, or becomes it (the module passes its M so);
+    # a float one is added: S + M
+    s_m, blocked = masks.add_attn_mask(s, attn_mask, blocked)
     if blocked is not None:
         s_m = s_m.masked_fill(blocked, -math.inf)          # S + M: exp(−inf) = 0
     a = s_m.softmax(axis=-1)                               # A [..., T_q, T_k]  rows sum to 1
@@ -91,19 +93,24 @@ class MultiHeadAttention(Module):
         if kv_cache is None:
             k = self._split_heads(self.k_proj(source))      # [B, H, T_k, d_k]  K = X W_K
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d_k]  V = X W_V
-        else:  # K, V [B, H, T_past + T, d_k]: the cache's past with this call's appended (3.7)
-            k, v = kv_cache.keys_values(self, source, cross=context is not None)  # cross: once
+        else:  # K, V [B, H, T_past + T, d_k]: the cache's past with this call's appended (3.7);
+            # cross-attention's context is the same every step: its K, V made once, then reused
+            k, v = kv_cache.keys_values(self, source, cross=context is not None)
         T_k = k.shape[2]
+        # M's offset: T_k − T (bottom-right) unless causal_alignment says; None: not causal.
+        # ValueError for T ≠ T_k with neither a cache nor an alignment (masks.py)
         offset = masks.module_causal_offset(T, T_k, is_causal, causal_alignment,
-                                            kv_cache is not None)  # T_k − T, 0, or None: no M
+                                            kv_cache is not None)
         dropout_p = self.dropout if self.training else 0.0
         if self.attention == "tiled":                       # the same Z in O(T) memory (3.8)
             z = multi_head_tiled(self, q, k, v, attn_mask, key_padding_mask, offset, dropout_p)
         else:  # M (3.3) [T, T_k], OR'd with padding [B, 1, 1, T_k] and attn_mask if given:
             # a mask broadcasting to [B, H, T, T_k] (True: blocked), or None (nothing blocked)
+            # M [T, T_k], or None where it blocks no key (one query after a KV cache)
             mask = None if offset is None else self.cached_causal_mask(T, T_k, offset)
             mask = masks.attention_mask((B, self.n_heads, T, T_k), attn_mask,
-                                        key_padding_mask, causal=mask)
+                                        key_padding_mask, causal=mask)  # the GPT's: M itself
+            # M reaches the function as its bool attn_mask (True: −inf), not as is_causal
             z, a = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
             keep_weights(self, a)                           # only when asked
         return self._merge_heads(z, B, T)                   # [B, T, D]

@@ -43,9 +43,10 @@ class TransformerBlock(Module):
         self.mlp = FeedForward(d_model, d_ff, activation=activation, dropout=dropout, bias=bias)
 
     def forward(self, x, key_padding_mask=None, kv_cache=None, last_only=False):
-        """x [B, T, D] -> [B, T, D]; last_only: the last row alone, [B, 1, D] (what generate's
-        sliding window samples: a speed-up, training never passes it); key_padding_mask [B, T]
-        True at padding; kv_cache: nn.KVCache."""
+        """x [B, T, D] -> [B, T, D]; key_padding_mask [B, T] True at padding; kv_cache:
+        nn.KVCache. last_only (a first reading can take it as False): the last row alone,
+        [B, 1, D], what generate's sliding window samples; a speed-up that training and the
+        KV cache never use."""
         def self_attention(h):                              # h [B, T, D] -> [B, T or 1, D]
             # last_only: one query, the last position, over keys and values from all T rows of h
             # (what follows works row by row); bottom-right, M blocks none of its keys

@@ -48,7 +48,7 @@ class Embedding(Module):
             random.generator().standard_normal((num_embeddings, embedding_dim)).astype(np.float32))
 
     def forward(self, ids):
-        return F.embedding(ids, self.weight)
+        return F.embedding(ids, self.weight)  # ops/embedding.py's op, on weight
 
 
 class LayerNorm(Module):
@@ -65,6 +65,7 @@ class LayerNorm(Module):
         self.bias = Parameter(np.zeros(shape, dtype=np.float32)) if affine and bias else None
 
     def forward(self, x):
+        # ops/layer_norm.py's op, with the trailing dims folded into one row of n
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
 

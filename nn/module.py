@@ -25,7 +25,9 @@ class Parameter(Tensor):
 
 class Module(ModuleParity, ModuleStateDict, ModuleNames):
     """Base class of every layer. Subclasses call `super().__init__()`, then assign their
-    parameters and sub-layers, and define `forward`, which calling the module runs."""
+    parameters and sub-layers, and define `forward`, which calling the module runs. From
+    module_names.py: `modules()` walks `_modules` depth first from self, each module once;
+    `named_parameters()` gives each one's parameters with dotted names ("blocks.0.attn...")."""
 
     def __init__(self):
         for registry in ("_parameters", "_buffers", "_modules"):

@@ -20,8 +20,8 @@ def _batch_major(x, batch_first):
 
 class TransformerEncoderLayer(Module):
     """Self-attention over the whole source (no causal mask), then the FFN: self_attn, norm1,
-    ff (torch's linear1 is ff.fc, linear2 ff.proj), norm2. Dropout on the weights, after each
-    sub-layer (§5.4) and, as torch, after the FFN's activation."""
+    ff (torch's linear1 is ff.fc, linear2 ff.proj), norm2. Dropout on the attention weights A,
+    after each sub-layer (§5.4) and, as torch, after the FFN's activation."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True):
@@ -71,7 +71,8 @@ class TransformerDecoderLayer(Module):
         Masks as the encoder's, tgt_* over the target [T_tgt, T_tgt], memory_* over the source
         [T_tgt, T_src]; memory_is_causal: unused, torch's hint. self_attn_cache, cross_attn_cache:
         nn.KVCache, step by step. ValueError: bad masks, a tgt_mask that is not M (layer_checks)."""
-        tgt_mask, tgt_is_causal = check_causal_hint(tgt_mask, tgt_is_causal)  # M: is_causal
+        # with tgt_is_causal, a tgt_mask must equal M: dropped, the attention builds M itself
+        tgt_mask, tgt_is_causal = check_causal_hint(tgt_mask, tgt_is_causal)
         x, memory = (_batch_major(t, self.batch_first) for t in (tgt, memory))  # [B, T, D]
 
         def self_attention(h):

@@ -1,5 +1,5 @@
 """Speed: the few kernels the op files call where numpy's plain form is slow. Each computes
-exactly what the comment beside its call says, and each is called from one place.
+exactly what the comment beside its call says, and each is called from one op file.
 
 - `matmul(a, b)`: a @ b. For a stack a [..., M, K] times one matrix b [K, N] (nn.Linear on
   [B, T, D]) numpy runs one small product per stacked matrix; folding the stack into rows

@@ -2,7 +2,8 @@
 (the loss of next-token prediction, scored at every position at once: notes 3.7).
 
 loss_n = −log p_n[t_n], p_n = softmax(z_n);   ∂loss_n/∂z_n = p_n − onehot(t_n),
-zero for targets equal to `ignore_index`.
+zero for targets equal to `ignore_index`. Why: −log p[t] = −z[t] + log Σ_c exp z[c], and
+∂/∂z[c] of log Σ exp z is exp z[c] / Σ exp z = p[c].
 
 With label smoothing ε over C classes (Szegedy et al. 2016 §7; Vaswani et al. 2017 §5.4:
 ε = 0.1) the target is q = (1 − ε)·onehot(t) + ε/C:   loss_n = −Σ_c q_c log p_n[c],

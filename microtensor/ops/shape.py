@@ -10,7 +10,7 @@ from .fast import scatter
 
 
 class Reshape(Function):
-    """z = a viewed with a new shape;   ∂L/∂a = g reshaped back"""
+    """z = a with a new shape (a view where numpy can);   ∂L/∂a = g reshaped back"""
 
     op = "reshape"
 
@@ -36,7 +36,7 @@ class Permute(Function):
         return a.transpose(self.dims)
 
     def backward(self, g):
-        return g.transpose(np.argsort(self.dims))
+        return g.transpose(np.argsort(self.dims))  # argsort of a permutation: its inverse
 
 
 class GetItem(Function):

@@ -36,7 +36,10 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
     """Train a GPT on `corpus` (tokenizer, ids [N]) as the TrainingRun `run` says, saving into
     its --out; returns the last evaluation {"iter", "train_loss", "val_loss", "best_val_loss",
     "elapsed_s"}. log_grad_norms, processes, on_evaluation: train_extras.py. ValueError
-    (settings, text, processes), run.Interrupted (saved), run.NonFiniteLoss."""
+    (settings, text, processes), run.Interrupted (saved), run.NonFiniteLoss.
+
+    `run` (run.py) holds the settings, the --out folder, the lr schedule and the progress bar;
+    `extras` (train_extras.py) the run's bookkeeping. Neither touches a gradient."""
     config = run.resolved_settings("train", "TrainConfig, preset, flags")
     tokenizer, ids = corpus                                 # ids [N] uint8/16
     data = describe_data(run, tokenizer, ids, source, data_path)
@@ -54,7 +57,8 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
             if run.evaluation_due(it):          # at 0, every eval_interval, the end
                 losses = estimate_loss(model, {"train": train_ids, "val": val_ids},
                                        config.eval_iters, config.batch_size, config.block_size,
-                                       seed=config.seed + 1, batch_loss=extras.batch_loss)
+                                       seed=config.seed + 1,
+                                       batch_loss=extras.batch_loss)  # None: --processes 1
                 extras.record_evaluation(it, losses)  # print, metrics.jsonl, save the checkpoint
             if it == config.max_iters:
                 break
@@ -72,7 +76,7 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
                 loss.backward()                 # backward: every parameter's .grad
                 loss = loss.item()
             extras.after_backward(loss, it)     # a NaN loss stops here, before the step
-            if config.grad_clip > 0:            # g ← g·min(1, grad_clip/‖g‖), ‖g‖ over all at once
+            if config.grad_clip > 0:  # g ← g·min(1, grad_clip/(‖g‖ + 1e-6)), ‖g‖ over all at once
                 nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
             optimizer.step()                    # AdamW
             it += 1
