@@ -45,10 +45,11 @@ class Function:
 
     op = "function"  # the name errors and pictures give the op
     inputs = input_shapes = needs_input_grad = ()
-    saved = {}  # shared by every node until save() gives one its own dict
+    saved = {}  # a read-only default: save() gives each node its own dict
 
     def save(self, **arrays):
-        """Keep `arrays` for backward (not under no_grad: no backward will run)."""
+        """Keep `arrays` for backward, unless no input needs a gradient (no_grad, or none
+        requires grad): then no backward will read them."""
         if any(self.needs_input_grad):
             self.saved = arrays
 
@@ -115,7 +116,8 @@ def backward(root, grad, step=None):
 
     In reversed topological order every consumer of a node runs before it, so the gradient of
     its output is complete (summed over all paths) when the node's backward runs. `step(node,
-    g)`, if given, runs it (Tensor.backward's: torch's checks and hooks around it).
+    g)`, if given, runs it (Tensor.backward's: torch's checks and hooks around it); on a first
+    reading take `step` as `node.backward`.
     """
     grads = {root: grad}  # node -> ∂L/∂(its output), summed over the paths seen so far
     for node in reversed(topological_order(root)):

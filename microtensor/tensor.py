@@ -26,8 +26,8 @@ class Tensor:
     """
 
     # A new tensor's state, as class attributes: a tensor sets its own only when one changes
-    grad = None  # a leaf's ∂L/∂self (a numpy array) after backward(); `t.grad = g` is checked
-    # in parity/tensor_api.py, which also holds a leaf's AccumulateGrad (`_accumulator`)
+    grad = None  # a leaf's ∂L/∂self (a numpy array) after backward(); at import
+    # parity/tensor_api.py puts a property here, so that `t.grad = g` is checked
     name = None
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
     _requires_grad = False
@@ -60,7 +60,7 @@ class Tensor:
     ndim = property(lambda self: self.data.ndim)
     dtype = property(lambda self: self.data.dtype)
     size = property(lambda self: self.data.size)  # number of elements (torch: numel())
-    T = property(lambda self: self._transpose_2d())  # 2-D: transpose(0, 1) (parity/surface/)
+    T = property(lambda self: self._transpose_2d())  # 2-D: transpose(0, 1) (surface/shape.py)
 
     def backward(self, grad=None, retain_graph=False):
         """Add ∂L/∂leaf to `.grad` of every leaf that requires grad (notes 3.8): L is self (a
@@ -69,6 +69,7 @@ class Tensor:
         RuntimeError, ValueError, TypeError: bad calls (parity/gradient_argument.py)."""
         grad = loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
         # torch_step(node, g) runs node.backward(g), with torch's checks and hooks around it
+        # (with none registered, it is node.backward(g): parity/graph.py)
         autograd.backward(autograd.node_of(self), grad, graph.torch_step(retain_graph))
 
 
@@ -79,7 +80,8 @@ def apply(fn, *inputs):
     0.5 of `x * 0.5` is made a Tensor first, by the operator's wrapper in parity/surface/).
     """
     record = grad_mode.enabled and any(t._requires_grad for t in inputs)
-    # known before forward runs: under no_grad save() keeps nothing; backward skips the rest
+    # known before forward: save() keeps nothing if no gradient is needed (no_grad), and
+    # backward computes only the gradients needed (none for the 0.5 of x * 0.5)
     fn.needs_input_grad = tuple([t._requires_grad and record for t in inputs])
     try:
         out = Tensor._make(np.asarray(fn.forward(*[t.data for t in inputs])))
@@ -90,7 +92,7 @@ def apply(fn, *inputs):
         fn.input_shapes = tuple([t.data.shape for t in inputs])
         fn.shape, fn.dtype = out.data.shape, out.data.dtype  # backward sums to these
         out.grad_fn, out._requires_grad = fn, True
-    # views, pictures, hooks, and saved arrays no asked-for gradient reads dropped
-    # (microtensor/save_less.py); out's value unchanged
+    # bookkeeping only, to pass on a first reading: view counters, the pictures' labels,
+    # hooks, and freeing saved arrays no asked-for gradient reads (save_less.py); out is final
     graph.after_op(fn, inputs, out, record)
     return out

@@ -72,6 +72,7 @@ class GPT(nn.Module):
         block_size, caches = self.config.block_size, None
         with microtensor.no_grad():
             for _ in range(max_new_tokens):
+                # fits: the newest token's position, idx.shape[1] − 1, is < block_size
                 fits = use_cache and idx.shape[1] <= block_size
                 if fits and caches is None:                 # prefill: the prompt, once
                     caches = [nn.KVCache() for _ in self.blocks]

@@ -50,7 +50,7 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     s_m, blocked = masks.add_attn_mask(s, attn_mask, blocked)
     if blocked is not None:
         s_m = s_m.masked_fill(blocked, -math.inf)          # S + M: exp(−inf) = 0
-    a = s_m.softmax(axis=-1)                               # A [..., T_q, T_k]  rows sum to 1
+    a = s_m.softmax(axis=-1)                               # A [..., T_q, T_k]  rows sum to 1 (or 0)
     z = (F.dropout(a, dropout_p) if dropout_p > 0 else a) @ v  # Z [..., T_q, d_v]
     name_steps({"Q": q, "K": k, "V": v, "Kᵀ": k_t, "QKᵀ": qk, "S": s, "A": a, "Z": z,
                 "S (masked)": s_m if blocked is not None else None})  # the pictures' names
@@ -93,24 +93,27 @@ class MultiHeadAttention(Module):
         if kv_cache is None:
             k = self._split_heads(self.k_proj(source))      # [B, H, T_k, d_k]  K = X W_K
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d_k]  V = X W_V
-        else:  # K, V [B, H, T_past + T, d_k]: the cache's past with this call's appended (3.7);
-            # cross-attention's context is the same every step: its K, V made once, then reused
+        else:  # K, V [B, H, T_past + T, d_k]: the same projections and split as above, appended
+            # to the cache's past (3.7); cross-attention's, of a fixed context: made once, reused
             k, v = kv_cache.keys_values(self, source, cross=context is not None)
         T_k = k.shape[2]
         # M's offset: T_k − T (bottom-right) unless causal_alignment says; None: not causal.
-        # ValueError for T ≠ T_k with neither a cache nor an alignment (masks.py)
+        # In training T = T_k and both alignments give one M; after a KV cache, bottom-right
+        # lets the last query see every key. ValueError: T ≠ T_k, no cache, no alignment
         offset = masks.module_causal_offset(T, T_k, is_causal, causal_alignment,
                                             kv_cache is not None)
         dropout_p = self.dropout if self.training else 0.0
         if self.attention == "tiled":                       # the same Z in O(T) memory (3.8)
             z = multi_head_tiled(self, q, k, v, attn_mask, key_padding_mask, offset, dropout_p)
-        else:  # M (3.3) [T, T_k], OR'd with padding [B, 1, 1, T_k] and attn_mask if given:
-            # a mask broadcasting to [B, H, T, T_k] (True: blocked), or None (nothing blocked)
-            # M [T, T_k], or None where it blocks no key (one query after a KV cache)
+        else:
+            # M (3.3) [T, T_k]; None if not causal, or if M blocks no key (one query after a
+            # KV cache: cached_causal_mask returns None)
             mask = None if offset is None else self.cached_causal_mask(T, T_k, offset)
+            # M OR'd with padding [B, 1, 1, T_k] and a caller's attn_mask (masks.py): bool, True
+            # blocked (float if attn_mask is). The GPT gives neither: mask is M, reaching the
+            # function as its attn_mask, not as is_causal
             mask = masks.attention_mask((B, self.n_heads, T, T_k), attn_mask,
-                                        key_padding_mask, causal=mask)  # the GPT's: M itself
-            # M reaches the function as its bool attn_mask (True: −inf), not as is_causal
+                                        key_padding_mask, causal=mask)
             z, a = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
             keep_weights(self, a)                           # only when asked
         return self._merge_heads(z, B, T)                   # [B, T, D]

@@ -31,7 +31,8 @@ def sublayer(x, norm, fn, norm_first, skip=None):
 class TransformerBlock(Module):
     """x [B, T, D] -> [B, T, D] ([B, 1, D] with last_only): causal self-attention, then the FFN,
     pre- or post-norm (nn.TransformerEncoderLayer's maths, is_causal=True). ln_1, attn, ln_2,
-    mlp (d_ff wide; GELU as GPT-2, ReLU in 2017 and 3.6): nanoGPT's names, for its checkpoints."""
+    mlp (d_ff wide; exact GELU as nanoGPT, where GPT-2 took its tanh form; ReLU in 2017 and
+    3.6): nanoGPT's names, for its checkpoints."""
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True, activation="gelu",
                  bias=True):
@@ -47,6 +48,7 @@ class TransformerBlock(Module):
         nn.KVCache. last_only (a first reading can take it as False): the last row alone,
         [B, 1, D], what generate's sliding window samples; a speed-up that training and the
         KV cache never use."""
+        # with last_only False: self.attn(h, is_causal=True, ...) and skip = x
         def self_attention(h):                              # h [B, T, D] -> [B, T or 1, D]
             # last_only: one query, the last position, over keys and values from all T rows of h
             # (what follows works row by row); bottom-right, M blocks none of its keys

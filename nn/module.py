@@ -31,7 +31,9 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
 
     def __init__(self):
         for registry in ("_parameters", "_buffers", "_modules"):
-            object.__setattr__(self, registry, {})  # name -> value, in registration order
+            # name -> value, in registration order; set plainly, past __setattr__ below:
+            # they are the registries, not entries in one
+            object.__setattr__(self, registry, {})
         self.training = True
 
     def __call__(self, *args, **kwargs):
@@ -47,7 +49,7 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
         """`self.w = Parameter(...)` registers w in `_parameters`, `self.fc = Linear(...)` fc in
         `_modules`, in the order assigned (torch's rules for a registered name:
         module_parity.py); anything else is a plain attribute."""
-        registry = registry_for(self, name, value)
+        registry = registry_for(self, name, value)  # _parameters, _modules, _buffers or None
         if registry is not None:
             self._name_new(name, value)  # gives it its dotted name (module_names.py)
             registry[name] = value

@@ -48,7 +48,7 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerDecoderLayer(Module):
-    """Self-attention (causal with tgt_is_causal, notes 3.7), cross-attention (queries from the
+    """Self-attention (causal with tgt_is_causal: M of notes 3.3), cross-attention (queries from the
     decoder, keys and values from `memory`, the encoder output: where the source reaches the
     decoder), FFN: self_attn, norm1, multihead_attn (the cross-attention), norm2, ff, norm3."""
 

@@ -1,5 +1,5 @@
-"""Embedding lookup: row `i` of the weight matrix for each integer id `i` (notes 3.7: the
-tokens a language model reads).
+"""Embedding lookup: row `i` of the weight matrix for each integer id `i` (notes 3.6: the
+GPT starts with one; 3.7: the tokens a language model reads).
 
 z[..., :] = W[ids[...], :];   ∂L/∂W[i] = Σ of g over every position whose id is i.
 Applied by F.embedding (parity/surface/nn_functional.py), which nn.Embedding calls.

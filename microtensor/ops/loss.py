@@ -55,5 +55,6 @@ class CrossEntropy(Function):
         dz[np.arange(len(t)), t] -= 1 - eps
         if self.reduction == "mean":
             g = g / max(self.n_valid, 1)
+        # g: one number ("mean", "sum") or one per row [N] ("none"); ignored rows get 0
         dz *= np.where(valid, g, 0).astype(probs.dtype, copy=False)[:, None]
         return dz

@@ -20,7 +20,7 @@ class MaskedFill(Function):
         return fill(x, self.mask, self.value)  # np.where(mask, value, x) (ops/fast.py: faster)
 
     def backward(self, g):
-        return fill(g, self.mask, 0)
+        return fill(g, self.mask, 0)  # np.where(mask, 0, g)
 
 
 Tensor.masked_fill = lambda x, mask, value: apply(MaskedFill(mask, value), x)

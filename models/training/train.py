@@ -40,6 +40,7 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
 
     `run` (run.py) holds the settings, the --out folder, the lr schedule and the progress bar;
     `extras` (train_extras.py) the run's bookkeeping. Neither touches a gradient."""
+    # a TrainConfig (settings.py): the preset with the flags over it (block_size, lr, ...)
     config = run.resolved_settings("train", "TrainConfig, preset, flags")
     tokenizer, ids = corpus                                 # ids [N] uint8/16
     data = describe_data(run, tokenizer, ids, source, data_path)

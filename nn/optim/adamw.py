@@ -37,7 +37,8 @@ class AdamW(Optimizer):
             lr, (beta1, beta2), eps, wd = (group[k] for k in ("lr", "betas", "eps", "weight_decay"))
             for p in self._params_with_grad(group):
                 g = -p.grad if group["maximize"] else p.grad
-                s = self.state[p] or self._new_state(p, group)  # {} before the first step
+                # p's state: {} before its first step, then step and the zero-started m, v
+                s = self.state[p] or self._new_state(p, group)  # (optimizer.py)
                 m, v, t = s["exp_avg"], s["exp_avg_sq"], s["step"] + 1
                 s["step"] = t
                 with writing(p) as data:  # p's array; an in-place write its version counter sees
