@@ -29,7 +29,7 @@ def unbroadcast(grad, shape):
 class Function:
     """One op of the graph: forward on the inputs' numpy arrays, backward from g = ∂L/∂output
     to one gradient per input (it may give None where `needs_input_grad` says none is needed),
-    in the input's shape or the output's (backward() sums it back: `unbroadcast`). E.g. Mul
+    in the input's shape or a broadcast of it (backward() sums it back: `unbroadcast`). E.g. Mul
     (ops/arithmetic.py's, simplified):
 
         class Mul(Function):  # z = a ⊙ b;   ∂L/∂a = g ⊙ b,   ∂L/∂b = g ⊙ a
@@ -45,7 +45,7 @@ class Function:
 
     op = "function"  # the name errors and pictures give the op
     inputs = input_shapes = needs_input_grad = ()
-    saved = {}  # a read-only default: save() gives each node its own dict
+    saved = {}  # a default nothing writes into: save() gives each node its own dict
 
     def save(self, **arrays):
         """Keep `arrays` for backward, unless no input needs a gradient (no_grad, or none
@@ -72,7 +72,8 @@ class AccumulateGrad:
             leaf.grad += g
         return ()  # nothing feeds a leaf
 
-    # backward sums each gradient to its input node's shape and casts it to its dtype
+    # backward() (below) sums each gradient to its input node's shape and casts it to its
+    # dtype: a leaf's node answers with the leaf's
     shape = property(lambda self: self.variable.shape)
     dtype = property(lambda self: self.variable.dtype)
 
@@ -80,7 +81,8 @@ class AccumulateGrad:
 def node_of(tensor):
     """The node backward reaches `tensor` through: its grad_fn, or for a leaf that requires
     grad its one AccumulateGrad, which all its uses share (their gradients sum there), or None.
-    The leaf keeps that node (weakly: parity/leaves.py) while a graph uses it."""
+    The node is made at the leaf's first use in a graph and shared while a graph holds it
+    (the leaf keeps only a weak reference to it: parity/leaves.py)."""
     if not tensor._requires_grad:
         return None
     return tensor.grad_fn or leaf_node(tensor, AccumulateGrad)  # made once (parity/leaves.py)
@@ -113,6 +115,7 @@ def topological_order(root):
 
 def backward(root, grad, step=None):
     """Propagate `grad` = ∂L/∂(root's output) to every leaf that requires grad: the chain rule.
+    `root` is a node: the loss tensor's grad_fn (Tensor.backward passes `node_of(loss)`).
 
     In reversed topological order every consumer of a node runs before it, so the gradient of
     its output is complete (summed over all paths) when the node's backward runs. `step(node,

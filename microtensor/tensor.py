@@ -80,8 +80,8 @@ def apply(fn, *inputs):
     0.5 of `x * 0.5` is made a Tensor first, by the operator's wrapper in parity/surface/).
     """
     record = grad_mode.enabled and any(t._requires_grad for t in inputs)
-    # known before forward: save() keeps nothing if no gradient is needed (no_grad), and
-    # backward computes only the gradients needed (none for the 0.5 of x * 0.5)
+    # known before forward: save() keeps nothing if no gradient is needed (no_grad), and ops
+    # with a costly gradient (Mul, MatMul, ...) skip an input that needs none (x * 0.5's 0.5)
     fn.needs_input_grad = tuple([t._requires_grad and record for t in inputs])
     try:
         out = Tensor._make(np.asarray(fn.forward(*[t.data for t in inputs])))

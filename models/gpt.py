@@ -42,7 +42,7 @@ class GPT(nn.Module):
             for _ in range(c.n_layer))
         self.ln_f = nn.LayerNorm(c.n_embd, bias=c.bias)
         nn.use_attention(self, c.attention)  # "ordinary" or "tiled" attention: same values (3.8)
-        init_gpt2_weights(self, c.n_layer)  # N(0, 0.02), as GPT-2 (weight_init.py)
+        init_gpt2_weights(self, c.n_layer)  # GPT-2's N(0, 0.02), residual ones ÷√(2·n_layer)
 
     def forward(self, idx, targets=None, kv_caches=None, last_only=False):
         """(logits [B, T, V] float32, the mean cross-entropy against targets [B, T], or None).
@@ -66,7 +66,11 @@ class GPT(nn.Module):
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
         """idx [B, T] int -> [B, T + max_new_tokens] (a Tensor for a Tensor idx): each new token
         sampled from the last position's logits (sampling.py; 3.7), under no_grad in the current
-        mode (model.eval() first). use_cache=False: every step slides. Errors: check_generate."""
+        mode (model.eval() first). use_cache=False: every step slides. Errors: check_generate.
+
+        E.g. block_size 4, a prompt of 2, 3 new tokens: step 1 prefills both (K, V of positions
+        0, 1 cached); steps 2 and 3 decode the newest token alone, at positions 2 and 3. A 4th
+        step would have 5 tokens: no position 4 exists, so it slides (the last 4, no cache)."""
         was_tensor = isinstance(idx, Tensor)
         idx = check_generate(idx.data if was_tensor else idx, max_new_tokens, temperature, top_k)
         block_size, caches = self.config.block_size, None

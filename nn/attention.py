@@ -106,14 +106,15 @@ class MultiHeadAttention(Module):
         if self.attention == "tiled":                       # the same Z in O(T) memory (3.8)
             z = multi_head_tiled(self, q, k, v, attn_mask, key_padding_mask, offset, dropout_p)
         else:
-            # M (3.3) [T, T_k]; None if not causal, or if M blocks no key (one query after a
-            # KV cache: cached_causal_mask returns None)
+            # M (3.3) [T, T_k], None if not causal. The GPT in training: T = T_k, offset 0. One
+            # new query after 3 cached keys: T = 1, T_k = 4, offset 3: M blocks nothing, None
             mask = None if offset is None else self.cached_causal_mask(T, T_k, offset)
-            # M OR'd with padding [B, 1, 1, T_k] and a caller's attn_mask (masks.py): bool, True
-            # blocked (float if attn_mask is). The GPT gives neither: mask is M, reaching the
-            # function as its attn_mask, not as is_causal
-            mask = masks.attention_mask((B, self.n_heads, T, T_k), attn_mask,
-                                        key_padding_mask, causal=mask)
+            if attn_mask is not None or key_padding_mask is not None:  # never in the GPT
+                # M OR'd with padding [B, 1, 1, T_k] and the caller's attn_mask (masks.py):
+                # bool, True where blocked (float if attn_mask is)
+                mask = masks.attention_mask((B, self.n_heads, T, T_k), attn_mask,
+                                            key_padding_mask, causal=mask)
+            # M reaches the function as its attn_mask (True: −inf), not as is_causal
             z, a = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
             keep_weights(self, a)                           # only when asked
         return self._merge_heads(z, B, T)                   # [B, T, D]

@@ -27,7 +27,9 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
     """Base class of every layer. Subclasses call `super().__init__()`, then assign their
     parameters and sub-layers, and define `forward`, which calling the module runs. From
     module_names.py: `modules()` walks `_modules` depth first from self, each module once;
-    `named_parameters()` gives each one's parameters with dotted names ("blocks.0.attn...")."""
+    `named_parameters()` gives each one's parameters with dotted names ("blocks.0.attn..."),
+    each Parameter once: a tied weight, held by two modules, at its first name. `_path` and
+    the scope only name things for the pictures: pass them."""
 
     def __init__(self):
         for registry in ("_parameters", "_buffers", "_modules"):
@@ -49,9 +51,11 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
         """`self.w = Parameter(...)` registers w in `_parameters`, `self.fc = Linear(...)` fc in
         `_modules`, in the order assigned (torch's rules for a registered name:
         module_parity.py); anything else is a plain attribute."""
-        registry = registry_for(self, name, value)  # _parameters, _modules, _buffers or None
+        # a Parameter -> _parameters, a Module -> _modules, a new value of a registered name
+        # -> its registry, anything else None; torch's errors (module_parity.py)
+        registry = registry_for(self, name, value)
         if registry is not None:
-            self._name_new(name, value)  # gives it its dotted name (module_names.py)
+            self._name_new(name, value)  # its dotted name, for the pictures (module_names.py)
             registry[name] = value
         object.__setattr__(self, name, value)  # also plain: reading self.w needs no __getattr__
 

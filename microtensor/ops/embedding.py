@@ -17,7 +17,7 @@ class Embedding(Function):
         self.ids = ids
 
     def forward(self, weight):
-        self.save(ids=self.ids)  # so that a 2nd backward is refused as torch's (retain_graph)
+        self.save(ids=self.ids)  # backward reads them here; freed after it, as torch's
         return weight[self.ids]
 
     def backward(self, g):

@@ -24,8 +24,9 @@ class LayerNorm(Function):
 
     Why: μ and r depend on every x of the row: ∂μ/∂xⱼ = 1/n; σ² = Σᵢ(xᵢ − μ)²/n, so
     ∂σ²/∂xⱼ = (2/n)·Σᵢ(xᵢ − μ)(δᵢⱼ − 1/n) = 2(xⱼ − μ)/n, as Σᵢ(xᵢ − μ) = 0; and
-    ∂r/∂xⱼ = −½r³·∂σ²/∂xⱼ = −r²x̂ⱼ/n. By the product rule, ∂x̂ᵢ/∂xⱼ = r(δᵢⱼ − 1/n) +
-    (xᵢ − μ)·∂r/∂xⱼ = r(δᵢⱼ − 1/n − x̂ᵢx̂ⱼ/n), and ∂L/∂xⱼ = Σᵢ ĝᵢ ∂x̂ᵢ/∂xⱼ
+    ∂r/∂xⱼ = −½r³·∂σ²/∂xⱼ = −r²x̂ⱼ/n. By the product rule, with xᵢ − μ = x̂ᵢ/r,
+    ∂x̂ᵢ/∂xⱼ = r(δᵢⱼ − 1/n) + (xᵢ − μ)·∂r/∂xⱼ = r(δᵢⱼ − 1/n) − r·x̂ᵢx̂ⱼ/n, and
+    ∂L/∂xⱼ = Σᵢ ĝᵢ ∂x̂ᵢ/∂xⱼ
               = r(ĝⱼ − Σᵢ ĝᵢ/n − x̂ⱼ Σᵢ ĝᵢx̂ᵢ/n), the first line above.
     """
 
@@ -37,10 +38,10 @@ class LayerNorm(Function):
     def forward(self, x, weight, bias):
         # per row: μ = mean(x), σ² = mean((x − μ)²), r = 1/√(σ² + ε) and x̂ = (x − μ)·r,
         # computed as torch does, so that float32 keeps its precision (parity/variance.py)
-        xhat, rstd = standardize(x, self.eps)
+        xhat, rstd = standardize(x, self.eps)  # x̂ [..., n], r [..., 1]
         self.save(xhat=xhat, rstd=rstd, weight=weight)
         y = xhat * weight
-        y += bias
+        y += bias  # b; without one (bias=False) the constant 0 (parity/surface/layer_norm.py)
         return y
 
     def backward(self, g):
@@ -49,7 +50,8 @@ class LayerNorm(Function):
         n, gx, gw = xhat.shape[-1], None, None
         if need_x:
             gx = g * weight  # ĝ
-            mean_gxhat = row_dot(gx, xhat) / n  # mean(ĝ ⊙ x̂) along the row (ops/rows.py)
+            # mean(ĝ ⊙ x̂) along the last axis [..., 1] (ops/rows.py), taken before gx changes
+            mean_gxhat = row_dot(gx, xhat) / n
             gx -= row_sum(gx) / n  # ĝ − mean(ĝ)
             gx -= xhat * mean_gxhat
             gx *= rstd
