@@ -82,7 +82,8 @@ def node_of(tensor):
     """The node backward reaches `tensor` through: its grad_fn, or for a leaf that requires
     grad its one AccumulateGrad, which all its uses share (their gradients sum there), or None.
     The node is made at the leaf's first use in a graph and shared while a graph holds it
-    (the leaf keeps only a weak reference to it: parity/leaves.py)."""
+    (the leaf keeps only a weak reference to it: parity/leaves.py); on a first reading, take
+    it as the leaf's own node."""
     if not tensor._requires_grad:
         return None
     return tensor.grad_fn or leaf_node(tensor, AccumulateGrad)  # made once (parity/leaves.py)
@@ -91,7 +92,8 @@ def node_of(tensor):
 def topological_order(root):
     """`root` and the nodes it depends on, each one after every node that feeds it: depth
     first, with a stack instead of recursion (a chain of 10,000 ops). E.g. d = b + c, with b
-    and c both from a; x✓ is an (x, True) entry, the stack's top on the right:
+    and c both from a; x✓ is an (x, True) entry, pushed below x's inputs, so it pops only
+    after they are all in `order`; the stack's top on the right:
 
         pop d:   push d✓ b c     stack [d✓ b c]
         pop c:   push c✓ a       stack [d✓ b c✓ a]

@@ -31,6 +31,7 @@ class Tensor:
     name = None
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
     _requires_grad = False
+    _accumulator = None  # a leaf's AccumulateGrad node, weakly held (parity/leaves.py)
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
         self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype)
@@ -69,7 +70,8 @@ class Tensor:
         RuntimeError, ValueError, TypeError: bad calls (parity/gradient_argument.py)."""
         grad = loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
         # torch_step(node, g) runs node.backward(g), with torch's checks and hooks around it
-        # (with none registered, it is node.backward(g): parity/graph.py)
+        # (with none registered, node.backward(g), then the node's saved arrays freed unless
+        # retain_graph, so that a 2nd backward fails as torch's: parity/graph.py)
         autograd.backward(autograd.node_of(self), grad, graph.torch_step(retain_graph))
 
 

@@ -3,6 +3,7 @@ target one token at a time while attending to the encoder output (notes 3.6: dec
 not the whole Transformer; 3.7: teacher forcing, then step-by-step decoding with a KV cache).
 
     memory = encoder(E_src[src]·√D + PE)        [B, T_src, D]  self-attention over all, FFN
+                                                (pre-norm: each stack ends with a LayerNorm)
     x = decoder(E_tgt[tgt_in]·√D + PE, memory)  [B, T_tgt, D]  causal self-, cross-attention, FFN
     logits = x · E_tgtᵀ                         [B, T_tgt, V]  tied (out_proj if tie_output=False)
 

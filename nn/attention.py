@@ -45,8 +45,8 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     s = qk * (1 / math.sqrt(d_k) if d_k else 1.0)          # S = QKᵀ/√d_k (d_k = 0: S = 0)
     blocked = (causal_mask(t_q, t_k, masks.causal_offset(t_q, t_k, causal_alignment))
                if is_causal else None)                     # [T_q, T_k]  True: M_ij = −inf
-    # a bool attn_mask is ORed into `blocked`, or becomes it (the module passes its M so);
-    # a float one is added: S + M
+    # a bool attn_mask is ORed into `blocked`, or becomes it unchanged (the module passes its M
+    # so); a float one is added: S + M
     s_m, blocked = masks.add_attn_mask(s, attn_mask, blocked)
     if blocked is not None:
         s_m = s_m.masked_fill(blocked, -math.inf)          # S + M: exp(−inf) = 0
@@ -64,7 +64,8 @@ class MultiHeadAttention(Module):
     attention: "ordinary" (here) or "tiled" (tiled_attention.py), the same values.
     keep_attention: `last_attention` holds the last call's A [B, H, T, T_k] (keep_attention.py).
     """
-    cached_causal_mask = staticmethod(masks.built_once_per_shape(causal_mask))  # speed: M per shape
+    # speed: causal_mask(t_q, t_k, offset) built once per shape, None where it blocks no key
+    cached_causal_mask = staticmethod(masks.built_once_per_shape(causal_mask))
 
     def __init__(self, d_model, n_heads, dropout=0.0, bias=True, attention="ordinary",
                  keep_attention=False):
@@ -97,7 +98,8 @@ class MultiHeadAttention(Module):
             # to the cache's past (3.7); cross-attention's, of a fixed context: made once, reused
             k, v = kv_cache.keys_values(self, source, cross=context is not None)
         T_k = k.shape[2]
-        # M's offset: T_k − T (bottom-right) unless causal_alignment says; None: not causal.
+        # M's offset: T_k − T (bottom-right, the GPT's) unless causal_alignment says; None: not
+        # causal.
         # In training T = T_k and both alignments give one M; after a KV cache, bottom-right
         # lets the last query see every key. ValueError: T ≠ T_k, no cache, no alignment
         offset = masks.module_causal_offset(T, T_k, is_causal, causal_alignment,

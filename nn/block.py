@@ -49,11 +49,10 @@ class TransformerBlock(Module):
         nn.KVCache. last_only (a first reading can take it as False): the last row alone,
         [B, 1, D], what generate's sliding window samples; a speed-up that training and the
         KV cache never use."""
-        # with last_only False: self.attn(h, is_causal=True, ...) and skip = x
         def self_attention(h):                              # h [B, T, D] -> [B, T or 1, D]
-            # last_only: one query, the last position, over keys and values from all T rows of h
-            # (what follows works row by row); bottom-right, M blocks none of its keys
-            query, context = (h[:, -1:], h) if last_only else (h, None)
+            query, context = h, None                        # causal self-attention over h
+            if last_only:  # one query, the last row, over K, V from all T rows of h (what
+                query, context = h[:, -1:], h  # follows works row by row); M blocks none
             return self.attn(query, context=context, key_padding_mask=key_padding_mask,
                              is_causal=True, kv_cache=kv_cache, causal_alignment="bottom_right")
 

@@ -28,8 +28,9 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
     parameters and sub-layers, and define `forward`, which calling the module runs. From
     module_names.py: `modules()` walks `_modules` depth first from self, each module once;
     `named_parameters()` gives each one's parameters with dotted names ("blocks.0.attn..."),
-    each Parameter once: a tied weight, held by two modules, at its first name. `_path` and
-    the scope only name things for the pictures: pass them."""
+    each Parameter once (even one that two modules share), at its first name; so, plainly,
+    parameters() is every m._parameters.values() for m in modules(), without repeats. `_path`
+    and the scope only name things for the pictures: pass them."""
 
     def __init__(self):
         for registry in ("_parameters", "_buffers", "_modules"):

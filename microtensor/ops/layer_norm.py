@@ -24,7 +24,7 @@ class LayerNorm(Function):
 
     Why: μ and r depend on every x of the row: ∂μ/∂xⱼ = 1/n; σ² = Σᵢ(xᵢ − μ)²/n, so
     ∂σ²/∂xⱼ = (2/n)·Σᵢ(xᵢ − μ)(δᵢⱼ − 1/n) = 2(xⱼ − μ)/n, as Σᵢ(xᵢ − μ) = 0; and
-    ∂r/∂xⱼ = −½r³·∂σ²/∂xⱼ = −r²x̂ⱼ/n. By the product rule, with xᵢ − μ = x̂ᵢ/r,
+    r = (σ² + ε)^(−½), so ∂r/∂xⱼ = −½r³·∂σ²/∂xⱼ = −r²x̂ⱼ/n. By the product rule, with xᵢ − μ = x̂ᵢ/r,
     ∂x̂ᵢ/∂xⱼ = r(δᵢⱼ − 1/n) + (xᵢ − μ)·∂r/∂xⱼ = r(δᵢⱼ − 1/n) − r·x̂ᵢx̂ⱼ/n, and
     ∂L/∂xⱼ = Σᵢ ĝᵢ ∂x̂ᵢ/∂xⱼ
               = r(ĝⱼ − Σᵢ ĝᵢ/n − x̂ⱼ Σᵢ ĝᵢx̂ᵢ/n), the first line above.

@@ -19,8 +19,8 @@ class MatMul(Function):
     def backward(self, g):
         need_a, need_b = self.needs_input_grad
         ga = matmul(g, self.saved["b"].swapaxes(-1, -2)) if need_a else None  # ∂L/∂a = g bᵀ
-        # ∂L/∂b = aᵀ g; for a [B, T, K] @ b [K, N] that is Σ_b a_bᵀ g_b (what unbroadcast would
-        # add up) = a.reshape(B·T, K)ᵀ @ g.reshape(B·T, N), one product (ops/fast.py)
+        # ∂L/∂b = aᵀ g; for a [B, T, K] @ b [K, N] that is Σ_i a_iᵀ g_i over the B rows (what
+        # unbroadcast would add up) = a.reshape(B·T, K)ᵀ @ g.reshape(B·T, N): one product
         gb = matmul_t(self.saved["a"], g, b_shape=self.input_shapes[1]) if need_b else None
         return ga, gb
 

@@ -103,5 +103,4 @@ for _method in (__repr__, numpy, item, detach, retain_grad, zero_grad, _version_
 Tensor.is_leaf = property(lambda self: self.grad_fn is None)
 # A new tensor's state, as in tensor.py: class attributes, set on a tensor only when they change
 Tensor.is_parameter = False  # True for `nn.Parameter`: pictures draw these as the model's weights
-Tensor._accumulator = None  # a leaf's AccumulateGrad, weakly held (parity/leaves.py)
 Tensor._version = None  # [writes so far], shared by views (parity/versions.py)
