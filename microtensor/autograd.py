@@ -40,8 +40,8 @@ class Function:
                 return g * self.saved["b"], g * self.saved["a"]
 
     One instance per call is that call's node; apply (tensor.py) sets `needs_input_grad`
-    before forward, then `inputs` (the node behind each input), `input_shapes`, and its
-    output's `shape` and `dtype`."""
+    before forward, then, when it records the op, `inputs` (the node behind each input),
+    `input_shapes`, and its output's `shape` and `dtype`."""
 
     op = "function"  # the name errors and pictures give the op
     inputs = input_shapes = needs_input_grad = ()
@@ -117,7 +117,7 @@ def topological_order(root):
 
 def backward(root, grad, step=None):
     """Propagate `grad` = ∂L/∂(root's output) to every leaf that requires grad: the chain rule.
-    `root` is a node: the loss tensor's grad_fn (Tensor.backward passes `node_of(loss)`).
+    `root` is a node: the loss tensor's (Tensor.backward passes `node_of(loss)`).
 
     In reversed topological order every consumer of a node runs before it, so the gradient of
     its output is complete (summed over all paths) when the node's backward runs. `step(node,

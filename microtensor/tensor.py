@@ -26,8 +26,8 @@ class Tensor:
     """
 
     # A new tensor's state, as class attributes: a tensor sets its own only when one changes
-    grad = None  # a leaf's ∂L/∂self (a numpy array) after backward(); at import
-    # parity/tensor_api.py puts a property here, so that `t.grad = g` is checked
+    grad = None  # a leaf's ∂L/∂self (a numpy array) after backward(); read it as a plain
+    # attribute (parity/tensor_api.py makes it a property that checks what is assigned)
     name = None
     grad_fn = None  # the graph node (Function) that made this tensor; None for a leaf
     _requires_grad = False
@@ -69,9 +69,9 @@ class Tensor:
         `retain_graph` keeps the saved arrays for another backward.
         RuntimeError, ValueError, TypeError: bad calls (parity/gradient_argument.py)."""
         grad = loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
-        # torch_step(node, g) runs node.backward(g), with torch's checks and hooks around it
-        # (with none registered, node.backward(g), then the node's saved arrays freed unless
-        # retain_graph, so that a 2nd backward fails as torch's: parity/graph.py)
+        # read it as autograd.backward(node_of(self), grad): torch_step(node, g) runs
+        # node.backward(g) with torch's checks and hooks around it, then frees the node's saved
+        # arrays unless retain_graph (a 2nd backward then fails, as torch's: parity/graph.py)
         autograd.backward(autograd.node_of(self), grad, graph.torch_step(retain_graph))
 
 

@@ -45,8 +45,8 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     s = qk * (1 / math.sqrt(d_k) if d_k else 1.0)          # S = QKᵀ/√d_k (d_k = 0: S = 0)
     blocked = (causal_mask(t_q, t_k, masks.causal_offset(t_q, t_k, causal_alignment))
                if is_causal else None)                     # [T_q, T_k]  True: M_ij = −inf
-    # a bool attn_mask is ORed into `blocked`, or becomes it unchanged (the module passes its M
-    # so); a float one is added: S + M
+    # a bool attn_mask is ORed into `blocked`, or becomes it unchanged (how the module passes
+    # its M); a float one is added: S + M
     s_m, blocked = masks.add_attn_mask(s, attn_mask, blocked)
     if blocked is not None:
         s_m = s_m.masked_fill(blocked, -math.inf)          # S + M: exp(−inf) = 0
@@ -83,10 +83,8 @@ class MultiHeadAttention(Module):
                 kv_cache=None, causal_alignment=None):
         """x [B, T, D] -> [B, T, D]: queries from x, keys and values from x or, in
         cross-attention, `context` [B, T_k, D]. attn_mask: bool or float, to [B, H, T, T_k];
-        key_padding_mask: bool [B, T_k], True at padding; kv_cache: nn.KVCache (3.7). is_causal:
-        M bottom-right unless causal_alignment, so that after a KV cache the last query sees
-        every key (the function aligns top-left, as torch: the same when T = T_k).
-        Errors: attention_checks.py, masks.py."""
+        key_padding_mask: bool [B, T_k], True at padding; kv_cache: nn.KVCache (3.7); is_causal:
+        M, aligned as the comment at its offset says. Errors: attention_checks.py, masks.py."""
         check_attention_inputs(self.d_model, x, context, kv_cache)
         B, T, _ = x.shape
         source = x if context is None else context
@@ -94,14 +92,15 @@ class MultiHeadAttention(Module):
         if kv_cache is None:
             k = self._split_heads(self.k_proj(source))      # [B, H, T_k, d_k]  K = X W_K
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d_k]  V = X W_V
-        else:  # K, V [B, H, T_past + T, d_k]: the same projections and split as above, appended
-            # to the cache's past (3.7); cross-attention's, of a fixed context: made once, reused
+        else:  # K, V [B, H, T_past + T, d_k]: the same projections, appended to the cache's
+            # past (3.7); cross-attention's [B, H, T_k, d_k], of a fixed context: made once
             k, v = kv_cache.keys_values(self, source, cross=context is not None)
         T_k = k.shape[2]
-        # M's offset: T_k − T (bottom-right, the GPT's) unless causal_alignment says; None: not
-        # causal.
-        # In training T = T_k and both alignments give one M; after a KV cache, bottom-right
-        # lets the last query see every key. ValueError: T ≠ T_k, no cache, no alignment
+        # M's offset (masks.py), None when not causal:
+        #   T = T_k (training, a prefill): 0, whichever the alignment
+        #   after a KV cache (T < T_k): T_k − T, bottom-right: the last query sees every key
+        #   T ≠ T_k with no cache: as causal_alignment says (the function's default is top-left,
+        #   torch's), ValueError when it is not given
         offset = masks.module_causal_offset(T, T_k, is_causal, causal_alignment,
                                             kv_cache is not None)
         dropout_p = self.dropout if self.training else 0.0

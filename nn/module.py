@@ -34,8 +34,7 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
 
     def __init__(self):
         for registry in ("_parameters", "_buffers", "_modules"):
-            # name -> value, in registration order; set plainly, past __setattr__ below:
-            # they are the registries, not entries in one
+            # name -> value, in registration order: the dicts __setattr__ (below) fills
             object.__setattr__(self, registry, {})
         self.training = True
 
@@ -49,9 +48,10 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
             restore_scope(outer)
 
     def __setattr__(self, name, value):
-        """`self.w = Parameter(...)` registers w in `_parameters`, `self.fc = Linear(...)` fc in
-        `_modules`, in the order assigned (torch's rules for a registered name:
-        module_parity.py); anything else is a plain attribute."""
+        """`self.w = Parameter(...)` registers w in `_parameters` (self._parameters["w"]),
+        `self.fc = Linear(...)` fc in `_modules` (self._modules["fc"]), in the order assigned
+        (torch's rules for a registered name: module_parity.py); anything else is a plain
+        attribute."""
         # a Parameter -> _parameters, a Module -> _modules, a new value of a registered name
         # -> its registry, anything else None; torch's errors (module_parity.py)
         registry = registry_for(self, name, value)

@@ -1,5 +1,5 @@
-"""Elementwise arithmetic `+ − × ÷ ** neg` with numpy broadcasting (notes 3.8: each one's
-backward; the residual of 3.6 is a `+`).
+"""Elementwise arithmetic `+ − × ÷ ** neg` with numpy broadcasting (notes 3.8 walks backward
+through attention with these steps; the residual of 3.6 is a `+`).
 
 Each backward returns its gradient in the broadcast (output) shape; the engine's `unbroadcast`
 sums it back to each input's shape.

@@ -22,12 +22,14 @@ class LayerNorm(Function):
         ∂L/∂x = r · (ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂))
         ∂L/∂w = Σ g ⊙ x̂        ∂L/∂b = Σ g       (sums over the leading dims)
 
-    Why: μ and r depend on every x of the row: ∂μ/∂xⱼ = 1/n; σ² = Σᵢ(xᵢ − μ)²/n, so
-    ∂σ²/∂xⱼ = (2/n)·Σᵢ(xᵢ − μ)(δᵢⱼ − 1/n) = 2(xⱼ − μ)/n, as Σᵢ(xᵢ − μ) = 0; and
-    r = (σ² + ε)^(−½), so ∂r/∂xⱼ = −½r³·∂σ²/∂xⱼ = −r²x̂ⱼ/n. By the product rule, with xᵢ − μ = x̂ᵢ/r,
-    ∂x̂ᵢ/∂xⱼ = r(δᵢⱼ − 1/n) + (xᵢ − μ)·∂r/∂xⱼ = r(δᵢⱼ − 1/n) − r·x̂ᵢx̂ⱼ/n, and
-    ∂L/∂xⱼ = Σᵢ ĝᵢ ∂x̂ᵢ/∂xⱼ
-              = r(ĝⱼ − Σᵢ ĝᵢ/n − x̂ⱼ Σᵢ ĝᵢx̂ᵢ/n), the first line above.
+    Why: μ and r depend on every x of the row. One row of n, step by step, using
+    σ² = Σᵢ(xᵢ − μ)²/n, r = (σ² + ε)^(−½), Σᵢ(xᵢ − μ) = 0 and xᵢ − μ = x̂ᵢ/r:
+
+        ∂μ/∂xⱼ  = 1/n
+        ∂σ²/∂xⱼ = (2/n)·Σᵢ(xᵢ − μ)(δᵢⱼ − 1/n) = 2(xⱼ − μ)/n
+        ∂r/∂xⱼ  = −½r³·∂σ²/∂xⱼ = −r³(xⱼ − μ)/n = −r²x̂ⱼ/n
+        ∂x̂ᵢ/∂xⱼ = r(δᵢⱼ − 1/n) + (xᵢ − μ)·∂r/∂xⱼ = r(δᵢⱼ − 1/n − x̂ᵢx̂ⱼ/n)   (product rule)
+        ∂L/∂xⱼ  = Σᵢ ĝᵢ ∂x̂ᵢ/∂xⱼ = r(ĝⱼ − Σᵢĝᵢ/n − x̂ⱼ·Σᵢĝᵢx̂ᵢ/n): the first line above
     """
 
     op = "layer_norm"

@@ -20,7 +20,8 @@ from .rows import row_sum
 @computed_in_float32  # float16 as torch: computed in float32, rounded once
 class CrossEntropy(Function):
     """Logits [N, C] and targets [N] -> the loss, reduced by "mean" (over the targets not
-    ignored), "sum" or "none". The GPT's [B, T, V] and [B, T] arrive as [B·T, V] and [B·T]."""
+    ignored), "sum" or "none". The GPT's [B, T, V] and [B, T] arrive as [B·T, V] and [B·T]
+    (reshaped by F.cross_entropy: parity/surface/nn_functional.py)."""
 
     op = "cross_entropy"
 

@@ -19,7 +19,7 @@ class MatMul(Function):
     def backward(self, g):
         need_a, need_b = self.needs_input_grad
         ga = matmul(g, self.saved["b"].swapaxes(-1, -2)) if need_a else None  # ∂L/∂a = g bᵀ
-        # ∂L/∂b = aᵀ g; for a [B, T, K] @ b [K, N] that is Σ_i a_iᵀ g_i over the B rows (what
+        # ∂L/∂b = aᵀ g; for a [B, T, K] @ b [K, N] that is Σ_i a_iᵀ g_i over the B matrices (what
         # unbroadcast would add up) = a.reshape(B·T, K)ᵀ @ g.reshape(B·T, N): one product
         gb = matmul_t(self.saved["a"], g, b_shape=self.input_shapes[1]) if need_b else None
         return ga, gb

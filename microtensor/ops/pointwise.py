@@ -1,5 +1,5 @@
 """The activations: ReLU and GELU, each with its derivative (notes 3.6: the FFN's nonlinearity;
-3.8: their backward).
+3.8: the backward flow passes through them).
 
 GELU follows Hendrycks & Gimpel 2016, "Gaussian Error Linear Units": x·Φ(x). The other
 elementwise functions (exp, log, sqrt, abs, tanh) are alike, off the path: ops/elementwise.py.

@@ -65,8 +65,8 @@ def train(run, corpus, source="the text", progress=True, data_path=None, log_gra
                 break
             run.stop_if_asked(it)               # after Ctrl-C: save, raise Interrupted
             # lr·(it + 1)/(warmup_iters + 1) while warming up, then min_lr + ½(1 + cos πp)(lr −
-            # min_lr), p going 0 → 1 until lr_decay_iters, min_lr after (nn/optim/schedule.py);
-            # written into each AdamW group's lr
+            # min_lr), p going 0 → 1 until lr_decay_iters (or max_iters), min_lr after;
+            # written into each AdamW group's lr (nn/optim/schedule.py)
             lr = run.set_learning_rate(it)
             # x, y [B, T]: y[b, t] is the id after x[b, t], every position trained at once (3.7)
             x, y = get_batch(train_ids, config.batch_size, config.block_size)
