@@ -80,7 +80,8 @@ class AccumulateGrad:
 
 def node_of(tensor):
     """The node backward reaches `tensor` through: its grad_fn, or for a leaf that requires
-    grad its one AccumulateGrad, which all its uses share (their gradients sum there), or None.
+    grad its one AccumulateGrad, which all its uses share (backward() sums their gradients
+    first, then runs it once), or None.
     The node is made at the leaf's first use in a graph and shared while a graph holds it
     (the leaf keeps only a weak reference to it: parity/leaves.py); on a first reading, take
     it as the leaf's own node."""
@@ -90,8 +91,9 @@ def node_of(tensor):
 
 
 def topological_order(root):
-    """`root` and the nodes it depends on, each one after every node that feeds it: depth
-    first, with a stack instead of recursion (a chain of 10,000 ops). E.g. d = b + c, with b
+    """`root` and the nodes it depends on, each one after every node that feeds it: the
+    post-order of a depth-first search, with a stack instead of recursion (a chain of 10,000
+    ops). E.g. d = b + c, with b
     and c both from a; x✓ is an (x, True) entry, pushed below x's inputs, so it pops only
     after they are all in `order`; the stack's top on the right:
 
@@ -134,5 +136,7 @@ def backward(root, grad, step=None):
             input_grads = (input_grads,)
         for parent, pg in zip(node.inputs, input_grads):
             if parent is not None and pg is not None:
+                # asarray: an op may return a number; astype: the gradient in its input's dtype,
+                # whatever the op's arithmetic widened it to
                 pg = unbroadcast(np.asarray(pg), parent.shape).astype(parent.dtype, copy=False)
                 grads[parent] = grads[parent] + pg if parent in grads else pg

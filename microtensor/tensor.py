@@ -69,9 +69,9 @@ class Tensor:
         `retain_graph` keeps the saved arrays for another backward.
         RuntimeError, ValueError, TypeError: bad calls (parity/gradient_argument.py)."""
         grad = loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
-        # read it as autograd.backward(node_of(self), grad): torch_step(node, g) runs
-        # node.backward(g) with torch's checks and hooks around it, then frees the node's saved
-        # arrays unless retain_graph (a 2nd backward then fails, as torch's: parity/graph.py)
+        # read it as autograd.backward(node_of(self), grad): graph.torch_step(retain_graph)
+        # returns step(node, g), which runs node.backward(g) with torch's checks and hooks
+        # around it, then frees the node's saved arrays unless retain_graph (parity/graph.py)
         autograd.backward(autograd.node_of(self), grad, graph.torch_step(retain_graph))
 
 
@@ -81,6 +81,7 @@ def apply(fn, *inputs):
     per call, as it becomes that call's graph node: `apply(Mul(), a, b)` (a number such as the
     0.5 of `x * 0.5` is made a Tensor first, by the operator's wrapper in parity/surface/).
     """
+    # grad_mode.enabled: False inside `with microtensor.no_grad():` (grad_mode.py)
     record = grad_mode.enabled and any(t._requires_grad for t in inputs)
     # known before forward: save() keeps nothing if no gradient is needed (no_grad), and ops
     # with a costly gradient (Mul, MatMul, ...) skip an input that needs none (x * 0.5's 0.5)
@@ -95,6 +96,7 @@ def apply(fn, *inputs):
         fn.shape, fn.dtype = out.data.shape, out.data.dtype  # backward sums to these
         out.grad_fn, out._requires_grad = fn, True
     # bookkeeping only, to pass on a first reading: view counters, the pictures' labels,
-    # hooks, and freeing saved arrays no asked-for gradient reads (save_less.py); out is final
+    # hooks; and of what save() kept (both inputs of a ⊙ b), save_less.py frees what no
+    # asked-for gradient reads. out is final
     graph.after_op(fn, inputs, out, record)
     return out

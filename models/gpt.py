@@ -66,7 +66,8 @@ class GPT(nn.Module):
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
         """idx [B, T] int -> [B, T + max_new_tokens] (a Tensor for a Tensor idx): each new token
         sampled from the last position's logits (sampling.py; 3.7), under no_grad in the current
-        mode (model.eval() first). use_cache=False: every step slides. Errors: check_generate.
+        mode (model.eval() first). use_cache=False: every step runs the last block_size tokens
+        again. Errors: check_generate.
 
         E.g. block_size 4, a prompt of 2, 3 new tokens: step 1 prefills both (K, V of positions
         0, 1 cached); steps 2 and 3 decode the newest token alone, at positions 2 and 3. A 4th

@@ -27,6 +27,11 @@ def causal_mask(t_q, t_k, offset=0):
     return np.triu(np.ones((t_q, t_k), dtype=bool), k=offset + 1)
 
 
+# speed: causal_mask(t_q, t_k, offset) built once per shape (read-only), None where it blocks
+# no key (one query after a KV cache): every layer of every step asks for the same few shapes
+cached_causal_mask = masks.built_once_per_shape(causal_mask)
+
+
 def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0,
                                  causal_alignment="top_left"):
     """Z = softmax(QKᵀ/√d_k + M) V (notes 3.2–3.4), returning (Z, A). A boolean attn_mask is
@@ -43,10 +48,9 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     k_t = k.transpose(-2, -1)                              # Kᵀ [..., d_k, T_k]
     qk = q @ k_t                                           # QKᵀ [..., T_q, T_k]
     s = qk * (1 / math.sqrt(d_k) if d_k else 1.0)          # S = QKᵀ/√d_k (d_k = 0: S = 0)
-    blocked = (causal_mask(t_q, t_k, masks.causal_offset(t_q, t_k, causal_alignment))
-               if is_causal else None)                     # [T_q, T_k]  True: M_ij = −inf
-    # a bool attn_mask is ORed into `blocked`, or becomes it unchanged (how the module passes
-    # its M); a float one is added: S + M
+    blocked = (cached_causal_mask(t_q, t_k, masks.causal_offset(t_q, t_k, causal_alignment))
+               if is_causal else None)                     # M [T_q, T_k]  True: M_ij = −inf
+    # a bool attn_mask (padding) is ORed into `blocked`; a float one is added: S + M
     s_m, blocked = masks.add_attn_mask(s, attn_mask, blocked)
     if blocked is not None:
         s_m = s_m.masked_fill(blocked, -math.inf)          # S + M: exp(−inf) = 0
@@ -64,8 +68,6 @@ class MultiHeadAttention(Module):
     attention: "ordinary" (here) or "tiled" (tiled_attention.py), the same values.
     keep_attention: `last_attention` holds the last call's A [B, H, T, T_k] (keep_attention.py).
     """
-    # speed: causal_mask(t_q, t_k, offset) built once per shape, None where it blocks no key
-    cached_causal_mask = staticmethod(masks.built_once_per_shape(causal_mask))
 
     def __init__(self, d_model, n_heads, dropout=0.0, bias=True, attention="ordinary",
                  keep_attention=False):
@@ -84,7 +86,7 @@ class MultiHeadAttention(Module):
         """x [B, T, D] -> [B, T, D]: queries from x, keys and values from x or, in
         cross-attention, `context` [B, T_k, D]. attn_mask: bool or float, to [B, H, T, T_k];
         key_padding_mask: bool [B, T_k], True at padding; kv_cache: nn.KVCache (3.7); is_causal:
-        M, aligned as the comment at its offset says. Errors: attention_checks.py, masks.py."""
+        M, aligned as the comment at `alignment` says. Errors: attention_checks.py, masks.py."""
         check_attention_inputs(self.d_model, x, context, kv_cache)
         B, T, _ = x.shape
         source = x if context is None else context
@@ -92,31 +94,28 @@ class MultiHeadAttention(Module):
         if kv_cache is None:
             k = self._split_heads(self.k_proj(source))      # [B, H, T_k, d_k]  K = X W_K
             v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d_k]  V = X W_V
-        else:  # K, V [B, H, T_past + T, d_k]: the same projections, appended to the cache's
-            # past (3.7); cross-attention's [B, H, T_k, d_k], of a fixed context: made once
+        else:  # (3.7) K, V of the new rows as above, joined after the cache's past:
+            # [B, H, T_past + T, d_k]; cross-attention's, of a fixed context, made once
             k, v = kv_cache.keys_values(self, source, cross=context is not None)
         T_k = k.shape[2]
-        # M's offset (masks.py), None when not causal:
-        #   T = T_k (training, a prefill): 0, whichever the alignment
-        #   after a KV cache (T < T_k): T_k − T, bottom-right: the last query sees every key
-        #   T ≠ T_k with no cache: as causal_alignment says (the function's default is top-left,
-        #   torch's), ValueError when it is not given
-        offset = masks.module_causal_offset(T, T_k, is_causal, causal_alignment,
-                                            kv_cache is not None)
+        # M's alignment (masks.py): in training T = T_k, and either gives one M; after a KV
+        # cache (T < T_k) bottom-right, unless causal_alignment says, so that the last query
+        # sees every key (T = 1 after 3 cached keys: offset 3, M blocks nothing). ValueError
+        # for T ≠ T_k with neither a cache nor an alignment
+        alignment = masks.module_alignment(T, T_k, is_causal, causal_alignment,
+                                           kv_cache is not None)
         dropout_p = self.dropout if self.training else 0.0
         if self.attention == "tiled":                       # the same Z in O(T) memory (3.8)
+            offset = masks.causal_offset(T, T_k, alignment) if is_causal else None
             z = multi_head_tiled(self, q, k, v, attn_mask, key_padding_mask, offset, dropout_p)
         else:
-            # M (3.3) [T, T_k], None if not causal. The GPT in training: T = T_k, offset 0. One
-            # new query after 3 cached keys: T = 1, T_k = 4, offset 3: M blocks nothing, None
-            mask = None if offset is None else self.cached_causal_mask(T, T_k, offset)
-            if attn_mask is not None or key_padding_mask is not None:  # never in the GPT
-                # M OR'd with padding [B, 1, 1, T_k] and the caller's attn_mask (masks.py):
-                # bool, True where blocked (float if attn_mask is)
+            mask = None  # the GPT's case: no mask but M, which the function builds (is_causal)
+            if attn_mask is not None or key_padding_mask is not None:
+                # padding [B, 1, 1, T_k] OR'd with the caller's attn_mask (masks.py): bool,
+                # True where blocked (float if attn_mask is)
                 mask = masks.attention_mask((B, self.n_heads, T, T_k), attn_mask,
-                                            key_padding_mask, causal=mask)
-            # M reaches the function as its attn_mask (True: −inf), not as is_causal
-            z, a = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
+                                            key_padding_mask)
+            z, a = scaled_dot_product_attention(q, k, v, mask, is_causal, dropout_p, alignment)
             keep_weights(self, a)                           # only when asked
         return self._merge_heads(z, B, T)                   # [B, T, D]
 

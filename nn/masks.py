@@ -23,17 +23,18 @@ def causal_offset(t_q, t_k, alignment):
     return 0 if alignment == "top_left" else t_k - t_q
 
 
-def module_causal_offset(t_q, t_k, is_causal, causal_alignment, cached):
-    """MultiHeadAttention's causal offset, None when not causal: the alignment given, else
-    bottom-right (the last query sees every key, as in cached decoding). ValueError when
-    T_q != T_k without a KV cache and no alignment is given: the function's default is
-    top-left, so a silent choice would differ from it."""
-    if not is_causal:
-        return None
-    if causal_alignment is None and t_q != t_k and not cached:
+def module_alignment(t_q, t_k, is_causal, causal_alignment, cached):
+    """MultiHeadAttention's causal alignment: the one given, else "bottom_right" (the last
+    query sees every key, as in cached decoding). ValueError when is_causal with T_q != T_k,
+    without a KV cache and no alignment given: the function's default is top-left, so a
+    silent choice would differ from it; or for an alignment that is neither."""
+    if is_causal and causal_alignment is None and t_q != t_k and not cached:
         raise ValueError(f"MultiHeadAttention: is_causal with T_q={t_q} != T_k={t_k} "
                          "needs causal_alignment='top_left' or 'bottom_right'")
-    return causal_offset(t_q, t_k, causal_alignment or "bottom_right")
+    alignment = causal_alignment or "bottom_right"
+    if is_causal:
+        causal_offset(t_q, t_k, alignment)  # ValueError for another alignment
+    return alignment
 
 
 def built_once_per_shape(causal_mask):
@@ -41,7 +42,7 @@ def built_once_per_shape(causal_mask):
     function of (t_q, t_k, offset) built once per shape and shared read-only; None where it
     blocks no key (offset ≥ t_k − 1: one query after a KV cache). Every attention layer of
     every step asks for the same few shapes, and np.triu builds a 64 × 64 mask in about the
-    time of a small op. Used by `MultiHeadAttention` alone."""
+    time of a small op. Used by `scaled_dot_product_attention` alone."""
     @functools.lru_cache(maxsize=16)  # few shapes recur: a small bound keeps the memory small
     def cached_causal_mask(t_q, t_k, offset):
         if offset >= t_k - 1:

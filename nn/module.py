@@ -14,7 +14,7 @@ from .state_dict import ModuleStateDict
 class Parameter(Tensor):
     """A learnable weight: a Tensor that requires grad, which modules list in `parameters()`."""
 
-    is_parameter = True  # how microtensor's observers (viz) tell weights from inputs
+    is_parameter = True  # how Module's __setattr__ and the pictures tell weights from tensors
 
     def __init__(self, data, requires_grad=True):
         if isinstance(data, Tensor):  # torch's Parameter(t) shares t's storage: module_parity.py
@@ -52,9 +52,7 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
         `self.fc = Linear(...)` fc in `_modules` (self._modules["fc"]), in the order assigned
         (torch's rules for a registered name: module_parity.py); anything else is a plain
         attribute."""
-        # a Parameter -> _parameters, a Module -> _modules, a new value of a registered name
-        # -> its registry, anything else None; torch's errors (module_parity.py)
-        registry = registry_for(self, name, value)
+        registry = registry_for(self, name, value)  # None: a plain attribute
         if registry is not None:
             self._name_new(name, value)  # its dotted name, for the pictures (module_names.py)
             registry[name] = value

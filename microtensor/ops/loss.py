@@ -3,11 +3,12 @@
 
 loss_n = −log p_n[t_n], p_n = softmax(z_n);   ∂loss_n/∂z_n = p_n − onehot(t_n),
 zero for targets equal to `ignore_index`. Why: −log p[t] = −z[t] + log Σ_c exp z[c], and
-∂/∂z[c] of log Σ exp z is exp z[c] / Σ exp z = p[c].
+∂/∂z[c] of log Σ exp z is exp z[c] / Σ exp z = p[c]. The GPT's case, enough on a first
+reading: nothing ignored, the mean over N rows, so ∂L/∂z = (p − onehot(t)) / N.
 
-With label smoothing ε over C classes (Szegedy et al. 2016 §7; Vaswani et al. 2017 §5.4:
-ε = 0.1) the target is q = (1 − ε)·onehot(t) + ε/C:   loss_n = −Σ_c q_c log p_n[c],
-∂loss_n/∂z_n = p_n − q_n (ε = 0 gives the plain loss above). Applied by F.cross_entropy
+Beyond it (`translate`'s): label smoothing ε over C classes (Szegedy et al. 2016 §7; Vaswani
+et al. 2017 §5.4: ε = 0.1), the target q = (1 − ε)·onehot(t) + ε/C: loss_n = −Σ_c q_c log
+p_n[c], ∂loss_n/∂z_n = p_n − q_n. Applied by F.cross_entropy
 (parity/surface/nn_functional.py), which the GPT's forward calls with its targets.
 """
 import numpy as np

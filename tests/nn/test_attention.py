@@ -309,7 +309,7 @@ def test_attention_s_files_import_one_way_with_no_circle():
 def test_the_cached_causal_mask_is_the_notes_mask_read_only(t_q, t_k, offset):
     """MultiHeadAttention's speed cache holds the same M as its causal_mask, and cannot be written
     into; where M blocks no key (one query after a KV cache) it holds None."""
-    cached = nn.MultiHeadAttention.cached_causal_mask(t_q, t_k, offset)
+    cached = nn.attention.cached_causal_mask(t_q, t_k, offset)
     expected = nn.causal_mask(t_q, t_k, offset)
     if not expected.any():
         assert cached is None, f"expected None for a mask blocking nothing, got {cached}"
