@@ -125,6 +125,11 @@ def backward(root, grad, step=None):
     its output is complete (summed over all paths) when the node's backward runs. `step(node,
     g)`, if given, runs it (Tensor.backward's: torch's checks and hooks around it); on a first
     reading take `step` as `node.backward`.
+
+    E.g. the README's L = (x * w).sum(), x [2, 3], w [3]: the order is [w's AccumulateGrad,
+    x's, Mul, Sum]; reversed, Sum's backward gives g = 1 broadcast to [2, 3], Mul's gives
+    g ⊙ w for x and g ⊙ x for w, which unbroadcast sums over the rows to [3]; each
+    AccumulateGrad then adds its gradient to .grad (w.grad = x's column sums).
     """
     grads = {root: grad}  # node -> ∂L/∂(its output), summed over the paths seen so far
     for node in reversed(topological_order(root)):
@@ -139,4 +144,6 @@ def backward(root, grad, step=None):
                 # asarray: an op may return a number; astype: the gradient in its input's dtype,
                 # whatever the op's arithmetic widened it to
                 pg = unbroadcast(np.asarray(pg), parent.shape).astype(parent.dtype, copy=False)
+                # summed over the paths into a new array, not +=: pg may be shared (Add
+                # returns the same g for both inputs)
                 grads[parent] = grads[parent] + pg if parent in grads else pg

@@ -95,8 +95,8 @@ def apply(fn, *inputs):
         fn.input_shapes = tuple([t.data.shape for t in inputs])
         fn.shape, fn.dtype = out.data.shape, out.data.dtype  # backward sums to these
         out.grad_fn, out._requires_grad = fn, True
-    # bookkeeping only, to pass on a first reading: view counters, the pictures' labels,
-    # hooks; and of what save() kept (both inputs of a ⊙ b), save_less.py frees what no
-    # asked-for gradient reads. out is final
+    # bookkeeping only, to pass on a first reading (out is final): view counters, the
+    # pictures' labels, hooks. It also frees saved arrays that no asked-for gradient reads
+    # (save() keeps both inputs of a ⊙ b; microtensor/save_less.py drops the unneeded one)
     graph.after_op(fn, inputs, out, record)
     return out

@@ -48,9 +48,12 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False, dropo
     k_t = k.transpose(-2, -1)                              # Kᵀ [..., d_k, T_k]
     qk = q @ k_t                                           # QKᵀ [..., T_q, T_k]
     s = qk * (1 / math.sqrt(d_k) if d_k else 1.0)          # S = QKᵀ/√d_k (d_k = 0: S = 0)
+    # M's offset: 0 top-left (torch's default; in training T_q = T_k, where both agree), or
+    # T_k − T_q bottom-right (queries at the keys' end, as after a KV cache: masks.py)
     blocked = (cached_causal_mask(t_q, t_k, masks.causal_offset(t_q, t_k, causal_alignment))
                if is_causal else None)                     # M [T_q, T_k]  True: M_ij = −inf
-    # a bool attn_mask (padding) is ORed into `blocked`; a float one is added: S + M
+    # a bool attn_mask (padding) is ORed into `blocked`; a float one is added: S + M. With no
+    # attn_mask (the GPT's case) it returns (s, blocked) unchanged
     s_m, blocked = masks.add_attn_mask(s, attn_mask, blocked)
     if blocked is not None:
         s_m = s_m.masked_fill(blocked, -math.inf)          # S + M: exp(−inf) = 0
@@ -100,8 +103,8 @@ class MultiHeadAttention(Module):
         T_k = k.shape[2]
         # M's alignment (masks.py): in training T = T_k, and either gives one M; after a KV
         # cache (T < T_k) bottom-right, unless causal_alignment says, so that the last query
-        # sees every key (T = 1 after 3 cached keys: offset 3, M blocks nothing). ValueError
-        # for T ≠ T_k with neither a cache nor an alignment
+        # sees every key (T = 1, T_k = 4 after 3 cached keys: offset 3, M blocks nothing).
+        # ValueError for T ≠ T_k with neither a cache nor an alignment
         alignment = masks.module_alignment(T, T_k, is_causal, causal_alignment,
                                            kv_cache is not None)
         dropout_p = self.dropout if self.training else 0.0

@@ -32,8 +32,8 @@ class TransformerBlock(Module):
     """x [B, T, D] -> [B, T, D] ([B, 1, D] with last_only): causal self-attention, then the FFN,
     pre- or post-norm (nn.TransformerEncoderLayer's maths with is_causal=True, but dropout
     where nanoGPT has it: none after the activation). ln_1, attn, ln_2, mlp (d_ff wide; exact
-    GELU as nanoGPT, where GPT-2 took its tanh form; ReLU in 2017 and 3.6): nanoGPT's names,
-    for its checkpoints."""
+    GELU as nanoGPT, where GPT-2 took its tanh form; ReLU in 2017 and 3.6): nanoGPT's block
+    names (its checkpoints load through models/interop/names.py)."""
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True, activation="gelu",
                  bias=True):

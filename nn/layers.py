@@ -1,6 +1,6 @@
-"""The layers the notes name: Linear (3.1: Q = X W_Q), Embedding, LayerNorm (3.6) and Dropout,
-each a thin Module around the ops of its formula (Linear: x @ weight + bias), initialised
-as PyTorch's defaults.
+"""The layers the notes name, Linear (3.1: Q = X W_Q), Embedding and LayerNorm (3.6), and
+Dropout (not in the notes), each a thin Module around the ops of its formula (Linear:
+x @ weight + bias), initialised as PyTorch's defaults.
 Argument checks: nn/layer_checks.py; ReLU, GELU: nn/activations.py.
 """
 import math

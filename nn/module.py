@@ -34,7 +34,8 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
 
     def __init__(self):
         for registry in ("_parameters", "_buffers", "_modules"):
-            # name -> value, in registration order: the dicts __setattr__ (below) fills
+            # name -> value, in registration order: the dicts __setattr__ (below) fills, so
+            # set with object's own __setattr__, past ours
             object.__setattr__(self, registry, {})
         self.training = True
 
@@ -52,7 +53,8 @@ class Module(ModuleParity, ModuleStateDict, ModuleNames):
         `self.fc = Linear(...)` fc in `_modules` (self._modules["fc"]), in the order assigned
         (torch's rules for a registered name: module_parity.py); anything else is a plain
         attribute."""
-        registry = registry_for(self, name, value)  # None: a plain attribute
+        # _parameters for a Parameter, _modules for a Module, None for a plain attribute
+        registry = registry_for(self, name, value)
         if registry is not None:
             self._name_new(name, value)  # its dotted name, for the pictures (module_names.py)
             registry[name] = value

@@ -17,7 +17,8 @@ class Embedding(Function):
         self.ids = ids
 
     def forward(self, weight):
-        self.save(ids=self.ids)  # backward reads them here; freed after it, as torch's
+        self.save(ids=self.ids)  # backward reads them here; `saved` is freed after it, so a
+        # 2nd backward is refused (retain_graph), as torch's
         return weight[self.ids]
 
     def backward(self, g):

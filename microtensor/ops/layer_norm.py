@@ -23,7 +23,8 @@ class LayerNorm(Function):
         ∂L/∂w = Σ g ⊙ x̂        ∂L/∂b = Σ g       (sums over the leading dims)
 
     Why: μ and r depend on every x of the row. One row of n, step by step, using
-    σ² = Σᵢ(xᵢ − μ)²/n, r = (σ² + ε)^(−½), Σᵢ(xᵢ − μ) = 0 and xᵢ − μ = x̂ᵢ/r:
+    σ² = Σᵢ(xᵢ − μ)²/n, r = (σ² + ε)^(−½), Σᵢ(xᵢ − μ) = 0, xᵢ − μ = x̂ᵢ/r and
+    ∂(xᵢ − μ)/∂xⱼ = δᵢⱼ − 1/n:
 
         ∂μ/∂xⱼ  = 1/n
         ∂σ²/∂xⱼ = (2/n)·Σᵢ(xᵢ − μ)(δᵢⱼ − 1/n) = 2(xⱼ − μ)/n

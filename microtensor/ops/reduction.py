@@ -1,5 +1,4 @@
-"""Reductions `sum mean` over a tuple of axes (notes 3.8: the backward
-flow sums gradients so; max: ops/maximum.py).
+"""Reductions `sum mean` over a tuple of axes, each with its backward (max: ops/maximum.py).
 
 The backward of a reduction spreads g back over the reduced axes: every input element of a sum
 gets g, of a mean g/n.

@@ -3,7 +3,8 @@ the result unchanged (notes 3.1–3.3; its backward in 3.8).
 
 Backward in closed form:   ds = a ⊙ (da − Σ a ⊙ da),
 with da = ∂L/∂a arriving from above, ds = ∂L/∂s, and Σ along `axis`: the product of the
-Jacobian ∂aᵢ/∂sⱼ = aᵢ(δᵢⱼ − aⱼ) with da, without forming it.
+Jacobian ∂aᵢ/∂sⱼ = aᵢ(δᵢⱼ − aⱼ) with da, without forming it:
+dsⱼ = Σᵢ daᵢ·aᵢ(δᵢⱼ − aⱼ) = aⱼ·daⱼ − aⱼ·Σᵢ aᵢdaᵢ = aⱼ(daⱼ − Σᵢ aᵢdaᵢ).
 """
 import numpy as np
 
@@ -17,8 +18,8 @@ from .rows import row_dot, row_max, row_sum
 class Softmax(Function):
     """a = exp(s) / Σ exp(s) along `axis`;   ds = a ⊙ (da − Σ a ⊙ da)
 
-    An all −inf row (every key blocked) gets zero weights, not the NaN of notes 3.3 and
-    PyTorch (docs/conformance.md).
+    An all −inf row (every key blocked) gets zero weights: notes 3.3 asks for such rows to be
+    handled explicitly, where PyTorch gives NaN (docs/conformance.md).
     """
 
     op = "softmax"
