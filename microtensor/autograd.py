@@ -20,7 +20,8 @@ def unbroadcast(grad, shape):
     """
     if grad.shape == shape:
         return grad
-    new = grad.ndim - len(shape)  # axes 0 .. new − 1 are new (leading)
+    new = grad.ndim - len(shape)  # axes 0 .. new − 1 are new (leading); shape's axis i is
+    # grad's axis new + i
     stretched = [new + i for i, n in enumerate(shape) if n == 1 and grad.shape[new + i] != 1]
     # = grad.sum(axes), rounded as torch rounds (parity/summation.py)
     return sum_as_torch(grad, (*range(new), *stretched)).reshape(shape)
@@ -93,9 +94,8 @@ def node_of(tensor):
 def topological_order(root):
     """`root` and the nodes it depends on, each one after every node that feeds it: the
     post-order of a depth-first search, with a stack instead of recursion (a chain of 10,000
-    ops). E.g. d = b + c, with b
-    and c both from a; x✓ is an (x, True) entry, pushed below x's inputs, so it pops only
-    after they are all in `order`; the stack's top on the right:
+    ops). E.g. d = b + c, with b and c both from a; x✓ is an (x, True) entry, pushed below
+    x's inputs, so it pops only after they are all in `order`; the stack's top on the right:
 
         pop d:   push d✓ b c     stack [d✓ b c]
         pop c:   push c✓ a       stack [d✓ b c✓ a]

@@ -2,7 +2,8 @@
 which runs one op and records it as the output's `grad_fn`.
 
 Each op (`+`, `@`, `sum`, `softmax`, ...) is defined once in ops/, which attaches its Tensor
-method in one line (`Tensor.__mul__ = lambda a, b: apply(Mul(), a, b)`); parity/ puts
+method in one line (`Tensor.__mul__ = lambda a, b: apply(Mul(), a, b)`; a layer's op, such
+as layer norm, a `microtensor.functional` function instead); parity/ puts
 PyTorch's argument rules (surface/) and the rest of torch.Tensor (tensor_api.py) around it.
 """
 import numpy as np
@@ -71,7 +72,8 @@ class Tensor:
         grad = loss_gradient(self, grad)  # checked: shape, dtype; 1 for a scalar
         # read it as autograd.backward(node_of(self), grad): graph.torch_step(retain_graph)
         # returns step(node, g), which runs node.backward(g) with torch's checks and hooks
-        # around it, then frees the node's saved arrays unless retain_graph (parity/graph.py)
+        # around it, then frees the node's saved arrays unless retain_graph (parity/graph.py);
+        # with no hooks registered, the gradients are node.backward's
         autograd.backward(autograd.node_of(self), grad, graph.torch_step(retain_graph))
 
 

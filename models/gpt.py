@@ -52,7 +52,7 @@ class GPT(nn.Module):
         positions start = len(cache) onwards. last_only: logits [B, 1, V] of the last position
         alone (generate's uncached slide step). ValueError: bad input (gpt_inputs.py).
         """
-        idx, start = check_forward(self, idx, kv_caches, last_only)
+        idx, start = check_forward(self, idx, kv_caches, last_only)  # start: positions cached
         caches = kv_caches or [None] * len(self.blocks)
         positions = np.arange(start, start + idx.shape[1])          # [T]  after the cached ones
         x = self.drop(self.wte(idx) + self.wpe(positions))          # [B, T, D]

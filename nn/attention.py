@@ -2,7 +2,8 @@
 heads (Vaswani et al. 2017, "Attention Is All You Need", §3.2). Sizes: B batch rows, T
 positions, D = d_model, H = n_heads, d_k = head_dim = D / H (the notes' d). A boolean mask is
 True where a key is blocked (M_ij = −inf), False where it is seen (M_ij = 0); a float mask is
-M. Beside this file: masks.py, kv_cache.py (3.7), tiled_attention.py (3.8), keep_attention.py
+M. Beside this file: masks.py, kv_cache.py (3.7), tiled_attention.py (FlashAttention's idea,
+which 3.8 names), keep_attention.py
 (A for a picture), attention_checks.py (bad input), roles.py (the pictures' step names).
 """
 import math
@@ -94,17 +95,18 @@ class MultiHeadAttention(Module):
         B, T, _ = x.shape
         source = x if context is None else context
         q = self._split_heads(self.q_proj(x))               # [B, H, T, d_k]    Q = X W_Q
-        if kv_cache is None:
-            k = self._split_heads(self.k_proj(source))      # [B, H, T_k, d_k]  K = X W_K
-            v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d_k]  V = X W_V
+        if kv_cache is None:  # source: X itself, or in cross-attention the context
+            k = self._split_heads(self.k_proj(source))      # [B, H, T_k, d_k]  K = source W_K
+            v = self._split_heads(self.v_proj(source))      # [B, H, T_k, d_k]  V = source W_V
         else:  # (3.7) K, V of the new rows as above, joined after the cache's past:
             # [B, H, T_past + T, d_k]; cross-attention's, of a fixed context, made once
             k, v = kv_cache.keys_values(self, source, cross=context is not None)
         T_k = k.shape[2]
-        # M's alignment (masks.py): in training T = T_k, and either gives one M; after a KV
-        # cache (T < T_k) bottom-right, unless causal_alignment says, so that the last query
-        # sees every key (T = 1, T_k = 4 after 3 cached keys: offset 3, M blocks nothing).
-        # ValueError for T ≠ T_k with neither a cache nor an alignment
+        # M's alignment (masks.py): the GPT in training has T = T_k, offset 0 whichever the
+        # alignment (M = np.triu(ones, k=1)); after a KV cache (T < T_k) bottom-right, unless
+        # causal_alignment says, so that the last query sees every key (T = 1, T_k = 4 after 3
+        # cached keys: offset 3, M blocks nothing). ValueError for is_causal with T ≠ T_k and
+        # neither a cache nor an alignment
         alignment = masks.module_alignment(T, T_k, is_causal, causal_alignment,
                                            kv_cache is not None)
         dropout_p = self.dropout if self.training else 0.0

@@ -20,8 +20,8 @@ def _batch_major(x, batch_first):
 
 class TransformerEncoderLayer(Module):
     """Self-attention over the whole source (no causal mask), then the FFN: self_attn, norm1,
-    ff (torch's linear1 is ff.fc, linear2 ff.proj), norm2. Dropout on the attention weights A,
-    after each sub-layer (§5.4) and, as torch, after the FFN's activation."""
+    ff (torch's linear1 is ff.fc, linear2 ff.proj), norm2. Dropout after each sub-layer (§5.4)
+    and, as torch, on the attention weights A and after the FFN's activation."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True):

@@ -23,13 +23,13 @@ class LayerNorm(Function):
         ∂L/∂w = Σ g ⊙ x̂        ∂L/∂b = Σ g       (sums over the leading dims)
 
     Why: μ and r depend on every x of the row. One row of n, step by step, using
-    σ² = Σᵢ(xᵢ − μ)²/n, r = (σ² + ε)^(−½), Σᵢ(xᵢ − μ) = 0, xᵢ − μ = x̂ᵢ/r and
-    ∂(xᵢ − μ)/∂xⱼ = δᵢⱼ − 1/n:
+    σ² = Σᵢ(xᵢ − μ)²/n, r = (σ² + ε)^(−½), Σᵢ(xᵢ − μ) = 0 and xᵢ − μ = x̂ᵢ/r:
 
-        ∂μ/∂xⱼ  = 1/n
+        ∂(xᵢ − μ)/∂xⱼ = δᵢⱼ − 1/n                                        (∂μ/∂xⱼ = 1/n)
         ∂σ²/∂xⱼ = (2/n)·Σᵢ(xᵢ − μ)(δᵢⱼ − 1/n) = 2(xⱼ − μ)/n
         ∂r/∂xⱼ  = −½r³·∂σ²/∂xⱼ = −r³(xⱼ − μ)/n = −r²x̂ⱼ/n
-        ∂x̂ᵢ/∂xⱼ = r(δᵢⱼ − 1/n) + (xᵢ − μ)·∂r/∂xⱼ = r(δᵢⱼ − 1/n − x̂ᵢx̂ⱼ/n)   (product rule)
+        ∂x̂ᵢ/∂xⱼ = r(δᵢⱼ − 1/n) + (xᵢ − μ)·∂r/∂xⱼ                         (product rule)
+                = r(δᵢⱼ − 1/n) + (x̂ᵢ/r)(−r²x̂ⱼ/n) = r(δᵢⱼ − 1/n − x̂ᵢx̂ⱼ/n)
         ∂L/∂xⱼ  = Σᵢ ĝᵢ ∂x̂ᵢ/∂xⱼ = r(ĝⱼ − Σᵢĝᵢ/n − x̂ⱼ·Σᵢĝᵢx̂ᵢ/n): the first line above
     """
 
