@@ -27,14 +27,12 @@ def module_alignment(t_q, t_k, is_causal, causal_alignment, cached):
     """MultiHeadAttention's causal alignment: the one given, else "bottom_right" (the last
     query sees every key, as in cached decoding). ValueError when is_causal with T_q != T_k,
     without a KV cache and no alignment given: the function's default is top-left, so a
-    silent choice would differ from it; or for an alignment that is neither."""
+    silent choice would differ from it (another alignment: causal_offset's ValueError, where
+    the attention takes the offset)."""
     if is_causal and causal_alignment is None and t_q != t_k and not cached:
         raise ValueError(f"MultiHeadAttention: is_causal with T_q={t_q} != T_k={t_k} "
                          "needs causal_alignment='top_left' or 'bottom_right'")
-    alignment = causal_alignment or "bottom_right"
-    if is_causal:
-        causal_offset(t_q, t_k, alignment)  # ValueError for another alignment
-    return alignment
+    return causal_alignment or "bottom_right"
 
 
 def built_once_per_shape(causal_mask):
@@ -99,21 +97,22 @@ def add_attn_mask(s, attn_mask, blocked):
     return named(s, "S + M"), blocked
 
 
-def attention_mask(scores_shape, attn_mask=None, key_padding_mask=None, causal=None):
-    """One mask for the scores [B, H, T_q, T_k] from the causal mask M (bool [T_q, T_k]),
-    a key_padding_mask (bool [B, T_k], True at padding) and attn_mask (bool, or float added to
-    the scores): boolean, or float when attn_mask is float. A float attn_mask that requires
-    grad (a learned bias) stays a Tensor on the graph, blocked keys adding −inf to it.
-    None when nothing is blocked. ValueError for a mask that does not fit the scores."""
+def attention_mask(scores_shape, attn_mask=None, key_padding_mask=None):
+    """One mask for the scores [B, H, T_q, T_k] from a key_padding_mask (bool [B, T_k], True
+    at padding) and attn_mask (bool, or float added to the scores); the causal M is joined
+    later, by the attention itself. Boolean, or float when attn_mask is float; a float
+    attn_mask that requires grad (a learned bias) stays a Tensor on the graph, blocked keys
+    adding −inf to it. None when nothing is blocked. ValueError for a mask that does not fit
+    the scores."""
     b, _, t_q, t_k = scores_shape
-    blocked = causal                                                  # [T_q, T_k] or None
+    blocked = None
     if key_padding_mask is not None:
         pad = mask_array(key_padding_mask)
         if pad.dtype != np.bool_ or pad.shape != (b, t_k):
             raise ValueError(f"key_padding_mask must be boolean [B, T_k] = [{b}, {t_k}] "
                              f"(True at padding); got {pad.dtype} {pad.shape}")
         pad = pad[:, None, None, :]                                   # [B, 1, 1, T_k]
-        blocked = pad if blocked is None else blocked | pad
+        blocked = pad
     if attn_mask is None:
         return blocked
     mask = attn_mask_array(attn_mask)

@@ -49,15 +49,20 @@ class ModuleNames:
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """(dotted name, Parameter) for every parameter, a shared one (tied weight) once at
         its first name (under each: remove_duplicate=False); recurse=False: only this one's."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def _named_members(self, registry, prefix, recurse, remove_duplicate):
+        """(dotted name, value) for every non-None value of `registry` ("_parameters" or
+        "_buffers") here and, with recurse, below: named_parameters' and named_buffers' walk."""
         modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
                    if recurse else [(prefix, self)])
         seen = set()
         for path, module in modules:
-            for name, p in module._parameters.items():
-                if p is not None and p not in seen:
+            for name, value in getattr(module, registry).items():
+                if value is not None and value not in seen:
                     if remove_duplicate:
-                        seen.add(p)
-                    yield (f"{path}.{name}" if path else name), p
+                        seen.add(value)
+                    yield (f"{path}.{name}" if path else name), value
 
     def _name_new(self, name, value):
         """Name `value`, about to be registered as `self.name`: a module new to this tree (a

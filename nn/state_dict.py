@@ -57,15 +57,7 @@ class ModuleStateDict:
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         """(dotted name, Tensor) for every buffer, as named_parameters lists parameters."""
-        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-                   if recurse else [(prefix, self)])
-        seen = set()
-        for path, module in modules:
-            for name, b in module._buffers.items():
-                if b is not None and b not in seen:
-                    if remove_duplicate:
-                        seen.add(b)
-                    yield (f"{path}.{name}" if path else name), b
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
         return [b for _, b in self.named_buffers(recurse=recurse)]
